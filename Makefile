@@ -1,0 +1,34 @@
+# Two commands do everything on a fresh machine with Python 3.11 and pip:
+#   make demo   set up .venv and run the main job on built-in data
+#   make test   set up .venv and run every test (plus ruff and mypy)
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+OUT    ?= out
+
+.PHONY: demo test lint bench clean
+
+$(BIN)/.installed-run: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[learn]'
+	touch $@
+
+$(BIN)/.installed-dev: pyproject.toml $(BIN)/.installed-run
+	$(BIN)/python -m pip install --quiet -e '.[learn,dev]'
+	touch $@
+
+demo: $(BIN)/.installed-run
+	$(BIN)/foreseen teams analyze --out $(OUT)/teams-record.json
+	$(BIN)/foreseen credit demo --out $(OUT)/credit
+
+test: $(BIN)/.installed-dev
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/mypy
+	$(BIN)/pytest -q
+
+bench: $(BIN)/.installed-dev
+	$(BIN)/python benchmarks/teams.py
+
+clean:
+	rm -rf $(VENV) $(OUT)

@@ -1,0 +1,5 @@
+"""``python -m foreseen``."""
+
+from foreseen.cli import main
+
+main()

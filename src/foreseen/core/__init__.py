@@ -1,0 +1,1 @@
+"""What both instruments share: digests, errors, ledgers, bootstrap, statistics."""

@@ -1,0 +1,1 @@
+"""Predictive credit of research explanations: paired forecasts, frozen plans, ledgers."""

@@ -1,0 +1,78 @@
+"""The one interface every forecaster backend obeys (offline, HTTP, command, local).
+
+A backend turns a :class:`ForecastRequest` (one call slot's rendered prompt)
+into a :class:`BackendResponse` (the raw text that arrived, plus usage and
+identity). It never parses or validates the forecast — the runner does, so
+every backend gets the same treatment:
+
+* a backend raises :class:`TransportError` when nothing usable arrived
+  (connection error, timeout, HTTP 429 or 5xx); the runner retries those with
+  bounded exponential backoff and jitter, honouring ``retry_after``;
+* a response that *arrives* is final, even when its text is garbage: the
+  runner assigns the plan's deterministic fallback and never re-asks.
+
+Offline backends draw any randomness from ``request.seed`` (a pure function
+of the slot), never from a stream consumed in completion order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+
+@dataclass(frozen=True)
+class ForecastRequest:
+    """One call slot: the rendered prompt and the structured context it was rendered from.
+
+    ``context`` is the JSON the prompt was rendered from (public state,
+    intervention, and the explanation content the context kind adds); offline
+    forecasters read it instead of re-parsing the prompt. It never holds
+    outcomes (a ``signal`` context in a post-outcome child plan is the one
+    declared exception).
+    """
+
+    slot_id: str
+    state_id: str
+    context_kind: str
+    repeat: int
+    prompt: str
+    seed: int
+    context: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class BackendResponse:
+    """What arrived: raw text, token usage, cost, and the model identity."""
+
+    text: str
+    requested_model: str
+    returned_model: str | None
+    returned_model_reason: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cost_usd: float | None = None
+
+
+class TransportError(Exception):
+    """Nothing usable arrived (connection error, timeout, 429, 5xx): the runner may retry."""
+
+    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """A forecaster backend: ``configuration()`` is frozen into the plan's slots."""
+
+    name: str
+
+    def configuration(self) -> dict[str, Any]:
+        """JSON description (model, temperature/effort, template digest; never a secret)."""
+        ...
+
+    async def complete(self, request: ForecastRequest) -> BackendResponse:
+        """Return the raw response to one slot, or raise :class:`TransportError`."""
+        ...

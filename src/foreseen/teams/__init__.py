@@ -1,0 +1,1 @@
+"""Team coverage of coding agents: the E046 protocol and what lies beyond it."""

@@ -1,0 +1,57 @@
+"""Tests of canonical JSON, digests and atomic strict writing."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from foreseen.core.digest import (
+    NonFiniteNumberError,
+    canonical_json,
+    code_digest,
+    sha256_file,
+    sha256_json,
+    write_json_atomic,
+)
+
+
+def test_canonical_json_sorts_keys_and_is_compact() -> None:
+    assert canonical_json({"b": 1, "a": [1, 2], "é": "ü"}) == '{"a":[1,2],"b":1,"é":"ü"}'
+
+
+def test_canonical_json_refuses_nan_and_infinity() -> None:
+    for bad in (math.nan, math.inf, -math.inf):
+        with pytest.raises(NonFiniteNumberError):
+            canonical_json({"x": [1.0, {"y": bad}]})
+
+
+def test_sha256_json_matches_hashlib() -> None:
+    obj = {"z": 1, "a": None}
+    assert sha256_json(obj) == hashlib.sha256(b'{"a":null,"z":1}').hexdigest()
+
+
+def test_sha256_file(tmp_path: Path) -> None:
+    path = tmp_path / "f.bin"
+    path.write_bytes(b"abc" * 1000)
+    assert sha256_file(path) == hashlib.sha256(b"abc" * 1000).hexdigest()
+
+
+def test_write_json_atomic_leaves_nothing_on_nan(tmp_path: Path) -> None:
+    target = tmp_path / "out" / "r.json"
+    with pytest.raises(NonFiniteNumberError):
+        write_json_atomic(target, {"x": math.nan})
+    assert not target.exists()
+    assert not target.parent.exists() or list(target.parent.iterdir()) == []
+    write_json_atomic(target, {"x": 1.5})
+    assert json.loads(target.read_text()) == {"x": 1.5}
+
+
+def test_code_digest_is_order_free_and_sensitive() -> None:
+    one = code_digest(["foreseen.core.digest", "foreseen.core.errors"])
+    two = code_digest(["foreseen.core.errors", "foreseen.core.digest"])
+    assert one == two
+    assert one != code_digest(["foreseen.core.digest"])
