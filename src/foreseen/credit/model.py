@@ -520,3 +520,59 @@ class Forecast:
             )
         except ValueError as error:
             raise UserInputError(f"{what}: {error}") from None
+
+
+@dataclass(frozen=True)
+class SlotRecord:
+    """One assigned call slot as the analysis sees it (read back from the ledger).
+
+    ``context_id`` is the context kind, qualified by its donor map or signal
+    where it has one (``description``, ``matched_card``, ``matched_note``,
+    ``donor_card@seed_swap``, ``numeric``, ``prose``,
+    ``crossover@other_intervention``, ``signal@exact`` …). ``explainer`` names
+    the explanation set the context drew from (``None`` for ``description``,
+    which is shared by every explainer). ``fallback`` is True when the slot got
+    the plan's deterministic fallback (intention to treat keeps it);
+    ``delivered`` is whether the rendered prompt carried evidence-backed
+    content of the assigned explanation (``None`` for ``description``).
+    ``signal`` is the known numeric signal shown (child calibration plans only).
+    """
+
+    slot_id: str
+    state_id: str
+    context_id: str
+    repeat: int
+    forecast: Forecast
+    fallback: bool
+    explainer: str | None = None
+    delivered: bool | None = None
+    signal: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "slot_id": self.slot_id,
+            "state_id": self.state_id,
+            "context_id": self.context_id,
+            "repeat": self.repeat,
+            "explainer": self.explainer,
+            "forecast": self.forecast.to_json(),
+            "fallback": self.fallback,
+            "delivered": self.delivered,
+            "signal": self.signal,
+        }
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> SlotRecord:
+        what = "slot record"
+        delivered = obj.get("delivered")
+        return cls(
+            slot_id=_str(obj, "slot_id", what),
+            state_id=_str(obj, "state_id", what),
+            context_id=_str(obj, "context_id", what),
+            repeat=_int(obj, "repeat", what),
+            forecast=Forecast.from_json(_require(obj, "forecast", what)),
+            fallback=bool(_require(obj, "fallback", what)),
+            explainer=_opt_str(obj, "explainer", what),
+            delivered=None if delivered is None else bool(delivered),
+            signal=_opt_finite(obj.get("signal"), f"{what}: signal"),
+        )
