@@ -1,0 +1,48 @@
+"""Small exact statistics shared by the instruments.
+
+* :func:`mcnemar_exact_p` — two-sided exact McNemar test on the discordant
+  counts b and c (spec teams.md §5 step 5):
+  p = min(1, 2 · Σ_{i ≤ min(b, c)} binom(b + c, i) / 2^(b + c)), and p = 1 when
+  b + c = 0. Computed in exact rational arithmetic, rounded once to float.
+* :func:`percentile_interval` — the bootstrap percentile interval of spec
+  teams.md §5 step 2: the sorted replicate values at indices ⌊0.025·R⌋ and
+  min(R − 1, ⌊0.975·R⌋).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from fractions import Fraction
+
+
+def mcnemar_exact_p(b: int, c: int) -> float:
+    """Two-sided exact McNemar p-value for ``b`` and ``c`` discordant pairs."""
+    if b < 0 or c < 0:
+        raise ValueError(f"discordant counts must be non-negative, got b={b}, c={c}")
+    n = b + c
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, i) for i in range(min(b, c) + 1))
+    return float(min(Fraction(1), Fraction(2 * tail, 2**n)))
+
+
+def percentile_interval(values: Sequence[float], level: float = 0.95) -> tuple[float, float]:
+    """Percentile interval: sorted values at ⌊α·R⌋ and min(R − 1, ⌊(1 − α)·R⌋), α = (1 − level)/2.
+
+    With ``level = 0.95`` these are the indices ⌊0.025·R⌋ and min(R − 1, ⌊0.975·R⌋)
+    of spec teams.md §5 step 2 (the tail fractions are written as decimal literals
+    so that 0.025·200 is exactly 5.0).
+    """
+    if not values:
+        raise ValueError("percentile_interval needs at least one value")
+    ordered = sorted(values)
+    count = len(ordered)
+    if level == 0.95:
+        low_tail, high_tail = 0.025, 0.975
+    else:
+        low_tail = (1.0 - level) / 2.0
+        high_tail = 1.0 - low_tail
+    low = ordered[math.floor(low_tail * count)]
+    high = ordered[min(count - 1, math.floor(high_tail * count))]
+    return low, high

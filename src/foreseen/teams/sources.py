@@ -1,0 +1,107 @@
+"""Where outcome matrices come from: one entry point over every supported source.
+
+* a ``.csv`` file — the wide 0/1 matrix layout (:func:`load_matrix_csv`);
+* an experiments tree (a directory holding ``evaluation/``) — needs a split name
+  and reads ``evaluation/<split>`` (:func:`load_experiments_split`);
+* a directory of submissions — a split directory or a fetch cache written by
+  :func:`foreseen.teams.fetch.fetch_split`; the split name is the one the cache
+  recorded (else the directory name), the commit comes from the cache marker, and
+  every cached file is checked against the SHA-256 the marker recorded;
+* :func:`builtin_splits` — the shipped ``lite.csv`` and ``verified.csv``.
+
+Parse rules are spec ``teams.md`` §2.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+from foreseen.core.errors import UserInputError
+from foreseen.teams.experiments import load_experiments_split
+from foreseen.teams.fetch_cache import read_marker, verify_cache_files
+from foreseen.teams.matrix import OutcomeMatrix
+from foreseen.teams.matrix_csv import load_matrix_csv
+
+__all__ = [
+    "BUILTIN_SPLITS",
+    "builtin_splits",
+    "load_experiments_split",
+    "load_matrix_csv",
+    "load_source",
+]
+
+BUILTIN_SPLITS = ("lite", "verified")
+_BUILTIN_PACKAGE = "foreseen"
+_BUILTIN_FOLDER = ("data", "swebench")
+
+
+def _available_splits(evaluation: Path) -> list[str]:
+    try:
+        return sorted(entry.name for entry in evaluation.iterdir() if entry.is_dir())
+    except OSError as exc:
+        raise UserInputError(f"cannot read directory {evaluation}: {exc.strerror or exc}") from exc
+
+
+def _load_experiments_tree(root: Path, split: str | None) -> OutcomeMatrix:
+    evaluation = root / "evaluation"
+    available = _available_splits(evaluation)
+    listed = ", ".join(available) if available else "none"
+    if split is None:
+        raise UserInputError(
+            f"{root} is an experiments tree: choose a split (available: {listed})"
+        )
+    if split not in available:
+        raise UserInputError(f"unknown split {split!r} in {root} (available: {listed})")
+    return load_experiments_split(evaluation / split, split)
+
+
+def _load_submissions_directory(directory: Path, split: str | None) -> OutcomeMatrix:
+    marker = read_marker(directory)
+    if marker is None:
+        name = split if split is not None else directory.resolve().name
+        return load_experiments_split(directory, name)
+    if split is not None and split != marker.split:
+        raise UserInputError(
+            f"cache {directory} holds split {marker.split!r}, not {split!r}"
+        )
+    verify_cache_files(directory, marker)
+    return load_experiments_split(directory, marker.split, commit=marker.commit)
+
+
+def load_source(path: Path, split: str | None = None) -> OutcomeMatrix:
+    """Load an outcome matrix from a ``.csv`` file, an experiments tree or a split directory.
+
+    For a ``.csv`` file ``split`` overrides the name (default: the file stem); an
+    experiments tree requires it; for a directory of submissions it names the split
+    (default: the cache's recorded split, else the directory name) and must agree
+    with a fetch cache's recorded split.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise UserInputError(f"source {path} does not exist")
+    if path.is_file():
+        if path.suffix.lower() != ".csv":
+            raise UserInputError(
+                f"source {path} is neither a .csv matrix nor a directory of submissions"
+            )
+        return load_matrix_csv(path, split)
+    if (path / "evaluation").is_dir():
+        return _load_experiments_tree(path, split)
+    return _load_submissions_directory(path, split)
+
+
+def builtin_splits() -> list[OutcomeMatrix]:
+    """The shipped SWE-bench matrices ``lite`` (84 × 300) and ``verified`` (134 × 500).
+
+    Their ``source`` is the package-relative name (``foreseen/data/swebench/lite.csv``)
+    so that records do not depend on where the package is installed.
+    """
+    folder = resources.files(_BUILTIN_PACKAGE).joinpath(*_BUILTIN_FOLDER)
+    matrices = []
+    for split in BUILTIN_SPLITS:
+        resource = folder.joinpath(f"{split}.csv")
+        label = "/".join((_BUILTIN_PACKAGE, *_BUILTIN_FOLDER, f"{split}.csv"))
+        with resources.as_file(resource) as file:
+            matrices.append(load_matrix_csv(file, split, source=label))
+    return matrices

@@ -1,0 +1,52 @@
+"""Exact McNemar against statsmodels; the bootstrap percentile interval's indices."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from statsmodels.stats.contingency_tables import mcnemar
+
+from foreseen.core.stats import mcnemar_exact_p, percentile_interval
+
+
+@pytest.mark.parametrize(
+    ("b", "c"),
+    [(13, 3), (3, 13), (0, 0), (0, 1), (1, 0), (5, 5), (9, 3), (12, 1), (40, 25), (0, 17),
+     (200, 170), (1000, 1100)],
+)
+def test_mcnemar_matches_statsmodels(b: int, c: int) -> None:
+    reference = mcnemar([[0, b], [c, 0]], exact=True).pvalue
+    assert mcnemar_exact_p(b, c) == pytest.approx(min(1.0, reference), rel=1e-9, abs=1e-300)
+
+
+def test_mcnemar_published_lite_value() -> None:
+    assert round(mcnemar_exact_p(13, 3), 6) == 0.021271
+
+
+def test_mcnemar_is_symmetric_and_capped() -> None:
+    for b in range(12):
+        for c in range(12):
+            p = mcnemar_exact_p(b, c)
+            assert p == mcnemar_exact_p(c, b)
+            assert 0.0 < p <= 1.0
+    assert mcnemar_exact_p(4, 4) == 1.0
+
+
+def test_mcnemar_refuses_negative_counts() -> None:
+    with pytest.raises(ValueError):
+        mcnemar_exact_p(-1, 2)
+
+
+def test_percentile_interval_indices_for_200_replicates() -> None:
+    values = [float((37 * i) % 200) for i in range(200)]  # a permutation of 0..199
+    low, high = percentile_interval(values)
+    assert (low, high) == (5.0, 195.0)
+    assert math.floor(0.025 * 200) == 5 and min(199, math.floor(0.975 * 200)) == 195
+
+
+def test_percentile_interval_small_sample_clamps_the_upper_index() -> None:
+    assert percentile_interval([3.0, 1.0, 2.0]) == (1.0, 3.0)
+    assert percentile_interval([7.0]) == (7.0, 7.0)
+    with pytest.raises(ValueError):
+        percentile_interval([])
