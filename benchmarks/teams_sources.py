@@ -27,7 +27,8 @@ from foreseen.teams.fetch import fetch_split
 from foreseen.teams.sources import builtin_splits, load_experiments_split, load_source
 
 SEED = 20261009
-BASH_ONLY = Path("/work/shared/data/swebench/experiments/evaluation/bash-only")
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+BASH_ONLY = SHARED / "data/swebench/experiments/evaluation/bash-only"
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
 

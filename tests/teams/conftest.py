@@ -10,7 +10,7 @@ import pytest
 from foreseen.teams.matrix import OutcomeMatrix, Provenance
 from foreseen.teams.sources import load_matrix_csv
 
-LITE_CSV = Path("/work/shared/data/swebench/lite.csv")
+LITE_CSV = (Path(__file__).resolve().parents[3] / "shared" / "data/swebench/lite.csv")
 if not LITE_CSV.exists():  # the package ships the same file
     LITE_CSV = Path(__file__).resolve().parents[2] / "src/foreseen/data/swebench/lite.csv"
 

@@ -9,7 +9,7 @@ import pytest
 
 from foreseen.cli import main
 
-LITE_CSV = Path("/work/shared/data/swebench/lite.csv")
+LITE_CSV = (Path(__file__).resolve().parents[3] / "shared" / "data/swebench/lite.csv")
 if not LITE_CSV.exists():
     LITE_CSV = Path(__file__).resolve().parents[2] / "src/foreseen/data/swebench/lite.csv"
 
@@ -109,3 +109,19 @@ def test_fetch_refuses_a_cache_from_another_commit(
     assert run(["teams", "fetch", "--split", "lite", "--commit", "main",
                 "--cache", str(tmp_path / "new")]) == 2
     assert not (tmp_path / "new").exists()
+
+
+def test_two_sources_with_one_split_name_are_refused(tmp_path: Path) -> None:
+    """Two matrices named alike would overwrite each other in the record: refused."""
+    import shutil
+
+    first = tmp_path / "a" / "lite.csv"
+    second = tmp_path / "b" / "lite.csv"
+    for path in (first, second):
+        path.parent.mkdir()
+        shutil.copy(LITE_CSV, path)
+    out = tmp_path / "record.json"
+    with pytest.raises(SystemExit) as raised:
+        main(["teams", "analyze", str(first), str(second), "--out", str(out)])
+    assert raised.value.code == 2
+    assert not out.exists()

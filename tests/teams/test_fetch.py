@@ -327,7 +327,8 @@ def test_bad_arguments_are_refused_before_any_request(
 
 
 def test_e046_commit_is_the_preregistered_one() -> None:
-    prereg = Path("/work/shared/seeds/agent-value-forecast-prereg.txt").read_text()
+    seeds = Path(__file__).resolve().parents[3] / "shared" / "seeds"
+    prereg = (seeds / "agent-value-forecast-prereg.txt").read_text()
     assert f"SWE-bench/experiments at commit {E046_COMMIT}" in prereg
 
 

@@ -27,7 +27,7 @@ from foreseen.teams.sources import (
 FIXTURES = Path(__file__).parent / "fixtures"
 MINI_TREE = FIXTURES / "experiments"
 MINI_SPLIT = MINI_TREE / "evaluation" / "mini"
-SHARED = Path("/work/shared/data/swebench")
+SHARED = (Path(__file__).resolve().parents[3] / "shared" / "data/swebench")
 BASH_ONLY = SHARED / "experiments" / "evaluation" / "bash-only"
 LITE_CSV = SHARED / "lite.csv"
 

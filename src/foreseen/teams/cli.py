@@ -46,7 +46,12 @@ def _load(sources: Sequence[Path], split: str | None) -> list[OutcomeMatrix]:
         if split is not None:
             raise UserInputError("--split needs a SOURCE (the built-in data are lite and verified)")
         return builtin_splits()
-    return [load_source(path, split) for path in sources]
+    matrices = [load_source(path, split) for path in sources]
+    names = [matrix.provenance.split for matrix in matrices]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise UserInputError(f"two sources give the same split name {repeated[0]!r}")
+    return matrices
 
 
 def _summary_tables(record: dict[str, Any]) -> list[Table]:
