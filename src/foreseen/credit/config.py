@@ -1,0 +1,148 @@
+"""The analysis configuration frozen into a credit plan (spec credit.md §4, §6, §7).
+
+Defaults follow the spec: α = 0.2 (central 80 % intervals), B = 10,000
+task-cluster bootstrap replicates with a fixed seed, equivalence margins of
+0.005 for point MAE and interval score (ours — the paper's Appendix A is
+lost), fallback point 0 and interval [0, 0], integrity minimum 0.9, and at
+least 6 tasks for a gate to decide.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from foreseen.core.bootstrap import CORRECTIONS
+from foreseen.core.errors import UserInputError
+
+HIERARCHIES: tuple[tuple[str, ...], ...] = ((), ("task", "seed"), ("task", "cell", "seed"))
+DEFAULT_MARGINS: dict[str, float] = {"point_mae": 0.005, "interval_score": 0.005}
+DEFAULT_THRESHOLDS: tuple[float, ...] = (0.0, 0.005, 0.01, 0.02, 0.05)
+
+
+def _number(value: Any, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise UserInputError(f"analysis config: {what} must be a finite number, got {value!r}")
+    return float(value)
+
+
+def _integer(value: Any, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise UserInputError(f"analysis config: {what} must be an integer, got {value!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class AnalysisConfig:
+    """Analysis parameters; ``to_json`` is what the plan freezes.
+
+    ``hierarchical`` declares the nested-resampling sensitivity:
+    ``("task", "cell", "seed")`` (tasks, then budget cells within a task, then
+    seeds within a cell), ``("task", "seed")`` (tasks, then states), or empty.
+    ``small_cluster_correction`` adds a corrected interval beside the primary
+    percentile one (``"none"``, ``"expand"``, ``"student_t"``).
+    ``baseline_interval`` is the declared interval for the constant-zero
+    baseline's interval metrics (None: they are null).
+    """
+
+    alpha: float = 0.2
+    bootstrap_b: int = 10_000
+    bootstrap_seed: int = 20261129
+    stratify_by_kind: bool = False
+    hierarchical: tuple[str, ...] = ()
+    equivalence_margins: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_MARGINS))
+    movement_thresholds: tuple[float, ...] = DEFAULT_THRESHOLDS
+    fallback_point: float = 0.0
+    fallback_interval: tuple[float, float] = (0.0, 0.0)
+    gates: tuple[dict[str, Any], ...] = ()
+    integrity_minimum: float = 0.9
+    minimum_tasks: int = 6
+    small_cluster_correction: str = "none"
+    baseline_interval: tuple[float, float] | None = None
+
+    def __post_init__(self) -> None:
+        if not (0.0 < self.alpha < 1.0):
+            raise UserInputError(f"analysis config: alpha must be in (0, 1), got {self.alpha}")
+        if self.bootstrap_b < 100:
+            raise UserInputError("analysis config: bootstrap_b must be at least 100")
+        if tuple(self.hierarchical) not in HIERARCHIES:
+            raise UserInputError(
+                f"analysis config: hierarchical must be one of {HIERARCHIES}, "
+                f"got {self.hierarchical!r}"
+            )
+        if self.small_cluster_correction not in CORRECTIONS:
+            raise UserInputError(
+                f"analysis config: small_cluster_correction must be one of {CORRECTIONS}"
+            )
+        for loss, margin in self.equivalence_margins.items():
+            if not (math.isfinite(margin) and margin > 0):
+                raise UserInputError(f"analysis config: margin for {loss} must be positive")
+        if not (0.0 <= self.integrity_minimum <= 1.0):
+            raise UserInputError("analysis config: integrity_minimum must be in [0, 1]")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "alpha": self.alpha,
+            "bootstrap_b": self.bootstrap_b,
+            "bootstrap_seed": self.bootstrap_seed,
+            "stratify_by_kind": self.stratify_by_kind,
+            "hierarchical": list(self.hierarchical),
+            "equivalence_margins": dict(sorted(self.equivalence_margins.items())),
+            "movement_thresholds": list(self.movement_thresholds),
+            "fallback_point": self.fallback_point,
+            "fallback_interval": list(self.fallback_interval),
+            "gates": [dict(g) for g in self.gates],
+            "integrity_minimum": self.integrity_minimum,
+            "minimum_tasks": self.minimum_tasks,
+            "small_cluster_correction": self.small_cluster_correction,
+            "baseline_interval": None if self.baseline_interval is None
+            else list(self.baseline_interval),
+        }
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> AnalysisConfig:
+        if not isinstance(obj, Mapping):
+            raise UserInputError("analysis config: expected a JSON object")
+        known = set(cls().to_json())
+        unknown = sorted(set(obj) - known)
+        if unknown:
+            raise UserInputError(f"analysis config: unknown field(s) {', '.join(unknown)}")
+        defaults = cls()
+        margins = obj.get("equivalence_margins", defaults.equivalence_margins)
+        if not isinstance(margins, Mapping):
+            raise UserInputError("analysis config: equivalence_margins must be an object")
+        gates = obj.get("gates", [])
+        if not isinstance(gates, list) or not all(isinstance(g, Mapping) for g in gates):
+            raise UserInputError("analysis config: gates must be a list of objects")
+        fallback = obj.get("fallback_interval", list(defaults.fallback_interval))
+        baseline = obj.get("baseline_interval")
+        return cls(
+            alpha=_number(obj.get("alpha", defaults.alpha), "alpha"),
+            bootstrap_b=_integer(obj.get("bootstrap_b", defaults.bootstrap_b), "bootstrap_b"),
+            bootstrap_seed=_integer(obj.get("bootstrap_seed", defaults.bootstrap_seed),
+                                    "bootstrap_seed"),
+            stratify_by_kind=bool(obj.get("stratify_by_kind", False)),
+            hierarchical=tuple(str(h) for h in obj.get("hierarchical", [])),
+            equivalence_margins={str(k): _number(v, f"margin {k}") for k, v in margins.items()},
+            movement_thresholds=tuple(_number(t, "movement threshold")
+                                      for t in obj.get("movement_thresholds",
+                                                       defaults.movement_thresholds)),
+            fallback_point=_number(obj.get("fallback_point", 0.0), "fallback_point"),
+            fallback_interval=_pair(fallback, "fallback_interval"),
+            gates=tuple(dict(g) for g in gates),
+            integrity_minimum=_number(obj.get("integrity_minimum", 0.9), "integrity_minimum"),
+            minimum_tasks=_integer(obj.get("minimum_tasks", 6), "minimum_tasks"),
+            small_cluster_correction=str(obj.get("small_cluster_correction", "none")),
+            baseline_interval=None if baseline is None else _pair(baseline, "baseline_interval"),
+        )
+
+
+def _pair(value: Any, what: str) -> tuple[float, float]:
+    if not isinstance(value, (list, tuple)) or len(value) != 2:
+        raise UserInputError(f"analysis config: {what} must be [low, high]")
+    low, high = _number(value[0], what), _number(value[1], what)
+    if low > high:
+        raise UserInputError(f"analysis config: {what} must have low <= high")
+    return low, high
