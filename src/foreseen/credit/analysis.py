@@ -8,8 +8,9 @@ result is strict-JSON-able (undefined values are ``null`` with a reason).
 Arms are (explainer, context); the ``description`` arm is shared by every
 explainer. Δ_desc is computed for every non-description arm and every loss
 in :data:`~foreseen.credit.metrics.LOSSES`; Δ_donor for every donor arm
-against its matched counterpart (``donor_card@m``/``crossover@m`` →
-``matched_card``, ``donor_note@m`` → ``matched_note``). Intention to treat
+against its matched counterpart (``donor_card@m`` → ``matched_card``,
+``donor_note@m`` → ``matched_note``, ``crossover@m`` → ``crossover``: the
+same numbers with the state's own screened prose). Intention to treat
 (all assigned slots, fallbacks included) is primary and carries the full
 diagnostics; valid-only estimates stand beside it; the delivered subset is
 descriptive and never enters the estimate table that gates read.
@@ -39,7 +40,9 @@ __all__ = ["AnalysisConfig", "analyze", "arm_label", "matched_counterpart"]
 
 VARIANTS: tuple[str, ...] = ("itt", "valid_only")
 _COUNTERPART = {"donor_card": "matched_card", "donor_note": "matched_note",
-                "crossover": "matched_card"}
+                # the fixed-number mechanism contrast: the state's own numbers with the donor's
+                # screened prose, against the state's own numbers with its own screened prose
+                "crossover": "crossover"}
 
 
 def arm_label(explainer: str | None, context: str) -> str:
@@ -48,8 +51,16 @@ def arm_label(explainer: str | None, context: str) -> str:
 
 
 def matched_counterpart(context: str) -> str | None:
-    """The matched context a donor-type context is contrasted with (None if not donor-type)."""
-    return _COUNTERPART.get(context.split("@", 1)[0])
+    """The matched context a donor-type context is contrasted with (None if not donor-type).
+
+    Donor-type contexts carry a donor map (``donor_card@m``, ``donor_note@m``,
+    ``crossover@m``); the unqualified ``crossover`` is the matched arm of the
+    crossover contrast, not a donor arm.
+    """
+    kind, _, qualifier = context.partition("@")
+    if not qualifier:
+        return None
+    return _COUNTERPART.get(kind)
 
 
 def _group_slots(slots: Sequence[SlotRecord]
