@@ -45,6 +45,13 @@ def test_percentile_interval_indices_for_200_replicates() -> None:
     assert math.floor(0.025 * 200) == 5 and min(199, math.floor(0.975 * 200)) == 195
 
 
+def test_percentile_interval_80_percent_uses_the_intended_indices() -> None:
+    """(1 − 0.8)/2 · 200 is 19.999… in floating point; the index must still be 20 (and 180)."""
+    values = [float(i) for i in range(200)]
+    assert percentile_interval(values, level=0.8) == (20.0, 180.0)
+    assert percentile_interval(values, level=0.9) == (10.0, 190.0)
+
+
 def test_percentile_interval_small_sample_clamps_the_upper_index() -> None:
     assert percentile_interval([3.0, 1.0, 2.0]) == (1.0, 3.0)
     assert percentile_interval([7.0]) == (7.0, 7.0)

@@ -43,6 +43,8 @@ def percentile_interval(values: Sequence[float], level: float = 0.95) -> tuple[f
     else:
         low_tail = (1.0 - level) / 2.0
         high_tail = 1.0 - low_tail
-    low = ordered[math.floor(low_tail * count)]
-    high = ordered[min(count - 1, math.floor(high_tail * count))]
+    # round the products to 9 decimals before flooring: (1 - 0.8)/2·200 is
+    # 19.999999999999996 in binary floating point, but the intended index is 20
+    low = ordered[math.floor(round(low_tail * count, 9))]
+    high = ordered[min(count - 1, math.floor(round(high_tail * count, 9)))]
     return low, high

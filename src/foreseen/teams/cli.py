@@ -29,7 +29,7 @@ from foreseen.teams.curves import (
     mean_pairwise_phi,
     population_curve,
 )
-from foreseen.teams.forecasters import FORECASTERS
+from foreseen.teams.forecasters import PREREGISTERED_FORECASTERS
 from foreseen.teams.matrix import OutcomeMatrix
 from foreseen.teams.protocol import SEED
 from foreseen.teams.record import build_record, write_record
@@ -79,7 +79,7 @@ def _summary_tables(record: dict[str, Any]) -> list[Table]:
     errors.add_column("forecaster")
     for split in feasible:
         errors.add_column(split, justify="right")
-    for name in FORECASTERS:
+    for name in PREREGISTERED_FORECASTERS:
         errors.add_row(
             name,
             *[f"{record['splits'][split]['primary']['curve_mae'][name]:.4f}" for split in feasible],
@@ -162,3 +162,14 @@ def curve(
         f"tasks {n_tasks}, floor {floor} ({floor / n_tasks:.4f}), "
         f"mean pairwise phi {mean_pairwise_phi(matrix.solved):.4f}"
     )
+
+from foreseen.teams.cli_history import register as _register_history  # noqa: E402
+
+_register_history(app)
+from foreseen.teams.cli_advise import register as _register_advise  # noqa: E402
+
+_register_advise(app)
+
+from foreseen.teams.cli_compare import register as _register_compare  # noqa: E402
+
+_register_compare(app)

@@ -418,6 +418,56 @@ class Rasch:
         return RaschForecast(rates.reshape(*batch, width), weights.reshape(*batch, width))
 
 
+# --------------------------------------------------------------------------- issue 7 models
+# Fitted in :mod:`foreseen.teams.item_models` (imported when fitting: that module
+# builds on the classes above).
+
+
+class BetaBinomialML(ClosedFormForecaster):
+    """1 − B(α, β + m)/B(α, β) with maximum-likelihood (α, β); no fit → independence."""
+
+    name = "beta_binomial_ml"
+
+    def fit_stats(self, stats: PilotStats) -> CoverageForecast:
+        from foreseen.teams.item_models import fit_beta_binomial_ml
+
+        return fit_beta_binomial_ml(stats)
+
+
+class ZeroInflatedBetaBinomial(ClosedFormForecaster):
+    """(1 − π)(1 − B(α, β + m)/B(α, β)): a point mass π of never-solvable tasks, EM fit."""
+
+    name = "zero_inflated_beta_binomial"
+
+    def fit_stats(self, stats: PilotStats) -> CoverageForecast:
+        from foreseen.teams.item_models import fit_zero_inflated
+
+        return fit_zero_inflated(stats)
+
+
+class Irt2PL:
+    """2PL IRT, penalised ML; prior precision λ by leave-agents-out CV inside the pilot.
+
+    ``precision`` fixes λ instead (used by the bootstrap, which tunes once per pilot).
+    """
+
+    name = "irt_2pl"
+
+    def __init__(self, precision: float | FloatArray | None = None) -> None:
+        self.precision = precision
+
+    def fit(self, pilot: npt.ArrayLike) -> CoverageForecast:
+        from foreseen.teams.item_models import fit_irt_2pl
+
+        return fit_irt_2pl(pilot, self.precision)
+
+    def tuned(self, pilot: npt.ArrayLike) -> Irt2PL:
+        """This model with λ fixed at what cross-validation picks on each pilot of ``pilot``."""
+        from foreseen.teams.item_models import choose_irt_precision
+
+        return Irt2PL(choose_irt_precision(pilot))
+
+
 FORECASTERS: dict[str, CoverageForecaster] = {
     "independence": Independence(),
     "kish": Kish(),
@@ -426,10 +476,20 @@ FORECASTERS: dict[str, CoverageForecaster] = {
     "rasch": Rasch(),
     "incidence": Incidence(),
     "pilot_only": PilotOnly(),
+    "beta_binomial_ml": BetaBinomialML(),
+    "zero_inflated_beta_binomial": ZeroInflatedBetaBinomial(),
+    "irt_2pl": Irt2PL(),
 }
+
+# The seven forecasters of the preregistration (E046); the protocol uses only these.
+PREREGISTERED_FORECASTERS = (
+    "independence", "kish", "shared_shock", "beta_binomial", "rasch", "incidence", "pilot_only"
+)
+# Models added by issue 7 (exploratory, on data that has been seen).
+ISSUE7_FORECASTERS = ("beta_binomial_ml", "zero_inflated_beta_binomial", "irt_2pl")
 
 CLOSED_FORM: dict[str, ClosedFormForecaster] = {
     name: forecaster
     for name, forecaster in FORECASTERS.items()
-    if isinstance(forecaster, ClosedFormForecaster)
+    if isinstance(forecaster, ClosedFormForecaster) and name in PREREGISTERED_FORECASTERS
 }

@@ -34,7 +34,12 @@ from foreseen.teams.curves import (
     mean_pairwise_phi,
     solver_counts,
 )
-from foreseen.teams.forecasters import CLOSED_FORM, FORECASTERS, PilotStats
+from foreseen.teams.forecasters import (
+    CLOSED_FORM,
+    FORECASTERS,
+    PREREGISTERED_FORECASTERS,
+    PilotStats,
+)
 from foreseen.teams.matrix import OutcomeMatrix
 from foreseen.teams.selection import PackedOutcomes, hash_split, pack_rows, popcount
 
@@ -133,7 +138,7 @@ def _primary(
     curve_mae: dict[str, float] = {}
     bias: dict[str, float] = {}
     population_mae: dict[str, float] = {}
-    for name in FORECASTERS:
+    for name in PREREGISTERED_FORECASTERS:
         forecast = curves[name]
         signed = forecast[:, -1] - truth[-1]
         curve_mae[name] = float(curve_errors(forecast, truth).mean())

@@ -1,6 +1,10 @@
 """Where outcome matrices come from: one entry point over every supported source.
 
-* a ``.csv`` file — the wide 0/1 matrix layout (:func:`load_matrix_csv`);
+* a ``.csv`` file — the wide 0/1 matrix layout (:func:`load_matrix_csv`) or a
+  long table with agent, task and solved columns (:mod:`foreseen.teams.matrix_long`);
+* a ``.parquet`` / ``.pq`` file — wide or long (:mod:`foreseen.teams.matrix_parquet`);
+* the layout of a file is sniffed — long when the header names the agent, task
+  and solved columns, else wide — or declared with ``file_format="wide"|"long"``;
 * an experiments tree (a directory holding ``evaluation/``) — needs a split name
   and reads ``evaluation/<split>`` (:func:`load_experiments_split`);
 * a directory of submissions — a split directory or a fetch cache written by
@@ -22,9 +26,11 @@ from foreseen.teams.experiments import load_experiments_split
 from foreseen.teams.fetch_cache import read_marker, verify_cache_files
 from foreseen.teams.matrix import OutcomeMatrix
 from foreseen.teams.matrix_csv import load_matrix_csv
+from foreseen.teams.matrix_long import LongColumns, Missing, long_rows_to_matrix, read_csv_rows
 
 __all__ = [
     "BUILTIN_SPLITS",
+    "FILE_FORMATS",
     "builtin_splits",
     "load_experiments_split",
     "load_matrix_csv",
@@ -34,6 +40,8 @@ __all__ = [
 BUILTIN_SPLITS = ("lite", "verified")
 _BUILTIN_PACKAGE = "foreseen"
 _BUILTIN_FOLDER = ("data", "swebench")
+FILE_FORMATS = ("wide", "long")
+PARQUET_SUFFIXES = (".parquet", ".pq")
 
 
 def _available_splits(evaluation: Path) -> list[str]:
@@ -69,23 +77,61 @@ def _load_submissions_directory(directory: Path, split: str | None) -> OutcomeMa
     return load_experiments_split(directory, marker.split, commit=marker.commit)
 
 
-def load_source(path: Path, split: str | None = None) -> OutcomeMatrix:
-    """Load an outcome matrix from a ``.csv`` file, an experiments tree or a split directory.
+def _load_csv(
+    path: Path, split: str | None, file_format: str | None, columns: LongColumns,
+    missing: Missing,
+) -> OutcomeMatrix:
+    if file_format == "wide":
+        return load_matrix_csv(path, split)
+    rows, digest = read_csv_rows(path)
+    header = [cell.strip() for cell in rows[0]] if rows else []
+    if file_format == "long" or (file_format is None and columns.present_in(header)):
+        return long_rows_to_matrix(
+            path, rows, digest, split=split, columns=columns, missing=missing
+        )
+    return load_matrix_csv(path, split)
 
-    For a ``.csv`` file ``split`` overrides the name (default: the file stem); an
-    experiments tree requires it; for a directory of submissions it names the split
+
+def load_source(
+    path: Path,
+    split: str | None = None,
+    *,
+    file_format: str | None = None,
+    columns: LongColumns | None = None,
+    missing: Missing = "unsolved",
+) -> OutcomeMatrix:
+    """Load an outcome matrix from a matrix file, an experiments tree or a split directory.
+
+    For a file (``.csv``, ``.parquet``, ``.pq``) ``split`` overrides the name
+    (default: the file stem), ``file_format`` declares ``"wide"`` or ``"long"``
+    (default: sniffed), ``columns`` names the long table's columns and
+    ``missing`` says what an absent (agent, task) pair is. An experiments tree
+    requires ``split``; for a directory of submissions it names the split
     (default: the cache's recorded split, else the directory name) and must agree
     with a fetch cache's recorded split.
     """
     path = Path(path)
+    if file_format is not None and file_format not in FILE_FORMATS:
+        raise UserInputError(f"unknown format {file_format!r} (wide, long)")
+    long_columns = columns if columns is not None else LongColumns()
     if not path.exists():
         raise UserInputError(f"source {path} does not exist")
     if path.is_file():
-        if path.suffix.lower() != ".csv":
-            raise UserInputError(
-                f"source {path} is neither a .csv matrix nor a directory of submissions"
+        suffix = path.suffix.lower()
+        if suffix in PARQUET_SUFFIXES:
+            from foreseen.teams.matrix_parquet import load_parquet
+
+            return load_parquet(
+                path, split, layout=file_format, columns=long_columns, missing=missing
             )
-        return load_matrix_csv(path, split)
+        if suffix != ".csv":
+            raise UserInputError(
+                f"source {path} is neither a .csv or .parquet matrix nor a directory of "
+                "submissions"
+            )
+        return _load_csv(path, split, file_format, long_columns, missing)
+    if file_format is not None:
+        raise UserInputError(f"--format applies to a matrix file, not to the directory {path}")
     if (path / "evaluation").is_dir():
         return _load_experiments_tree(path, split)
     return _load_submissions_directory(path, split)
