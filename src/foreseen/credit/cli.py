@@ -41,6 +41,9 @@ def run_command(
         "--concurrency", help="Concurrent calls (default: the plan's).")] = None,
     inject_faults: Annotated[int | None, typer.Option(
         "--inject-faults", help="Wrap the backend in seeded fault injection.")] = None,
+    response_cache: Annotated[Path | None, typer.Option(
+        "--response-cache", help="Slot-keyed response cache folder (replays stored"
+        " answers).")] = None,
 ) -> None:
     """Run (or resume) every slot of a plan into its ledger."""
     from foreseen.credit.faults import FaultInjectingBackend
@@ -51,6 +54,10 @@ def run_command(
         raise UserInputError("--concurrency must be at least 1")
     plan = load_plan(plan_path)
     backend = build_backend(plan, forecaster)
+    if response_cache is not None:
+        from foreseen.credit.cache import CachingBackend, ResponseCache
+
+        backend = CachingBackend(backend, ResponseCache(response_cache))
     if inject_faults is not None:
         backend = FaultInjectingBackend(backend, inject_faults)
     summary = run_plan(plan, ledger, backend=backend, concurrency=concurrency, progress=True)
@@ -185,13 +192,44 @@ def demo_command(
     tasks: Annotated[int, typer.Option("--tasks", help="Tasks in the controlled study.")] = 24,
     cache: Annotated[Path | None, typer.Option(
         "--cache", help="Cache folder for the study build.")] = None,
+    forecaster: Annotated[str | None, typer.Option(
+        "--forecaster", help="Forecaster: local, command, or an offline name.")] = None,
+    explainer: Annotated[str | None, typer.Option(
+        "--explainer", help="Add the LLM explainer: local.")] = None,
+    command: Annotated[str | None, typer.Option(
+        "--command", help="Program and arguments for --forecaster command.")] = None,
 ) -> None:
     """Build the controlled study, freeze, run, reveal, analyse, calibrate; print a summary."""
     from foreseen.credit.demo import run_demo
 
     if b < 100:
         raise UserInputError("--b must be at least 100")
+    if forecaster is not None or explainer is not None:
+        import shlex
+
+        from foreseen.credit.llm_demo import run_llm_demo
+
+        if inject_faults is not None:
+            raise UserInputError("--inject-faults applies to the offline demo only")
+        typer.echo(run_llm_demo(out, forecaster=forecaster or "card_reader", explainer=explainer,
+                                command=shlex.split(command) if command else None,
+                                bootstrap_b=b, n_tasks=tasks, progress=True, cache=cache))
+        return
 
     summary = run_demo(out, inject_faults=inject_faults, bootstrap_b=b, n_tasks=tasks,
                        progress=True, cache=cache)
     typer.echo(summary)
+
+
+def _register_study_commands() -> None:
+    """Add the per-study commands: ``credit study openml|tox21`` and ``credit openml mirror``.
+
+    OpenML first: it creates the ``study`` group, which the Tox21 module reuses.
+    """
+    from foreseen.credit.studies import openml_cli, tox21_cli
+
+    openml_cli.register(app)
+    tox21_cli.register(app)
+
+
+_register_study_commands()

@@ -199,10 +199,12 @@ FORECASTERS: dict[str, Callable[..., Backend]] = {
 
 
 def make_forecaster(name: str, **options: Any) -> Backend:
-    """A registered offline forecaster by name: ``card_reader``, ``zero``, ``catalog_prior``."""
+    """A registered forecaster by name: the offline ``card_reader``, ``zero``, ``catalog_prior``;
+    any other name is looked up in :mod:`foreseen.credit.backends.registry` (HTTP and others)."""
     if name not in FORECASTERS:
-        raise UserInputError(
-            f"unknown forecaster {name!r}; choose one of {', '.join(sorted(FORECASTERS))}")
+        from foreseen.credit.backends.registry import build_named_backend
+
+        return build_named_backend(name, options)
     try:
         return FORECASTERS[name](**options)
     except TypeError as error:

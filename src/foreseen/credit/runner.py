@@ -45,6 +45,14 @@ from foreseen.credit.backends.base import (
     ForecastRequest,
     TransportError,
 )
+from foreseen.credit.budget import (
+    BUDGET_EVENT,
+    CHARGE_FIELD,
+    Budget,
+    call_bound_usd,
+    charge_for_failure,
+    charge_for_response,
+)
 from foreseen.credit.model import Forecast, SlotRecord
 from foreseen.credit.plan import FrozenPlan, load_contexts_module, slot_seed
 
@@ -177,6 +185,9 @@ class RunSummary:
     fallbacks: int = 0
     transport_failures: int = 0
     fallback_reasons: dict[str, int] = field(default_factory=dict)
+    budget_exhausted: bool = False
+    unstarted: int = 0
+    spent_usd: float | None = None
 
 
 class _Writer:
@@ -291,10 +302,17 @@ class _Progress:
 
 async def _run_slot(plan: FrozenPlan, backend: Backend, slot: Mapping[str, Any],
                     request: ForecastRequest, writer: _Writer, summary: RunSummary,
-                    sleep: Sleep) -> None:
+                    sleep: Sleep, budget: Budget | None = None) -> bool:
+    """Run one slot to its terminal event; False when the budget refused to start a call."""
     execution = plan.execution
     identity = _slot_identity(slot)
     for attempt in range(1, execution.max_attempts + 1):
+        bound = 0.0
+        charged: dict[str, float] = {}
+        if budget is not None:
+            bound = call_bound_usd(backend, request)
+            if not budget.try_reserve(bound):
+                return False
         writer.add(("call_started", {"slot_id": request.slot_id, "attempt": attempt,
                                      "prompt_sha256": slot["prompt_sha256"]}))
         began = time.monotonic()
@@ -302,14 +320,22 @@ async def _run_slot(plan: FrozenPlan, backend: Backend, slot: Mapping[str, Any],
             response = await backend.complete(request)
         except TransportError as error:
             summary.transport_failures += 1
+            if budget is not None:
+                charged = {CHARGE_FIELD: charge_for_failure(error, bound)}
+                budget.settle(bound, charged[CHARGE_FIELD])
             writer.add(("call_failed", {"slot_id": request.slot_id, "attempt": attempt,
                                         "error": str(error)[:500],
-                                        "retry_after": error.retry_after}))
+                                        "retry_after": error.retry_after, **charged}))
             if attempt < execution.max_attempts:
                 await sleep(_retry_delay(plan, request.slot_id, attempt, error.retry_after))
             continue
         latency = time.monotonic() - began
+        if budget is not None:
+            charged = {CHARGE_FIELD: charge_for_response(response, bound)}
+            budget.settle(bound, charged[CHARGE_FIELD])
         try:
+            if response.error is not None:
+                raise ForecastParseError(f"backend error: {response.error}")
             forecast = parse_forecast(response.text)
         except ForecastParseError as error:
             reason = str(error)
@@ -317,20 +343,23 @@ async def _run_slot(plan: FrozenPlan, backend: Backend, slot: Mapping[str, Any],
             writer.add(
                 ("call_completed", {**identity, "attempt": attempt, "valid": False,
                                     "reason": reason, "forecast": None,
-                                    "latency_s": latency, **_response_json(response)}),
+                                    "latency_s": latency, **_response_json(response),
+                                    **charged}),
                 ("fallback_assigned", {**identity, "reason": reason,
                                        "forecast": fallback.to_json()}))
             _count_fallback(summary, reason)
-            return
+            return True
         writer.add(("call_completed", {**identity, "attempt": attempt, "valid": True,
                                        "reason": None, "forecast": forecast.to_json(),
-                                       "latency_s": latency, **_response_json(response)}))
+                                       "latency_s": latency, **_response_json(response),
+                                       **charged}))
         summary.completed_valid += 1
-        return
+        return True
     reason = "transport_exhausted"
     writer.add(("fallback_assigned", {**identity, "reason": reason,
                                       "forecast": fallback_forecast(plan, reason).to_json()}))
     _count_fallback(summary, reason)
+    return True
 
 
 def _count_fallback(summary: RunSummary, reason: str) -> None:
@@ -350,8 +379,15 @@ def _retry_delay(plan: FrozenPlan, slot: str, attempt: int, retry_after: float |
 
 async def run_plan_async(plan: FrozenPlan, ledger_path: str | os.PathLike[str],
                          backend: Backend, *, concurrency: int | None = None,
-                         progress: bool = False, sleep: Sleep = asyncio.sleep) -> RunSummary:
-    """Run every slot of ``plan`` that has no terminal event in the ledger yet."""
+                         progress: bool = False, sleep: Sleep = asyncio.sleep,
+                         budget_usd: float | None = None) -> RunSummary:
+    """Run every slot of ``plan`` that has no terminal event in the ledger yet.
+
+    With ``budget_usd`` no call starts whose upper-bound cost could take the
+    ledger's total spend past it (:mod:`foreseen.credit.budget`); the run then
+    stops cleanly, logs ``budget_exhausted`` and leaves the remaining slots
+    unstarted for a resumed run with a higher budget.
+    """
     prepared = build_requests(plan)
     ledger = open_run_ledger(plan, ledger_path)
     done = terminal_slots(ledger.events)
@@ -360,6 +396,7 @@ async def run_plan_async(plan: FrozenPlan, ledger_path: str | os.PathLike[str],
     if stray:
         raise UserInputError(f"ledger holds slot {stray[0]!r}, which is not in the plan")
     summary = RunSummary(plan.plan_id, assigned=len(prepared), skipped=len(done))
+    budget = None if budget_usd is None else Budget.from_ledger(budget_usd, ledger.events)
     writer = _Writer(ledger)
     pending_invalid = {str(e.payload["slot_id"]): e for e in ledger.events
                        if e.type == "call_completed" and not e.payload.get("valid")}
@@ -378,30 +415,46 @@ async def run_plan_async(plan: FrozenPlan, ledger_path: str | os.PathLike[str],
     bar = _Progress(queue.qsize(), progress)
     workers = max(1, concurrency if concurrency is not None else plan.execution.concurrency)
 
+    unstarted: list[str] = []
+
     async def worker() -> None:
         while True:
             try:
                 slot, request = queue.get_nowait()
             except asyncio.QueueEmpty:
                 return
-            await _run_slot(plan, backend, slot, request, writer, summary, sleep)
+            if budget is not None and budget.exhausted:
+                unstarted.append(request.slot_id)
+                continue
+            if not await _run_slot(plan, backend, slot, request, writer, summary, sleep,
+                                   budget):
+                unstarted.append(request.slot_id)
             bar.advance()
 
     try:
         await asyncio.gather(*(worker() for _ in range(workers)))
+        if budget is not None:
+            summary.spent_usd = budget.spent_usd
+            if budget.exhausted:
+                summary.budget_exhausted = True
+                summary.unstarted = len(unstarted)
+                writer.add((BUDGET_EVENT, budget.event_payload(len(unstarted))))
     finally:
         writer.flush()
         bar.stop()
+        close = getattr(backend, "aclose", None)
+        if close is not None:
+            await close()
     return summary
 
 
 def run_plan(plan: FrozenPlan, ledger_path: str | os.PathLike[str], *,
              backend: Backend | None = None, concurrency: int | None = None,
-             progress: bool = False) -> RunSummary:
+             progress: bool = False, budget_usd: float | None = None) -> RunSummary:
     """Synchronous wrapper around :func:`run_plan_async` (builds the plan's backend if None)."""
     chosen = backend if backend is not None else build_backend(plan)
     return asyncio.run(run_plan_async(plan, ledger_path, chosen, concurrency=concurrency,
-                                      progress=progress))
+                                      progress=progress, budget_usd=budget_usd))
 
 
 def read_slot_records(ledger_path: str | os.PathLike[str]) -> list[SlotRecord]:

@@ -44,7 +44,7 @@ class ForecastRequest:
 
 @dataclass(frozen=True)
 class BackendResponse:
-    """What arrived: raw text, token usage, cost, and the model identity."""
+    """What arrived: raw text, token usage, cost, the model identity, and any final error."""
 
     text: str
     requested_model: str
@@ -53,6 +53,9 @@ class BackendResponse:
     input_tokens: int | None = None
     output_tokens: int | None = None
     cost_usd: float | None = None
+    #: set when what arrived is a final error (e.g. HTTP 400, a body that is not JSON):
+    #: the runner assigns the fallback with this reason and never re-asks
+    error: str | None = None
 
 
 class TransportError(Exception):

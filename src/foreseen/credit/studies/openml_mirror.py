@@ -1,0 +1,311 @@
+"""Reader and validator of the offline OpenML mirror format (spec credit.md §9, OpenML study).
+
+A mirror is a folder with ``index.tsv`` (columns ``suite, name, did, task_type,
+n_rows, n_features, family, folder``) and one folder per dataset holding
+``data.csv.gz`` (UTF-8 CSV, header row, features then the target; empty cells are
+the only missing values) and ``meta.json`` (``name``, ``suite``,
+``openml_data_id``, ``task_type``, ``target``, ``categorical``, ``n_rows``,
+``n_features``, ``n_classes``, ``family``, ``sha256`` of ``data.csv.gz``, …).
+
+Loading follows the mirror's provenance notes: ``pd.read_csv(path,
+keep_default_na=False, na_values=[""])``, then ``categorical`` columns and a
+classification target are cast to strings. Encoding for the models:
+
+* a categorical column → integer codes of its sorted distinct strings (as
+  float), missing → NaN, and its index is listed in ``categorical_indices``;
+* a numeric column → float64 (a cell that does not parse is refused);
+* a classification target → codes of the sorted class labels; a regression
+  target → float64.
+
+Every problem a user can cause (no ``index.tsv``, a bad or incomplete
+``meta.json``, a data file whose SHA-256 differs, a missing target column,
+missing target values, a constant target, fewer than two classes) raises
+:class:`~foreseen.core.errors.UserInputError` naming the dataset folder.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from foreseen.core.digest import sha256_file
+from foreseen.core.errors import MissingExtraError, UserInputError
+
+SUITES: tuple[str, ...] = ("OpenML-CC18", "OpenML-CTR23")
+SUITE_TASK_TYPE: dict[str, str] = {"OpenML-CC18": "classification",
+                                   "OpenML-CTR23": "regression"}
+INDEX_COLUMNS: tuple[str, ...] = ("suite", "name", "did", "task_type", "n_rows", "n_features",
+                                  "family", "folder")
+MIRROR_ENV = "FORESEEN_OPENML_MIRROR"
+DATA_FILE = "data.csv.gz"
+META_FILE = "meta.json"
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True)
+class MirrorEntry:
+    """One row of ``index.tsv``."""
+
+    suite: str
+    name: str
+    data_id: int
+    task_type: str
+    n_rows: int
+    n_features: int
+    family: str
+    folder: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"suite": self.suite, "name": self.name, "data_id": self.data_id,
+                "task_type": self.task_type, "n_rows": self.n_rows,
+                "n_features": self.n_features, "family": self.family, "folder": self.folder}
+
+
+@dataclass(frozen=True)
+class DatasetMeta:
+    """The validated fields of a dataset's ``meta.json``."""
+
+    name: str
+    suite: str
+    data_id: int
+    task_type: str
+    target: str
+    categorical: tuple[str, ...]
+    n_rows: int
+    n_features: int
+    n_classes: int | None
+    family: str
+    sha256: str
+
+
+@dataclass(frozen=True)
+class LoadedDataset:
+    """A dataset encoded for the models (see the module docstring)."""
+
+    meta: DatasetMeta
+    features: FloatArray
+    feature_names: tuple[str, ...]
+    categorical_indices: tuple[int, ...]
+    target: FloatArray
+    classes: tuple[str, ...]
+
+    @property
+    def is_classification(self) -> bool:
+        return self.meta.task_type == "classification"
+
+    @property
+    def n_classes(self) -> int:
+        return len(self.classes)
+
+
+def resolve_mirror(path: str | os.PathLike[str] | None) -> Path:
+    """The mirror folder: ``path``, else ``$FORESEEN_OPENML_MIRROR``; refused if neither exists."""
+    chosen = path if path is not None else os.environ.get(MIRROR_ENV)
+    if chosen is None or str(chosen) == "":
+        raise UserInputError(
+            f"no OpenML mirror given: pass --mirror DIR or set {MIRROR_ENV} "
+            "(build one with 'foreseen credit openml mirror')")
+    folder = Path(chosen)
+    if not (folder / "index.tsv").is_file():
+        raise UserInputError(f"OpenML mirror {folder}: no index.tsv there")
+    return folder
+
+
+def _int_field(value: str, what: str) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        raise UserInputError(f"{what}: expected an integer, got {value!r}") from None
+
+
+def read_index(mirror: str | os.PathLike[str]) -> tuple[MirrorEntry, ...]:
+    """Parse ``index.tsv`` (all eight columns required; names unique)."""
+    path = Path(mirror) / "index.tsv"
+    if not path.is_file():
+        raise UserInputError(f"OpenML mirror {Path(mirror)}: no index.tsv there")
+    with path.open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle, delimiter="\t"))
+    if not rows:
+        raise UserInputError(f"{path}: the index lists no datasets")
+    missing = [c for c in INDEX_COLUMNS if c not in rows[0]]
+    if missing:
+        raise UserInputError(f"{path}: missing column {missing[0]!r}")
+    entries = []
+    for number, row in enumerate(rows, start=2):
+        what = f"{path.name} line {number}"
+        if row["suite"] not in SUITES:
+            raise UserInputError(f"{what}: unknown suite {row['suite']!r}")
+        entries.append(MirrorEntry(
+            suite=row["suite"], name=row["name"], data_id=_int_field(row["did"], what),
+            task_type=row["task_type"], n_rows=_int_field(row["n_rows"], what),
+            n_features=_int_field(row["n_features"], what), family=row["family"],
+            folder=row["folder"]))
+    names = [e.name for e in entries]
+    if len(set(names)) != len(names):
+        duplicate = next(n for n in names if names.count(n) > 1)
+        raise UserInputError(f"{path}: dataset {duplicate!r} is listed twice")
+    return tuple(entries)
+
+
+def index_digest(mirror: str | os.PathLike[str]) -> str:
+    """SHA-256 of the bytes of ``index.tsv`` (frozen into the plan with the lottery)."""
+    return sha256_file(Path(mirror) / "index.tsv")
+
+
+def _meta_str(obj: dict[str, Any], key: str, what: str) -> str:
+    value = obj.get(key)
+    if not isinstance(value, str) or not value:
+        raise UserInputError(f"{what}: field {key!r} must be a non-empty string")
+    return value
+
+
+def _meta_int(obj: dict[str, Any], key: str, what: str, *, optional: bool = False) -> int | None:
+    value = obj.get(key)
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise UserInputError(f"{what}: field {key!r} must be an integer")
+    return value
+
+
+def read_meta(folder: str | os.PathLike[str]) -> DatasetMeta:
+    """Read and validate ``meta.json`` of one dataset folder."""
+    path = Path(folder) / META_FILE
+    what = f"dataset {Path(folder).name}: {META_FILE}"
+    if not path.is_file():
+        raise UserInputError(f"{what} is missing")
+    try:
+        obj = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise UserInputError(f"{what} is not valid JSON") from None
+    if not isinstance(obj, dict):
+        raise UserInputError(f"{what} must hold a JSON object")
+    suite = _meta_str(obj, "suite", what)
+    if suite not in SUITES:
+        raise UserInputError(f"{what}: unknown suite {suite!r}")
+    task_type = _meta_str(obj, "task_type", what)
+    if task_type != SUITE_TASK_TYPE[suite]:
+        raise UserInputError(f"{what}: task_type {task_type!r} does not fit suite {suite}")
+    categorical = obj.get("categorical")
+    if not isinstance(categorical, list) or not all(isinstance(c, str) for c in categorical):
+        raise UserInputError(f"{what}: field 'categorical' must be a list of column names")
+    digest = _meta_str(obj, "sha256", what)
+    if len(digest) != 64:
+        raise UserInputError(f"{what}: field 'sha256' must be a hex SHA-256")
+    n_rows = _meta_int(obj, "n_rows", what)
+    n_features = _meta_int(obj, "n_features", what)
+    assert n_rows is not None and n_features is not None
+    data_id = _meta_int(obj, "openml_data_id", what)
+    assert data_id is not None
+    return DatasetMeta(
+        name=_meta_str(obj, "name", what), suite=suite, data_id=data_id, task_type=task_type,
+        target=_meta_str(obj, "target", what), categorical=tuple(categorical), n_rows=n_rows,
+        n_features=n_features,
+        n_classes=_meta_int(obj, "n_classes", what, optional=True),
+        family=_meta_str(obj, "family", what), sha256=digest)
+
+
+def _pandas() -> Any:
+    try:
+        import pandas
+    except ImportError:
+        raise MissingExtraError("pandas", "tabular") from None
+    return pandas
+
+
+def _encode_categorical(values: Any) -> FloatArray:
+    present = sorted({v for v in values if v is not None})
+    codes = {value: float(i) for i, value in enumerate(present)}
+    return np.array([math.nan if v is None else codes[v] for v in values], dtype=np.float64)
+
+
+def load_dataset(folder: str | os.PathLike[str], *, check_sha256: bool = True) -> LoadedDataset:
+    """Load, validate and encode one dataset folder (module docstring)."""
+    pd = _pandas()
+    meta = read_meta(folder)
+    name = Path(folder).name
+    data_path = Path(folder) / DATA_FILE
+    if not data_path.is_file():
+        raise UserInputError(f"dataset {name}: {DATA_FILE} is missing")
+    if check_sha256 and sha256_file(data_path) != meta.sha256:
+        raise UserInputError(f"dataset {name}: {DATA_FILE} does not match the sha256 in "
+                             f"{META_FILE}")
+    try:
+        as_text = [*meta.categorical, *([meta.target] if meta.task_type == "classification"
+                                        else [])]
+        frame = pd.read_csv(data_path, keep_default_na=False, na_values=[""],
+                            dtype={column: str for column in as_text})
+    except Exception as error:  # a corrupt gzip or CSV: one clear line
+        raise UserInputError(f"dataset {name}: cannot read {DATA_FILE} ({error})") from None
+    if meta.target not in frame.columns:
+        raise UserInputError(f"dataset {name}: target column {meta.target!r} is missing")
+    unknown = [c for c in meta.categorical if c not in frame.columns or c == meta.target]
+    if unknown:
+        raise UserInputError(f"dataset {name}: categorical column {unknown[0]!r} is not a "
+                             "feature")
+    if len(frame) != meta.n_rows:
+        raise UserInputError(f"dataset {name}: {len(frame)} rows, {META_FILE} says "
+                             f"{meta.n_rows}")
+    raw_target = frame[meta.target]
+    if bool(raw_target.isna().any()):
+        raise UserInputError(f"dataset {name}: the target {meta.target!r} has missing values")
+    classes: tuple[str, ...] = ()
+    if meta.task_type == "classification":
+        labels = [str(v) for v in raw_target.tolist()]
+        classes = tuple(sorted(set(labels)))
+        if len(classes) < 2:
+            raise UserInputError(f"dataset {name}: the target {meta.target!r} is constant "
+                                 f"(one class)")
+        lookup = {label: float(i) for i, label in enumerate(classes)}
+        target = np.array([lookup[label] for label in labels], dtype=np.float64)
+    else:
+        try:
+            target = np.asarray(pd.to_numeric(raw_target), dtype=np.float64)
+        except (TypeError, ValueError):
+            raise UserInputError(f"dataset {name}: the regression target {meta.target!r} is "
+                                 "not numeric") from None
+        if not np.all(np.isfinite(target)):
+            raise UserInputError(f"dataset {name}: the target has non-finite values")
+        if float(np.ptp(target)) == 0.0:
+            raise UserInputError(f"dataset {name}: the target {meta.target!r} is constant")
+    feature_names = tuple(str(c) for c in frame.columns if c != meta.target)
+    categorical = set(meta.categorical)
+    columns: list[FloatArray] = []
+    categorical_indices = []
+    for index, column in enumerate(feature_names):
+        series = frame[column]
+        if column in categorical:
+            values = [None if isinstance(v, float) and math.isnan(v) else str(v)
+                      for v in series.tolist()]
+            columns.append(_encode_categorical(values))
+            categorical_indices.append(index)
+        else:
+            try:
+                columns.append(np.asarray(pd.to_numeric(series), dtype=np.float64))
+            except (TypeError, ValueError):
+                raise UserInputError(f"dataset {name}: column {column!r} is not numeric and "
+                                     f"not listed as categorical") from None
+    features = (np.column_stack(columns) if columns
+                else np.zeros((len(frame), 0), dtype=np.float64))
+    return LoadedDataset(meta, np.ascontiguousarray(features), feature_names,
+                         tuple(categorical_indices), target, classes)
+
+
+def entry_folder(mirror: str | os.PathLike[str], entry: MirrorEntry) -> Path:
+    """The dataset folder of an index entry (refused if it escapes the mirror)."""
+    root = Path(mirror).resolve()
+    folder = (root / entry.folder).resolve()
+    if root not in folder.parents:
+        raise UserInputError(f"index entry {entry.name}: folder {entry.folder!r} is outside "
+                             "the mirror")
+    return folder

@@ -1,0 +1,311 @@
+"""A local fake of the Anthropic Messages and OpenAI chat-completions APIs, with scheduled faults.
+
+Started inside the test (or benchmark) process: an asyncio HTTP/1.1 server
+with keep-alive in a background thread. It checks each API's request shape
+and key, answers in each API's response shape, and injects faults from
+:func:`fault_for` — a **pure function of (seed, slot id, attempt)** — so a test
+can compute the expected outcome of every slot without the server. The slot
+id travels in the ``X-Foreseen-Slot`` header; the attempt is the server's
+count of requests for that slot (attempts of one slot are sequential).
+
+Faults (each has a class: transport → retried; content → fallback; benign):
+
+* transport: ``http_429`` (Retry-After), ``http_500`` (error body),
+  ``http_overloaded`` (Anthropic 529 / OpenAI 503, error body), ``timeout``
+  (never answers before the client's timeout), ``disconnect`` (closes the
+  connection without an answer); a ``dead`` slot (per-slot draw) answers
+  ``http_500`` on every attempt;
+* content: ``http_400_error_body`` (an error body that echoes the key — the
+  client must scrub it), ``truncated_json`` (200 with a body cut in half),
+  ``schema_breaking`` (the answer lacks ``upper``), ``not_json_answer`` (prose);
+* benign: ``slow`` (answers after ``slow_s``), ``no_model_id`` (no ``model``).
+
+Run as a script (``python fake_llm_server.py --latency 0.1``) it prints
+``port <n>`` and serves until its standard input closes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import sys
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+TRANSPORT_FAULTS: tuple[str, ...] = ("http_429", "http_500", "http_overloaded", "timeout",
+                                     "disconnect")
+CONTENT_FAULTS: tuple[str, ...] = ("http_400_error_body", "truncated_json", "schema_breaking",
+                                   "not_json_answer")
+BENIGN_FAULTS: tuple[str, ...] = ("slow", "no_model_id")
+ALL_FAULTS: tuple[str, ...] = TRANSPORT_FAULTS + CONTENT_FAULTS + BENIGN_FAULTS
+RETRY_AFTER_S = 1.5
+
+
+def uniform(seed: int, slot: str, attempt: int, salt: str) -> float:
+    """A uniform draw in [0, 1) from SHA-256(f"{seed}|{slot}|{attempt}|{salt}")."""
+    digest = hashlib.sha256(f"{seed}|{slot}|{attempt}|{salt}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2.0**64
+
+
+def fault_for(seed: int, slot: str, attempt: int, *, rate: float = 0.2,
+              dead_rate: float = 0.0) -> str:
+    """The fault for this attempt of this slot: ``none`` or one of :data:`ALL_FAULTS`.
+
+    A slot is dead (``http_500`` on every attempt) with probability ``dead_rate``;
+    otherwise each attempt is faulty with probability ``rate``, the kind drawn
+    uniformly from :data:`ALL_FAULTS`.
+    """
+    if dead_rate > 0 and uniform(seed, slot, 0, "dead") < dead_rate:
+        return "http_500"
+    if uniform(seed, slot, attempt, "faulty") >= rate:
+        return "none"
+    pick = uniform(seed, slot, attempt, "kind")
+    return ALL_FAULTS[min(int(pick * len(ALL_FAULTS)), len(ALL_FAULTS) - 1)]
+
+
+def answer_for(slot: str) -> dict[str, float]:
+    """The deterministic valid forecast the server gives a slot."""
+    draw = uniform(0, slot, 0, "answer")
+    point = round(draw * 0.2 - 0.1, 6)
+    return {"point": point, "lower": round(point - 0.05, 6), "upper": round(point + 0.05, 6),
+            "direction_probability": round(0.3 + 0.4 * draw, 6)}
+
+
+def usage_for(prompt: str, answer_text: str) -> tuple[int, int]:
+    """Deterministic token usage: (prompt bytes // 4 + 7, answer bytes // 4 + 3)."""
+    return len(prompt.encode()) // 4 + 7, len(answer_text.encode()) // 4 + 3
+
+
+@dataclass
+class FakeLLMServer:
+    """The fake server; use as a context manager. ``base_url`` once started."""
+
+    key: str
+    seed: int = 0
+    fault_rate: float = 0.0
+    dead_rate: float = 0.0
+    latency_s: float = 0.0
+    slow_s: float = 0.2
+    hang_s: float = 60.0
+    host: str = "127.0.0.1"
+    port: int = 0
+    attempts: dict[str, int] = field(default_factory=dict)
+    log: list[tuple[str, int, str, str]] = field(default_factory=list)
+    shape_errors: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+        self._server: asyncio.AbstractServer | None = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def __enter__(self) -> FakeLLMServer:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._serve, name="fake-llm-server", daemon=True)
+        self._thread.start()
+        if not self._ready.wait(10):
+            raise RuntimeError("fake LLM server did not start")
+
+    def _serve(self) -> None:
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        asyncio.set_event_loop(loop)
+        self._server = loop.run_until_complete(
+            asyncio.start_server(self._connection, self.host, self.port, backlog=512))
+        self.port = self._server.sockets[0].getsockname()[1]
+        self._ready.set()
+        try:
+            loop.run_forever()
+        finally:
+            pending = asyncio.all_tasks(loop)
+            for task in pending:
+                task.cancel()
+            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+            loop.close()
+
+    def stop(self) -> None:
+        loop, server = self._loop, self._server
+        if loop is None or server is None:
+            return
+
+        def shutdown() -> None:
+            server.close()
+            loop.stop()
+
+        loop.call_soon_threadsafe(shutdown)
+        if self._thread is not None:
+            self._thread.join(10)
+        self._loop = None
+
+    async def _connection(self, reader: asyncio.StreamReader,
+                          writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                try:
+                    head = await reader.readuntil(b"\r\n\r\n")
+                except (asyncio.IncompleteReadError, ConnectionError):
+                    return
+                lines = head.decode("latin-1").split("\r\n")
+                method, path, _ = lines[0].split(" ", 2)
+                headers = {}
+                for line in lines[1:]:
+                    if ":" in line:
+                        name, _, value = line.partition(":")
+                        headers[name.strip().lower()] = value.strip()
+                body = await reader.readexactly(int(headers.get("content-length", "0")))
+                reply = await self._handle(method, path, headers, body)
+                if reply is None:
+                    return  # disconnect / timeout: close without an answer
+                status, extra, payload = reply
+                phrase = {200: "OK", 400: "Bad Request", 401: "Unauthorized",
+                          429: "Too Many Requests", 500: "Internal Server Error",
+                          503: "Service Unavailable", 529: "Overloaded"}.get(status, "Status")
+                header_lines = "".join(f"{k}: {v}\r\n" for k, v in extra.items())
+                writer.write(f"HTTP/1.1 {status} {phrase}\r\nContent-Type: application/json\r\n"
+                             f"Content-Length: {len(payload)}\r\n{header_lines}\r\n"
+                             .encode("latin-1") + payload)
+                await writer.drain()
+        except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
+            return  # client gone, or the server is shutting down
+        finally:
+            writer.close()
+
+    def _check_shape(self, api: str, request: Mapping[str, Any]) -> str | None:
+        if not isinstance(request.get("model"), str) or not request.get("model"):
+            return "model missing"
+        if not isinstance(request.get("max_tokens"), int):
+            return "max_tokens missing"
+        messages = request.get("messages")
+        if not isinstance(messages, list) or not messages or messages[-1].get("role") != "user":
+            return "messages must end with a user message"
+        if api == "anthropic":
+            tools = request.get("tools")
+            choice = request.get("tool_choice")
+            if not (isinstance(tools, list) and tools and "input_schema" in tools[0]):
+                return "tools with input_schema missing"
+            if not (isinstance(choice, dict) and choice.get("type") == "tool"
+                    and choice.get("name") == tools[0].get("name")):
+                return "tool_choice must force the tool"
+        else:
+            fmt = request.get("response_format")
+            if not (isinstance(fmt, dict) and fmt.get("type") == "json_schema"
+                    and "schema" in fmt.get("json_schema", {})):
+                return "response_format json_schema missing"
+        return None
+
+    async def _handle(self, method: str, path: str, headers: Mapping[str, str],
+                      raw: bytes) -> tuple[int, dict[str, str], bytes] | None:
+        api = "anthropic" if path.endswith("/messages") else (
+            "openai" if path.endswith("/chat/completions") else "")
+        if method != "POST" or not api:
+            return 404, {}, b'{"error": {"type": "not_found_error", "message": "no route"}}'
+        given = (headers.get("x-api-key") if api == "anthropic"
+                 else headers.get("authorization", "").removeprefix("Bearer "))
+        if given != self.key or (api == "anthropic" and "anthropic-version" not in headers):
+            body = {"error": {"type": "authentication_error",
+                              "message": f"invalid x-api-key {given}"}}
+            return 401, {}, json.dumps(body).encode()
+        request = json.loads(raw)
+        problem = self._check_shape(api, request)
+        if problem is not None:
+            self.shape_errors.append(problem)
+            return 400, {}, json.dumps({"error": {"type": "invalid_request_error",
+                                                  "message": problem}}).encode()
+        slot = headers.get("x-foreseen-slot", "")
+        attempt = self.attempts.get(slot, 0) + 1
+        self.attempts[slot] = attempt
+        fault = fault_for(self.seed, slot, attempt, rate=self.fault_rate,
+                          dead_rate=self.dead_rate)
+        self.log.append((slot, attempt, fault, api))
+        if self.latency_s:
+            await asyncio.sleep(self.latency_s)
+        return await self._reply(api, fault, slot, request)
+
+    async def _reply(self, api: str, fault: str, slot: str,
+                     request: Mapping[str, Any]) -> tuple[int, dict[str, str], bytes] | None:
+        anthropic = api == "anthropic"
+        if fault in ("timeout", "disconnect"):
+            if fault == "timeout":
+                await asyncio.sleep(self.hang_s)
+            return None
+        if fault == "http_429":
+            extra = ({"retry-after": f"{RETRY_AFTER_S:g}"} if anthropic
+                     else {"retry-after-ms": str(int(RETRY_AFTER_S * 1000))})
+            return 429, extra, _error(anthropic, "rate_limit_error", "slow down")
+        if fault == "http_500":
+            return 500, {}, _error(anthropic, "api_error", "internal server error")
+        if fault == "http_overloaded":
+            return (529 if anthropic else 503), {}, _error(anthropic, "overloaded_error",
+                                                           "overloaded")
+        if fault == "http_400_error_body":
+            return 400, {}, _error(anthropic, "invalid_request_error",
+                                   f"request refused for key {self.key}")
+        if fault == "slow":
+            await asyncio.sleep(self.slow_s)
+        answer: dict[str, Any] = dict(answer_for(slot))
+        if fault == "schema_breaking":
+            del answer["upper"]
+        prompt = request["messages"][-1]["content"]
+        text = ("I expect a small improvement." if fault == "not_json_answer"
+                else json.dumps(answer))
+        tokens_in, tokens_out = usage_for(prompt, text)
+        model = None if fault == "no_model_id" else f"{request['model']}-fake-20250101"
+        if anthropic:
+            block: dict[str, Any] = (
+                {"type": "text", "text": text} if fault == "not_json_answer"
+                else {"type": "tool_use", "id": "toolu_1", "name": request["tools"][0]["name"],
+                      "input": answer})
+            body: dict[str, Any] = {
+                "id": "msg_1", "type": "message", "role": "assistant", "content": [block],
+                "stop_reason": "tool_use", "usage": {"input_tokens": tokens_in,
+                                                     "output_tokens": tokens_out}}
+        else:
+            body = {"id": "chatcmpl-1", "object": "chat.completion",
+                    "choices": [{"index": 0, "finish_reason": "stop",
+                                 "message": {"role": "assistant", "content": text}}],
+                    "usage": {"prompt_tokens": tokens_in, "completion_tokens": tokens_out,
+                              "total_tokens": tokens_in + tokens_out}}
+        if model is not None:
+            body["model"] = model
+        payload = json.dumps(body).encode()
+        if fault == "truncated_json":
+            payload = payload[: len(payload) // 2]
+        return 200, {}, payload
+
+
+def _error(anthropic: bool, kind: str, message: str) -> bytes:
+    if anthropic:
+        return json.dumps({"type": "error", "error": {"type": kind, "message": message}}).encode()
+    return json.dumps({"error": {"type": kind, "message": message, "code": None}}).encode()
+
+
+def main() -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--key", default="sk-bench-local")
+    parser.add_argument("--latency", type=float, default=0.1)
+    parser.add_argument("--fault-rate", type=float, default=0.0)
+    args = parser.parse_args()
+    server = FakeLLMServer(key=args.key, latency_s=args.latency, fault_rate=args.fault_rate)
+    server.start()
+    print(f"port {server.port}", flush=True)
+    sys.stdin.read()
+    server.stop()
+
+
+if __name__ == "__main__":
+    main()
