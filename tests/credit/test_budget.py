@@ -79,3 +79,34 @@ def test_budget_needs_a_price(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     with pytest.raises(UserInputError, match="pricing table"):
         asyncio.run(run_plan_async(plan, tmp_path / "l.jsonl", build_backend(plan),
                                    budget_usd=1.0))
+
+
+def test_cli_budget_flag_stops_then_resumes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """``foreseen credit run --budget-usd`` stops cleanly, and a higher budget resumes."""
+    from foreseen.cli import main
+    from foreseen.credit.plan import write_plan
+
+    monkeypatch.setenv(KEY_ENV, KEY)
+    with FakeLLMServer(key=KEY) as server:
+        plan = http_plan(tmp_path, "anthropic", server.base_url, n_tasks=3, concurrency=1)
+        plan_path = tmp_path / "plan.json"
+        write_plan(plan, plan_path)
+        ledger = tmp_path / "ledger.jsonl"
+        with pytest.raises(SystemExit) as bad:
+            main(["credit", "run", str(plan_path), "--ledger", str(ledger),
+                  "--budget-usd", "-1"])
+        assert bad.value.code == 2 and not ledger.exists()
+        with pytest.raises(SystemExit) as first:
+            main(["credit", "run", str(plan_path), "--ledger", str(ledger),
+                  "--budget-usd", "0.02"])
+        assert first.value.code == 0
+        assert "budget of 0.02 USD reached" in capsys.readouterr().out
+        done_first = len(terminal_slots(read_ledger(ledger)))
+        assert 0 < done_first < len(plan.slots)
+        with pytest.raises(SystemExit) as second:
+            main(["credit", "run", str(plan_path), "--ledger", str(ledger),
+                  "--budget-usd", "5"])
+        assert second.value.code == 0
+    assert len(terminal_slots(read_ledger(ledger))) == len(plan.slots)
+    assert KEY not in ledger.read_text()

@@ -334,3 +334,28 @@ def test_thousand_slots_with_twenty_percent_faults(api: str, tmp_path: Path,
              captured.err, (tmp_path / "plan.json").read_text()]
     assert all(KEY not in text for text in texts)
     assert REDACTED in ledger.read_text()  # the echoed key was really scrubbed
+
+
+@pytest.mark.parametrize("api", ["anthropic", "openai"])
+def test_free_text_explainer_calls_request_no_structured_output(api: str) -> None:
+    """A forecast asks for the forecast schema; an explainer's free-text note asks for none."""
+    backend = make_backend(
+        {"backend": "anthropic" if api == "anthropic" else "openai_compatible",
+         "options": backend_options(api, "http://127.0.0.1:9")})
+    structured_key = "tools" if api == "anthropic" else "response_format"
+    forecast = backend.payload(_request("s1"))
+    assert structured_key in forecast
+    note_request = ForecastRequest(
+        slot_id="n1", state_id="s", context_kind="note", repeat=1, prompt="Write a note.",
+        seed=1, context={"llm_task": "note", "response_schema": None})
+    note = backend.payload(note_request)
+    assert structured_key not in note
+    assert "tool_choice" not in note
+    card_request = ForecastRequest(
+        slot_id="c1", state_id="s", context_kind="card", repeat=1, prompt="Write a card.",
+        seed=1, context={"llm_task": "card",
+                         "response_schema": {"name": "card", "schema": {"type": "object"}}})
+    card = backend.payload(card_request)
+    assert structured_key in card
+    options = backend.options
+    assert options.token_bound(note_request) < options.token_bound(_request("s1", "Write a note."))

@@ -44,6 +44,9 @@ def run_command(
     response_cache: Annotated[Path | None, typer.Option(
         "--response-cache", help="Slot-keyed response cache folder (replays stored"
         " answers).")] = None,
+    budget_usd: Annotated[float | None, typer.Option(
+        "--budget-usd", help="Stop cleanly (resumably) before spending more than this many"
+        " USD, counting what the ledger already recorded.")] = None,
 ) -> None:
     """Run (or resume) every slot of a plan into its ledger."""
     from foreseen.credit.faults import FaultInjectingBackend
@@ -52,6 +55,8 @@ def run_command(
 
     if concurrency is not None and concurrency < 1:
         raise UserInputError("--concurrency must be at least 1")
+    if budget_usd is not None and not budget_usd > 0:
+        raise UserInputError("--budget-usd must be a positive number of USD")
     plan = load_plan(plan_path)
     backend = build_backend(plan, forecaster)
     if response_cache is not None:
@@ -60,10 +65,14 @@ def run_command(
         backend = CachingBackend(backend, ResponseCache(response_cache))
     if inject_faults is not None:
         backend = FaultInjectingBackend(backend, inject_faults)
-    summary = run_plan(plan, ledger, backend=backend, concurrency=concurrency, progress=True)
+    summary = run_plan(plan, ledger, backend=backend, concurrency=concurrency, progress=True,
+                       budget_usd=budget_usd)
     typer.echo(f"plan {plan.plan_id[:12]}: {summary.assigned} slots, {summary.skipped} already"
                f" done, {summary.completed_valid} valid, {summary.fallbacks} fallbacks"
                f" {summary.fallback_reasons or ''}".rstrip())
+    if summary.budget_exhausted:
+        typer.echo(f"budget of {budget_usd} USD reached: {summary.unstarted} slots not started;"
+                   " rerun with a higher --budget-usd to resume")
 
 
 @app.command("reveal")

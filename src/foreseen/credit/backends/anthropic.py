@@ -54,17 +54,20 @@ class AnthropicBackend(HttpBackend):
                 "content-type": "application/json"}
 
     def payload(self, request: ForecastRequest) -> dict[str, Any]:
-        name, schema = response_schema(request)
-        tool = f"submit_{name}"
         body: dict[str, Any] = {
             "model": self.options.model,
             "max_tokens": self.options.max_tokens,
             "temperature": self.options.temperature,
             "messages": [{"role": "user", "content": request.prompt}],
-            "tools": [{"name": tool, "description": f"Submit the {name} as structured data.",
-                       "input_schema": schema}],
-            "tool_choice": {"type": "tool", "name": tool},
         }
+        wanted = response_schema(request)
+        if wanted is not None:
+            name, schema = wanted
+            tool = f"submit_{name}"
+            body["tools"] = [{"name": tool,
+                              "description": f"Submit the {name} as structured data.",
+                              "input_schema": schema}]
+            body["tool_choice"] = {"type": "tool", "name": tool}
         if self.options.system is not None:
             body["system"] = self.options.system
         return body

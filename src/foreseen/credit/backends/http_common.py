@@ -28,6 +28,7 @@ import email.utils
 import json
 import math
 import os
+import ssl
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -66,15 +67,20 @@ class RequestTimeout(TransportError):
     billable = True
 
 
-def response_schema(request: ForecastRequest) -> tuple[str, dict[str, Any]]:
+def response_schema(request: ForecastRequest) -> tuple[str, dict[str, Any]] | None:
     """The JSON schema the answer must follow: the forecast schema by default.
 
     A caller other than the forecast runner (an LLM explainer) may ask for its
-    own schema with ``request.context["response_schema"] = {"name", "schema"}``.
+    own schema with ``request.context["response_schema"] = {"name", "schema"}``;
+    an explainer call that wants free text (``llm_task`` set and
+    ``response_schema`` null, e.g. an ordinary note) gets ``None``: no
+    structured output is requested.
     """
     custom = request.context.get("response_schema")
     if isinstance(custom, Mapping) and isinstance(custom.get("schema"), Mapping):
         return str(custom.get("name") or "answer"), dict(custom["schema"])
+    if request.context.get("llm_task") is not None and custom is None:
+        return None
     return FORECAST_SCHEMA_NAME, FORECAST_SCHEMA
 
 
@@ -205,8 +211,9 @@ class HttpOptions:
 
     def token_bound(self, request: ForecastRequest) -> int:
         """Upper bound on one call's tokens: prompt bytes + framing + schema + max_tokens."""
-        _, schema = response_schema(request)
-        framing = FRAMING_TOKENS + len(json.dumps(schema)) + len(self.system or "")
+        wanted = response_schema(request)
+        schema_size = 0 if wanted is None else len(json.dumps(wanted[1]))
+        framing = FRAMING_TOKENS + schema_size + len(self.system or "")
         return prompt_token_bound(request.prompt) + framing + self.max_tokens
 
     def cost_bound_usd(self, request: ForecastRequest) -> float | None:
@@ -234,6 +241,15 @@ def _import_httpx() -> Any:
     return httpx
 
 
+def _certifi_bundle() -> str | None:
+    """The CA bundle httpx verifies against by default (certifi's), if installed."""
+    try:
+        import certifi
+    except ImportError:  # pragma: no cover - certifi comes with httpx
+        return None
+    return str(certifi.where())
+
+
 class ReusedClient:
     """A few :class:`httpx.AsyncClient`s per event loop, created on first use and reused.
 
@@ -258,8 +274,11 @@ class ReusedClient:
             httpx = _import_httpx()
             shards = math.ceil(self.max_connections / self.SHARD_CONNECTIONS)
             per_shard = math.ceil(self.max_connections / shards)
+            # one verifying TLS context (system CA bundle via certifi) shared by the shards:
+            # loading the CA bundle costs ~20 ms per context
+            tls = ssl.create_default_context(cafile=_certifi_bundle())
             self._clients = [httpx.AsyncClient(
-                timeout=httpx.Timeout(self.timeout_s),
+                timeout=httpx.Timeout(self.timeout_s), verify=tls,
                 limits=httpx.Limits(max_connections=per_shard,
                                     max_keepalive_connections=per_shard),
                 follow_redirects=False) for _ in range(shards)]

@@ -44,20 +44,23 @@ class OpenAICompatibleBackend(HttpBackend):
         return {"authorization": f"Bearer {key}", "content-type": "application/json"}
 
     def payload(self, request: ForecastRequest) -> dict[str, Any]:
-        name, schema = response_schema(request)
+        wanted = response_schema(request)
         messages: list[dict[str, str]] = []
         if self.options.system is not None:
             messages.append({"role": "system", "content": self.options.system})
         messages.append({"role": "user", "content": request.prompt})
-        return {
+        body: dict[str, Any] = {
             "model": self.options.model,
             "max_tokens": self.options.max_tokens,
             "temperature": self.options.temperature,
             "messages": messages,
-            "response_format": {"type": "json_schema",
-                                "json_schema": {"name": name, "schema": schema,
-                                                "strict": True}},
         }
+        if wanted is not None:
+            name, schema = wanted
+            body["response_format"] = {"type": "json_schema",
+                                       "json_schema": {"name": name, "schema": schema,
+                                                       "strict": True}}
+        return body
 
     def extract(self, body: Mapping[str, Any]) -> Extracted:
         tokens_in, tokens_out = usage_numbers(body.get("usage"), "prompt_tokens",
