@@ -24,18 +24,23 @@ from pathlib import Path
 from typing import Any
 
 from foreseen.credit.backends.base import Backend
+from foreseen.credit.calibrated_run import (
+    SEALED_OUTCOMES,
+    archive_previous_run,
+    run_with_signal_plan,
+)
 from foreseen.credit.faults import FaultInjectingBackend
-from foreseen.credit.pipeline import analyze_run, normalise_analysis_config, record_reveal
+from foreseen.credit.model import Explanation, Study
+from foreseen.credit.pipeline import analyze_run, normalise_analysis_config
 from foreseen.credit.plan import (
     ExecutionConfig,
     ForecasterSpec,
     FrozenPlan,
     freeze_plan,
-    freeze_signal_plan,
     write_outcomes,
     write_plan,
 )
-from foreseen.credit.runner import make_backend, run_plan
+from foreseen.credit.runner import make_backend
 
 DEMO_SEED = 20261129
 CARD_CONTEXTS: tuple[str, ...] = ("matched_card", "donor_card@other_intervention",
@@ -80,13 +85,26 @@ def freeze_demo_plan(out: Path, *, n_tasks: int, bootstrap_b: int,
         values = [outcomes[i] for i in ids]
         order = np.random.default_rng(outcome_permutation_seed).permutation(len(ids))
         outcomes = {sid: values[int(k)] for sid, k in zip(ids, order, strict=True)}
+    return seal_and_freeze(out, build.study, build.explanations, outcomes, design=DEMO_DESIGN,
+                           forecaster=FORECASTER, bootstrap_b=bootstrap_b)
+
+
+def seal_and_freeze(out: Path, study: Study,
+                    explanations: Mapping[str, Mapping[str, Explanation]],
+                    outcomes: Mapping[str, float], *, design: Mapping[str | None, Sequence[str]],
+                    forecaster: ForecasterSpec, bootstrap_b: int) -> FrozenPlan:
+    """Write the sealed outcomes, freeze a demo-shaped plan over them and write ``plan.json``.
+
+    The demo's repeats, seed, gates and execution settings; ``design`` and
+    ``forecaster`` vary (the model-backend demo adds an explainer).
+    """
     sealed = out / "outcomes.sealed.json"
-    write_outcomes(sealed, build.study, outcomes)
-    backend = make_backend(FORECASTER.factory, FORECASTER.options)
+    write_outcomes(sealed, study, outcomes)
+    backend = make_backend(forecaster.factory, forecaster.options)
     analysis = normalise_analysis_config({"bootstrap_b": bootstrap_b, "gates": demo_gates()})
     plan = freeze_plan(
-        build.study, build.explanations, design=DEMO_DESIGN, repeats=REPEATS,
-        forecaster=FORECASTER, forecaster_configuration=backend.configuration(),
+        study, explanations, design=design, repeats=REPEATS,
+        forecaster=forecaster, forecaster_configuration=backend.configuration(),
         analysis=analysis, outcomes_path=sealed, seed=DEMO_SEED,
         execution=ExecutionConfig(concurrency=4, max_attempts=4, backoff_base_s=0.01,
                                   backoff_max_s=0.2))
@@ -105,21 +123,15 @@ def run_demo(out: str | os.PathLike[str], *, inject_faults: int | None = None,
     started = time.monotonic()
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
-    for stale in ("ledger.jsonl", "ledger.jsonl.head", "signal_ledger.jsonl",
-                  "signal_ledger.jsonl.head"):
-        (folder / stale).unlink(missing_ok=True)
+    archive_previous_run(folder, (SEALED_OUTCOMES,))
     plan = freeze_demo_plan(folder, n_tasks=n_tasks, bootstrap_b=bootstrap_b, cache=cache)
     sealed = folder / "outcomes.sealed.json"
-    main = run_plan(plan, folder / "ledger.jsonl", progress=progress,
-                    backend=_faulty(make_backend(FORECASTER.factory, FORECASTER.options),
-                                    inject_faults))
-    record_reveal(plan, folder / "ledger.jsonl", sealed)
-    child = freeze_signal_plan(plan, sealed)
-    write_plan(child, folder / "signal_plan.json")
-    run_plan(child, folder / "signal_ledger.jsonl", progress=progress)
+    run = run_with_signal_plan(
+        plan, folder, sealed, progress=progress,
+        backend=_faulty(make_backend(FORECASTER.factory, FORECASTER.options), inject_faults))
     report = analyze_run(plan, folder / "ledger.jsonl", sealed, folder,
-                         calibration=(child, folder / "signal_ledger.jsonl"))
-    return summarise(report, main.assigned, time.monotonic() - started, folder)
+                         calibration=(run.child, folder / "signal_ledger.jsonl"))
+    return summarise(report, run.main.assigned, time.monotonic() - started, folder)
 
 
 def _fmt(value: Any) -> str:

@@ -30,25 +30,21 @@ from foreseen.core.digest import write_json_atomic
 from foreseen.core.errors import UserInputError
 from foreseen.core.ledger import read_ledger
 from foreseen.credit.backends.base import Backend
+from foreseen.credit.calibrated_run import (
+    SEALED_OUTCOMES,
+    archive_previous_run,
+    run_with_signal_plan,
+)
 from foreseen.credit.demo import (
     DEMO_DESIGN,
     DEMO_SEED,
     FORECASTER,
-    REPEATS,
-    demo_gates,
+    seal_and_freeze,
     summarise,
 )
-from foreseen.credit.pipeline import analyze_run, normalise_analysis_config, record_reveal
-from foreseen.credit.plan import (
-    ExecutionConfig,
-    ForecasterSpec,
-    FrozenPlan,
-    freeze_plan,
-    freeze_signal_plan,
-    write_outcomes,
-    write_plan,
-)
-from foreseen.credit.runner import make_backend, run_plan
+from foreseen.credit.pipeline import analyze_run
+from foreseen.credit.plan import ForecasterSpec, FrozenPlan
+from foreseen.credit.runner import make_backend
 
 LOCAL_FACTORY = "foreseen.credit.backends.local:LocalLlamaBackend"
 COMMAND_FACTORY = "foreseen.credit.backends.command:CommandBackend"
@@ -108,18 +104,9 @@ def freeze_llm_demo_plan(folder: Path, spec: ForecasterSpec, *, explainer: str |
     if explainer is not None:
         explanations["llm"] = local_explanations(build.study, folder)
         design["llm"] = LLM_CONTEXTS
-    sealed = folder / "outcomes.sealed.json"
-    write_outcomes(sealed, build.study, {o.state_id: o.y for o in build.outcomes})
-    backend = make_backend(spec.factory, spec.options)
-    analysis = normalise_analysis_config({"bootstrap_b": bootstrap_b, "gates": demo_gates()})
-    plan = freeze_plan(
-        build.study, explanations, design=design, repeats=REPEATS, forecaster=spec,
-        forecaster_configuration=backend.configuration(), analysis=analysis,
-        outcomes_path=sealed, seed=DEMO_SEED,
-        execution=ExecutionConfig(concurrency=4, max_attempts=4, backoff_base_s=0.01,
-                                  backoff_max_s=0.2))
-    write_plan(plan, folder / "plan.json")
-    return plan
+    return seal_and_freeze(folder, build.study, explanations,
+                           {o.state_id: o.y for o in build.outcomes}, design=design,
+                           forecaster=spec, bootstrap_b=bootstrap_b)
 
 
 def answer_quality(ledger_path: Path) -> dict[str, Any]:
@@ -158,26 +145,21 @@ def run_llm_demo(out: str | os.PathLike[str], *, forecaster: str, explainer: str
     started = time.monotonic()
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
-    for stale in ("ledger.jsonl", "ledger.jsonl.head", "signal_ledger.jsonl",
-                  "signal_ledger.jsonl.head", "llm_explainer.json"):
-        (folder / stale).unlink(missing_ok=True)
+    archive_previous_run(folder, ("llm_explainer.json", SEALED_OUTCOMES))
     spec = forecaster_spec(forecaster, command)
     backend = make_backend(spec.factory, spec.options)  # user errors before the study build
     plan = freeze_llm_demo_plan(folder, spec, explainer=explainer, n_tasks=n_tasks,
                                 bootstrap_b=bootstrap_b, cache=cache)
     sealed = folder / "outcomes.sealed.json"
     try:
-        main = run_plan(plan, folder / "ledger.jsonl", backend=backend, progress=progress)
-        record_reveal(plan, folder / "ledger.jsonl", sealed)
-        child = freeze_signal_plan(plan, sealed)
-        write_plan(child, folder / "signal_plan.json")
-        run_plan(child, folder / "signal_ledger.jsonl", backend=backend, progress=progress)
+        run = run_with_signal_plan(plan, folder, sealed, progress=progress, backend=backend,
+                                   child_backend=backend)
     finally:
         _close(backend)
     report = analyze_run(plan, folder / "ledger.jsonl", sealed, folder,
-                         calibration=(child, folder / "signal_ledger.jsonl"))
+                         calibration=(run.child, folder / "signal_ledger.jsonl"))
     quality = answer_quality(folder / "ledger.jsonl")
-    lines = [summarise(report, main.assigned, time.monotonic() - started, folder),
+    lines = [summarise(report, run.main.assigned, time.monotonic() - started, folder),
              _quality_line("forecaster answers", quality)]
     if explainer is not None:
         lines.append(f"llm explainer: see {folder / 'llm_explainer.json'}")

@@ -22,9 +22,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from foreseen.core.digest import write_json_atomic
 from foreseen.core.errors import UserInputError
 from foreseen.teams.advisor import DEFAULT_FORECASTER, DEFAULT_REPLICATES, DEFAULT_RESPLITS, advise
+from foreseen.teams.cli_report import write_report
 from foreseen.teams.costs import CostTable, costs_from_provenance, read_cost_file
 from foreseen.teams.matrix import OutcomeMatrix
 
@@ -224,12 +224,7 @@ def register(app: typer.Typer) -> None:
             agent_clusters=clusters, replicates=replicates, resplits=resplits, seed=seed,
         )
         if out is not None:
-            try:
-                write_json_atomic(out, report)
-            except OSError as error:
-                raise UserInputError(
-                    f"cannot write the report to {out}: {error.strerror}"
-                ) from None
+            write_report(out, report)
         render(report, Console())
         if out is not None:
             Console().print(f"report written to {out}")

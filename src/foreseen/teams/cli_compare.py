@@ -16,9 +16,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from foreseen.core.digest import write_json_atomic
 from foreseen.core.errors import UserInputError
 from foreseen.teams.calibration import DEFAULT_CALIBRATION_REPLICATES, DEFAULT_PILOTS
+from foreseen.teams.cli_report import write_report
 from foreseen.teams.compare import DEFAULT_KS, DEFAULT_SEED, compare_splits
 
 
@@ -83,12 +83,7 @@ def register(app: typer.Typer) -> None:
         matrices = _load(sources or [], split)
         report = compare_splits(matrices, sizes, pilots, seed, replicates=replicates)
         if out is not None:
-            try:
-                write_json_atomic(out, report)
-            except OSError as error:
-                raise UserInputError(
-                    f"cannot write the report to {out}: {error.strerror}"
-                ) from None
+            write_report(out, report)
         console = Console()
         console.print("[bold]Exploratory on data that has been seen[/bold]: " + report["note"])
         for table in comparison_tables(report):

@@ -24,8 +24,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from foreseen.core.digest import write_json_atomic
 from foreseen.core.errors import UserInputError
+from foreseen.teams.cli_report import write_report
 from foreseen.teams.matrix import OutcomeMatrix
 from foreseen.teams.model_names import merges_among
 from foreseen.teams.populations import select_one_per_model, select_single_attempt
@@ -195,10 +195,7 @@ def register(app: typer.Typer) -> None:
             else "foreseen/data/swebench/leaderboard.csv",
             "splits": splits,
         }
-        try:
-            write_json_atomic(out, record)
-        except OSError as error:
-            raise UserInputError(f"cannot write the report to {out}: {error.strerror}") from None
+        write_report(out, record)
         console = Console()
         console.print(f"[bold]EXPLORATORY[/bold] — {EXPLORATORY_NOTE}")
         for report in splits.values():

@@ -16,48 +16,20 @@ of the wrong length, a duplicate or empty name, no agents or no tasks — is a
 
 from __future__ import annotations
 
-import csv
-import io
 from pathlib import Path
 
 import numpy as np
 
-from foreseen.core.digest import sha256_bytes
 from foreseen.core.errors import UserInputError
-from foreseen.teams.experiments import files_sha256_of
-from foreseen.teams.matrix import OutcomeMatrix, Provenance
-
-
-def _read_rows(path: Path) -> tuple[list[list[str]], str]:
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise UserInputError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise UserInputError(f"{path} is not UTF-8 text: {exc}") from exc
-    try:
-        rows = [row for row in csv.reader(io.StringIO(text, newline="")) if row]
-    except csv.Error as exc:
-        raise UserInputError(f"{path} is not a readable CSV file: {exc}") from exc
-    return rows, sha256_bytes(data)
-
-
-def _first_duplicate(names: list[str]) -> str | None:
-    seen: set[str] = set()
-    for name in names:
-        if name in seen:
-            return name
-        seen.add(name)
-    return None
+from foreseen.teams.matrix import OutcomeMatrix
+from foreseen.teams.matrix_files import first_duplicate, matrix_file_provenance, read_csv_rows
 
 
 def _check_names(path: Path, names: list[str], what: str) -> None:
     for position, name in enumerate(names):
         if not name:
             raise UserInputError(f"{path}: {what} {position + 1} has an empty name")
-    duplicate = _first_duplicate(names)
+    duplicate = first_duplicate(names)
     if duplicate is not None:
         raise UserInputError(f"{path}: duplicate {what} name {duplicate!r}")
 
@@ -103,15 +75,7 @@ def load_matrix_csv(path: Path, split: str | None = None, *, source: str | None 
     ``source`` (default: the path as given) labels where the matrix came from.
     """
     path = Path(path)
-    rows, digest = _read_rows(path)
+    rows, digest = read_csv_rows(path)
     agents, tasks, outcomes = parse_matrix_rows(path, rows)
-    file_sha256 = {f"m/{path.name}": digest}
-    provenance = Provenance(
-        split=split if split is not None else path.stem,
-        commit=None,
-        files_read=len(agents),
-        files_sha256=files_sha256_of(file_sha256),
-        file_sha256=file_sha256,
-        source=source if source is not None else str(path),
-    )
+    provenance = matrix_file_provenance(path, digest, len(agents), split, source)
     return OutcomeMatrix.from_rows(dict(zip(agents, outcomes, strict=True)), tasks, provenance)

@@ -21,8 +21,6 @@ agents, ``file_sha256 = {"m/<file name>": SHA-256 of the bytes}``.
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,10 +29,9 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from foreseen.core.digest import sha256_bytes
 from foreseen.core.errors import UserInputError
-from foreseen.teams.experiments import files_sha256_of
-from foreseen.teams.matrix import OutcomeMatrix, Provenance
+from foreseen.teams.matrix import OutcomeMatrix
+from foreseen.teams.matrix_files import matrix_file_provenance, read_csv_rows
 
 __all__ = [
     "DEFAULT_COLUMNS",
@@ -176,32 +173,8 @@ def matrix_from_long(
     outcomes = np.zeros(n_agents * n_tasks, dtype=np.bool_)
     outcomes[codes] = flags
     grid = outcomes.reshape(n_agents, n_tasks)
-    file_sha256 = {f"m/{path.name}": digest}
-    provenance = Provenance(
-        split=split if split is not None else path.stem,
-        commit=None,
-        files_read=n_agents,
-        files_sha256=files_sha256_of(file_sha256),
-        file_sha256=file_sha256,
-        source=source if source is not None else str(path),
-    )
+    provenance = matrix_file_provenance(path, digest, n_agents, split, source)
     return OutcomeMatrix(tuple(agent_list), tuple(task_list), grid, provenance)
-
-
-def read_csv_rows(path: Path) -> tuple[list[list[str]], str]:
-    """Non-blank rows of a UTF-8 CSV file and the SHA-256 of its bytes."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise UserInputError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    try:
-        text = data.decode("utf-8-sig")
-        rows = [row for row in csv.reader(io.StringIO(text, newline="")) if row]
-    except UnicodeDecodeError as exc:
-        raise UserInputError(f"{path} is not UTF-8 text: {exc}") from exc
-    except csv.Error as exc:
-        raise UserInputError(f"{path} is not a readable CSV file: {exc}") from exc
-    return rows, sha256_bytes(data)
 
 
 def long_rows_to_matrix(

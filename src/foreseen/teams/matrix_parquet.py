@@ -20,8 +20,8 @@ import numpy as np
 
 from foreseen.core.digest import sha256_bytes
 from foreseen.core.errors import MissingExtraError, UserInputError
-from foreseen.teams.experiments import files_sha256_of
-from foreseen.teams.matrix import OutcomeMatrix, Provenance
+from foreseen.teams.matrix import OutcomeMatrix
+from foreseen.teams.matrix_files import first_duplicate, matrix_file_provenance
 from foreseen.teams.matrix_long import (
     DEFAULT_COLUMNS,
     LongColumns,
@@ -54,15 +54,6 @@ def parquet_column_names(table: Any) -> list[str]:
     return [str(name) for name in table.column_names]
 
 
-def _first_duplicate(names: list[str]) -> str | None:
-    seen: set[str] = set()
-    for name in names:
-        if name in seen:
-            return name
-        seen.add(name)
-    return None
-
-
 def _wide(path: Path, table: Any, digest: str, split: str | None,
           source: str | None) -> OutcomeMatrix:
     names = parquet_column_names(table)
@@ -90,18 +81,10 @@ def _wide(path: Path, table: Any, digest: str, split: str | None,
                 )
             outcomes[row, column] = flag
     for what, values in (("agent", agents), ("task", tasks)):
-        duplicate = _first_duplicate(values)
+        duplicate = first_duplicate(values)
         if duplicate is not None:
             raise UserInputError(f"{path}: duplicate {what} name {duplicate!r}")
-    file_sha256 = {f"m/{path.name}": digest}
-    provenance = Provenance(
-        split=split if split is not None else path.stem,
-        commit=None,
-        files_read=len(agents),
-        files_sha256=files_sha256_of(file_sha256),
-        file_sha256=file_sha256,
-        source=source if source is not None else str(path),
-    )
+    provenance = matrix_file_provenance(path, digest, len(agents), split, source)
     return OutcomeMatrix.from_rows(dict(zip(agents, outcomes, strict=True)), tasks, provenance)
 
 

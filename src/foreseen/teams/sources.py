@@ -26,7 +26,8 @@ from foreseen.teams.experiments import load_experiments_split
 from foreseen.teams.fetch_cache import read_marker, verify_cache_files
 from foreseen.teams.matrix import OutcomeMatrix
 from foreseen.teams.matrix_csv import load_matrix_csv
-from foreseen.teams.matrix_long import LongColumns, Missing, long_rows_to_matrix, read_csv_rows
+from foreseen.teams.matrix_files import read_csv_rows
+from foreseen.teams.matrix_long import LongColumns, Missing, long_rows_to_matrix
 
 __all__ = [
     "BUILTIN_SPLITS",

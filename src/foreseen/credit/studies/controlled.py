@@ -52,6 +52,11 @@ from foreseen.credit.studies.catalog import (
 )
 from foreseen.credit.studies.mechanisms import MECHANISMS, FloatArray, IntArray, Sampler
 from foreseen.credit.studies.probes import Probe, internal_folds, probe_changes, public_summary
+from foreseen.credit.studies.verification import (
+    check_fraction,
+    count_zero_outcomes,
+    reproduce_sample,
+)
 
 STUDY_NAME = "controlled-learning"
 STUDY_VERSION = "1"
@@ -65,6 +70,7 @@ CODE_MODULES = (
     "foreseen.credit.studies.mechanisms",
     "foreseen.credit.studies.catalog",
     "foreseen.credit.studies.probes",
+    "foreseen.credit.studies.fold_changes",
     "foreseen.credit.studies.controlled",
     "foreseen.credit.explainers",
     "foreseen.credit.cards",
@@ -350,18 +356,7 @@ def _build(seed: int, n_tasks: int) -> StudyBuild:
 
 def zero_outcome_share(study: Study, outcomes: Sequence[Outcome]) -> dict[str, dict[str, Any]]:
     """Per intervention: number of states, number with y == 0 exactly, and their share."""
-    by_id = {o.state_id: o.y for o in outcomes}
-    result: dict[str, dict[str, Any]] = {}
-    for intervention in study.interventions:
-        ys = [by_id[s.id] for s in study.states
-              if s.intervention_id == intervention.id and s.id in by_id]
-        zeros = sum(1 for y in ys if y == 0.0)
-        result[intervention.id] = {
-            "states": len(ys), "zero": zeros,
-            "share": zeros / len(ys) if ys else None,
-            **({} if ys else {"reason": "no states with this intervention"}),
-        }
-    return result
+    return count_zero_outcomes(study, outcomes, "no states with this intervention")
 
 
 def verify_outcomes(study: Study, outcomes: Sequence[Outcome], fraction: float = 0.1,
@@ -372,30 +367,19 @@ def verify_outcomes(study: Study, outcomes: Sequence[Outcome], fraction: float =
     ``default_rng(seed).choice`` (no replacement); each is retrained (parent and
     child) and its y compared with ``==`` and by ``float.hex``.
     """
-    if not 0.0 < fraction <= 1.0:
-        raise UserInputError(f"fraction must be in (0, 1], got {fraction}")
+    check_fraction(fraction)
     build = study.notes.get("build") if isinstance(study.notes, Mapping) else None
     if study.name != STUDY_NAME or not isinstance(build, Mapping) or "seed" not in build:
         raise UserInputError(f"study {study.name!r} is not a controlled-learning build")
-    by_id = {o.state_id: o.y for o in outcomes}
-    missing = [s.id for s in study.states if s.id not in by_id]
-    if missing:
-        raise UserInputError(f"outcomes are missing for {len(missing)} states, e.g. {missing[0]}")
-    count = max(1, math.ceil(fraction * len(study.states)))
-    picks = np.random.default_rng(seed).choice(len(study.states), size=count, replace=False)
-    chosen = sorted(study.states[int(i)].id for i in picks)
-    mismatches = []
-    for sid in chosen:
-        state = study.state(sid)
+    build_seed = int(build["seed"])
+
+    def recompute(state: State) -> float:
         with single_thread():
-            y = execute_outcome(int(build["seed"]), "study", _task_index(state.task_id),
-                                int(state.budget), state.seed, state.intervention_id)
-        if y != by_id[sid] or y.hex() != float(by_id[sid]).hex():
-            mismatches.append({"state_id": sid, "sealed": by_id[sid], "recomputed": y})
+            return execute_outcome(build_seed, "study", _task_index(state.task_id),
+                                   int(state.budget), state.seed, state.intervention_id)
+
     return {
-        "fraction": fraction, "seed": seed, "total": len(study.states), "checked": len(chosen),
-        "reproduced": len(chosen) - len(mismatches), "ok": not mismatches,
-        "state_ids": chosen, "mismatches": mismatches,
+        **reproduce_sample(study, outcomes, fraction, seed, recompute),
         "code_digest_matches": build.get("code_digest") == code_digest(_code_modules()),
         "zero_outcome_share": zero_outcome_share(study, outcomes),
     }

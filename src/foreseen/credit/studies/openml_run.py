@@ -104,29 +104,30 @@ def run_openml_study(out: str | Path, *, mirror: str | Path | None,
                      contexts: Sequence[str] = CONTEXTS, row_cap: int | None = None,
                      progress: bool = False) -> dict[str, Any]:
     """The whole offline study into ``out``; returns a summary dict (see module docstring)."""
+    from foreseen.credit.calibrated_run import (
+    SEALED_OUTCOMES,
+    archive_previous_run,
+    run_with_signal_plan,
+)
     from foreseen.credit.gates import openml_joint_gate
     from foreseen.credit.pipeline import (
         analyze_run,
         default_analyzer,
         default_markdown,
         normalise_analysis_config,
-        record_reveal,
     )
     from foreseen.credit.plan import (
         ExecutionConfig,
         ForecasterSpec,
         freeze_plan,
-        freeze_signal_plan,
         write_plan,
     )
-    from foreseen.credit.runner import make_backend, run_plan
+    from foreseen.credit.runner import make_backend
 
     started = time.monotonic()
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
-    for stale in ("ledger.jsonl", "ledger.jsonl.head", "signal_ledger.jsonl",
-                  "signal_ledger.jsonl.head"):
-        (folder / stale).unlink(missing_ok=True)
+    archive_previous_run(folder, (SEALED_OUTCOMES,))
     options: dict[str, Any] = {} if row_cap is None else {"row_cap": row_cap}
     build = build_openml_study(mirror, executor=executor, cache=cache, quotas=quotas,
                                **options)
@@ -151,11 +152,7 @@ def run_openml_study(out: str | Path, *, mirror: str | Path | None,
                                   backoff_max_s=0.2),
         lottery=build.lottery.to_json())
     write_plan(plan, folder / "plan.json")
-    main = run_plan(plan, folder / "ledger.jsonl", progress=progress)
-    record_reveal(plan, folder / "ledger.jsonl", sealed)
-    child = freeze_signal_plan(plan, sealed)
-    write_plan(child, folder / "signal_plan.json")
-    run_plan(child, folder / "signal_ledger.jsonl", progress=progress)
+    run = run_with_signal_plan(plan, folder, sealed, progress=progress)
     section = _study_section(build, verification)
 
     def analyzer(study: Study, explanations: Mapping[str, Mapping[str, Explanation]],
@@ -170,9 +167,9 @@ def run_openml_study(out: str | Path, *, mirror: str | Path | None,
         return study_markdown(section) + default_markdown(report)
 
     report = analyze_run(plan, folder / "ledger.jsonl", sealed, folder,
-                         calibration=(child, folder / "signal_ledger.jsonl"),
+                         calibration=(run.child, folder / "signal_ledger.jsonl"),
                          analyzer=analyzer, markdown=markdown)
-    return {"plan_id": plan.plan_id, "slots": main.assigned, "build_seconds": build_seconds,
+    return {"plan_id": plan.plan_id, "slots": run.main.assigned, "build_seconds": build_seconds,
             "seconds": time.monotonic() - started, "gates": report.get("gates"),
             "checks": report.get("checks"), "report": str(folder / "report.json"),
             "openml_study": section, "outcome_commitment_ok":

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from foreseen.credit.studies.catalog import PARENT_RECIPE, accuracy, fit_predict, log_loss
+from foreseen.credit.studies.fold_changes import FoldChanges
 from foreseen.credit.studies.mechanisms import FloatArray, IntArray
 
 FOLDS = 4
@@ -29,32 +30,13 @@ CURVE_FRACTIONS = (0.25, 0.5, 1.0)
 
 
 @dataclass(frozen=True)
-class Probe:
+class Probe(FoldChanges):
     """Per-fold validation changes of one state's intervention (training data only)."""
-
-    fold_changes: tuple[float, ...]
-
-    @property
-    def mean(self) -> float:
-        return float(np.mean(self.fold_changes))
-
-    @property
-    def standard_error(self) -> float:
-        """Sample standard deviation over folds / sqrt(K)."""
-        values = np.asarray(self.fold_changes)
-        return float(np.std(values, ddof=1) / np.sqrt(values.size))
 
     @property
     def first_split(self) -> float:
         """The change on the first internal split alone (a weaker, one-split probe)."""
         return self.fold_changes[0]
-
-    def to_json(self) -> dict[str, Any]:
-        return {"fold_changes": list(self.fold_changes)}
-
-    @classmethod
-    def from_json(cls, obj: dict[str, Any]) -> Probe:
-        return cls(tuple(float(v) for v in obj["fold_changes"]))
 
 
 def internal_folds(y: IntArray, seed: int) -> list[tuple[IntArray, IntArray]]:

@@ -28,7 +28,6 @@ states run through a :class:`foreseen.core.parallel.Executor`.
 from __future__ import annotations
 
 import json
-import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -68,6 +67,11 @@ from foreseen.credit.studies.tox21_probe import (
     probe_explanations,
     probe_folds,
 )
+from foreseen.credit.studies.verification import (
+    check_fraction,
+    count_zero_outcomes,
+    reproduce_sample,
+)
 
 STUDY_NAME = "tox21"
 STUDY_VERSION = "1"
@@ -75,7 +79,7 @@ PROBE_SEED = 20261131
 CODE_MODULES: tuple[str, ...] = (
     "foreseen.credit.studies.tox21", "foreseen.credit.studies.tox21_data",
     "foreseen.credit.studies.tox21_features", "foreseen.credit.studies.tox21_catalog",
-    "foreseen.credit.studies.tox21_probe",
+    "foreseen.credit.studies.tox21_probe", "foreseen.credit.studies.fold_changes",
 )
 MIN_PRIOR_HALF_WIDTH = 0.002
 
@@ -368,18 +372,7 @@ def _job_of(state: State, data_path: str | None) -> StateJob:
 
 def zero_outcome_share(study: Study, outcomes: Sequence[Outcome]) -> dict[str, dict[str, Any]]:
     """Per change: states, states with y == 0 exactly, and their share (null with a reason)."""
-    by_id = {o.state_id: o.y for o in outcomes}
-    result: dict[str, dict[str, Any]] = {}
-    for intervention in study.interventions:
-        ys = [by_id[s.id] for s in study.states
-              if s.intervention_id == intervention.id and s.id in by_id]
-        zeros = sum(1 for y in ys if y == 0.0)
-        entry: dict[str, Any] = {"states": len(ys), "zero": zeros,
-                                 "share": zeros / len(ys) if ys else None}
-        if not ys:
-            entry["reason"] = "no states with this change in the build"
-        result[intervention.id] = entry
-    return result
+    return count_zero_outcomes(study, outcomes, "no states with this change in the build")
 
 
 def verify_outcomes(study: Study, outcomes: Sequence[Outcome], fraction: float = 0.1,
@@ -390,28 +383,18 @@ def verify_outcomes(study: Study, outcomes: Sequence[Outcome], fraction: float =
     ``default_rng(seed).choice`` (no replacement), refits parent and child on
     their budgeted training labels and compares y with ``==`` and ``float.hex``.
     """
-    if not 0.0 < fraction <= 1.0:
-        raise UserInputError(f"fraction must be in (0, 1], got {fraction}")
+    check_fraction(fraction)
     build = study.notes.get("build") if isinstance(study.notes, Mapping) else None
     if study.name != STUDY_NAME or not isinstance(build, Mapping):
         raise UserInputError(f"study {study.name!r} is not a Tox21 build")
-    by_id = {o.state_id: o.y for o in outcomes}
-    missing = [s.id for s in study.states if s.id not in by_id]
-    if missing:
-        raise UserInputError(f"outcomes are missing for {len(missing)} states, e.g. {missing[0]}")
-    count = max(1, math.ceil(fraction * len(study.states)))
-    picks = np.random.default_rng(seed).choice(len(study.states), size=count, replace=False)
-    chosen = sorted(study.states[int(i)].id for i in picks)
-    mismatches = []
-    for sid in chosen:
+
+    def recompute(state: State) -> float:
         with _single_thread():
-            y, _, _ = execute_outcome(_job_of(study.state(sid), data_path))
-        if y != by_id[sid] or y.hex() != float(by_id[sid]).hex():
-            mismatches.append({"state_id": sid, "sealed": by_id[sid], "recomputed": y})
+            y, _, _ = execute_outcome(_job_of(state, data_path))
+        return y
+
     return {
-        "fraction": fraction, "seed": seed, "total": len(study.states), "checked": len(chosen),
-        "reproduced": len(chosen) - len(mismatches), "ok": not mismatches,
-        "state_ids": chosen, "mismatches": mismatches,
+        **reproduce_sample(study, outcomes, fraction, seed, recompute),
         "data_sha256_matches": build.get("data_sha256") == TOX21_SHA256,
         "code_digest_matches": build.get("code_digest") == code_digest(CODE_MODULES),
         "zero_outcome_share": zero_outcome_share(study, outcomes),

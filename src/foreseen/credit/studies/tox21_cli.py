@@ -97,24 +97,18 @@ def point_mae_of(report: Mapping[str, Any], explainer: str | None,
 def run_offline(folder: Path, *, progress: bool = False) -> dict[str, Any]:
     """Freeze the plan from ``folder``, run it offline, reveal, run the known-signal child
     plan (post-outcome, seed-swap signals), analyse both; add the seed noise summary."""
-    from foreseen.credit.pipeline import analyze_run, freeze_study_dir, record_reveal
-    from foreseen.credit.plan import freeze_signal_plan, write_plan
-    from foreseen.credit.runner import run_plan
+    from foreseen.credit.calibrated_run import archive_previous_run, run_with_signal_plan
+    from foreseen.credit.pipeline import analyze_run, freeze_study_dir
+    from foreseen.credit.plan import write_plan
 
-    for stale in ("ledger.jsonl", "ledger.jsonl.head", "signal_ledger.jsonl",
-                  "signal_ledger.jsonl.head"):
-        (folder / stale).unlink(missing_ok=True)
+    archive_previous_run(folder)
     plan = freeze_study_dir(folder)
     write_plan(plan, folder / "plan.json")
     sealed = folder / "outcomes.sealed.json"
-    run_plan(plan, folder / "ledger.jsonl", progress=progress)
-    outcomes = record_reveal(plan, folder / "ledger.jsonl", sealed)
-    child = freeze_signal_plan(plan, sealed)
-    write_plan(child, folder / "signal_plan.json")
-    run_plan(child, folder / "signal_ledger.jsonl", progress=progress)
+    run = run_with_signal_plan(plan, folder, sealed, progress=progress)
     report = analyze_run(plan, folder / "ledger.jsonl", sealed, folder,
-                         calibration=(child, folder / "signal_ledger.jsonl"))
-    summary = seed_noise(plan.study, outcomes, report)
+                         calibration=(run.child, folder / "signal_ledger.jsonl"))
+    summary = seed_noise(plan.study, run.outcomes, report)
     write_json_atomic(folder / "tox21_seed_noise.json", summary)
     return {"report": report, "seed_noise": summary}
 

@@ -27,11 +27,11 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from foreseen.credit.model import Card, Direction, Explanation, State, Study, Target
+from foreseen.credit.studies.fold_changes import FoldChanges
 from foreseen.credit.studies.tox21_catalog import change
 
 PROBE_FOLDS = 4
@@ -42,26 +42,13 @@ GENERATOR = "tox21_probe/v1"
 
 
 @dataclass(frozen=True)
-class ProbeResult:
+class ProbeResult(FoldChanges):
     """Per-fold ROC AUC changes of one state's change on its training labels only."""
-
-    fold_changes: tuple[float, ...]
-
-    @property
-    def mean(self) -> float:
-        return float(np.mean(self.fold_changes))
 
     @property
     def standard_error(self) -> float:
-        values = np.asarray(self.fold_changes)
-        return float(np.std(values, ddof=1) / math.sqrt(values.size)) if values.size > 1 else 0.0
-
-    def to_json(self) -> dict[str, Any]:
-        return {"fold_changes": list(self.fold_changes)}
-
-    @classmethod
-    def from_json(cls, obj: Mapping[str, Any]) -> ProbeResult:
-        return cls(tuple(float(v) for v in obj["fold_changes"]))
+        """As :class:`FoldChanges`, but 0.0 for fewer than two folds."""
+        return super().standard_error if len(self.fold_changes) > 1 else 0.0
 
 
 def _normal_cdf(z: float) -> float:
