@@ -10,6 +10,7 @@ modules only say how to build the body and headers and how to read the answer
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -38,7 +39,7 @@ class Extracted:
     output_tokens: int | None
 
 
-class HttpBackend:
+class HttpBackend(ABC):
     """Shared implementation; subclasses set ``name``, ``path`` and the three hooks."""
 
     name = "http"
@@ -57,14 +58,17 @@ class HttpBackend:
     def configuration(self) -> dict[str, Any]:
         return self.options.configuration(self.name)
 
+    @abstractmethod
     def headers(self, key: str, request: ForecastRequest) -> dict[str, str]:
-        raise NotImplementedError
+        """The request headers (the key goes here and nowhere else)."""
 
+    @abstractmethod
     def payload(self, request: ForecastRequest) -> dict[str, Any]:
-        raise NotImplementedError
+        """The JSON request body for one slot."""
 
+    @abstractmethod
     def extract(self, body: Mapping[str, Any]) -> Extracted:
-        raise NotImplementedError
+        """The answer text (or the reason it is unusable) and token usage."""
 
     def cost_bound_usd(self, request: ForecastRequest) -> float | None:
         """Upper bound on the cost of one attempt (for :mod:`foreseen.credit.budget`)."""
