@@ -20,6 +20,7 @@ from typing import Any
 
 from foreseen.core.errors import UserInputError
 from foreseen.credit.backends.base import BackendResponse, ForecastRequest
+from foreseen.credit.contexts import RenderedContext
 from foreseen.credit.model import (
     Card,
     Explanation,
@@ -70,15 +71,8 @@ def donor_map(name: str, study: Study, seed: int) -> dict[str, str]:
     return result
 
 
-@dataclass(frozen=True)
-class Rendered:
-    context_id: str
-    state_id: str
-    explainer: str | None
-    donor_state_id: str | None
-    prompt: str
-    payload: dict[str, Any]
-    delivered: bool | None
+# the stand-in context module renders into the real context type
+Rendered = RenderedContext
 
 
 def render_context(study: Study, state: State, cid: str, explainer: str | None,
