@@ -12,9 +12,9 @@ import sys
 import time
 from collections import defaultdict
 
-from foreseen.credit.explainers import build_explanations
 from foreseen.credit.model import Outcome, Study, Task
-from foreseen.credit.studies import controlled
+from foreseen.credit.studies.controlled import build as controlled
+from foreseen.credit.studies.controlled.explainers import build_explanations
 
 
 def _timed(label: str, rows: list[tuple[str, int, float, float]], states: int,

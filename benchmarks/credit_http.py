@@ -25,10 +25,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "credit"))
 
-from http_support import KEY_ENV, http_plan  # noqa: E402
-
 from foreseen.core.ledger import read_ledger  # noqa: E402
-from foreseen.credit.runner import build_backend, run_plan_async, terminal_slots  # noqa: E402
+from foreseen.credit.run.runner import build_backend, run_plan_async, terminal_slots  # noqa: E402
+
+from support.http import KEY_ENV, http_plan  # noqa: E402
 
 KEY = "sk-bench-local"
 

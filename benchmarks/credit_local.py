@@ -18,8 +18,8 @@ import sys
 import time
 
 from foreseen.core.digest import sha256_file
-from foreseen.credit import llm_templates as tpl
 from foreseen.credit.backends.base import ForecastRequest
+from foreseen.credit.explainers import templates as tpl
 
 
 def _cpu_model() -> str:

@@ -17,16 +17,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "credit"))
 
-import spine_support  # noqa: E402
-
 from foreseen.core.ledger import Ledger, verify_ledger  # noqa: E402
-from foreseen.credit.plan import (  # noqa: E402
+from foreseen.credit.plan.freeze import (  # noqa: E402
     ExecutionConfig,
     ForecasterSpec,
     freeze_plan,
     write_outcomes,
 )
-from foreseen.credit.runner import parse_forecast, run_plan  # noqa: E402
+from foreseen.credit.run.runner import parse_forecast, run_plan  # noqa: E402
+
+import support.spine as spine_support  # noqa: E402
 
 
 def timed(action: Callable[[], object]) -> float:

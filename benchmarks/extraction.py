@@ -4,7 +4,7 @@ Usage: ``.venv/bin/python benchmarks/extraction.py [--repeats N]``
 
 Table 1: per-slot precision / recall / span validity of ``extract_card`` on
 ``tests/credit/fixtures/extraction_notes.json`` (scoring rules in
-``foreseen.credit.extraction_eval``). Table 2: wall time per call of
+``foreseen.credit.cards.scoring``). Table 2: wall time per call of
 ``extract_card`` (fixture notes, rendered cards) and ``render_context``.
 """
 
@@ -21,12 +21,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "credit"))
 
-from _cards_study import make_study  # noqa: E402
-
-from foreseen.credit.cards import extract_card, render_card  # noqa: E402
-from foreseen.credit.contexts import DONOR_MAPS, donor_map, render_context  # noqa: E402
-from foreseen.credit.extraction_eval import format_table, load_gold, score_notes  # noqa: E402
+from foreseen.credit.cards.render import extract_card, render_card  # noqa: E402
+from foreseen.credit.cards.scoring import format_table, load_gold, score_notes  # noqa: E402
 from foreseen.credit.model import Explanation  # noqa: E402
+from foreseen.credit.plan.contexts import DONOR_MAPS, donor_map, render_context  # noqa: E402
+
+from support.cards_study import make_study  # noqa: E402
 
 FIXTURE = ROOT / "tests" / "credit" / "fixtures" / "extraction_notes.json"
 

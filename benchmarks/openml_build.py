@@ -17,8 +17,12 @@ import time
 from pathlib import Path
 
 from foreseen.core.parallel import make_executor
-from foreseen.credit.studies.openml import build_openml_study, summarise_zero_share, timing_table
-from foreseen.credit.studies.openml_run import run_openml_study, summary_text
+from foreseen.credit.studies.openml.build import (
+    build_openml_study,
+    summarise_zero_share,
+    timing_table,
+)
+from foreseen.credit.studies.openml.run import run_openml_study, summary_text
 
 
 def main() -> None:

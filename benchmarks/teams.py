@@ -23,9 +23,9 @@ def run_case(case: str) -> dict[str, float]:
     """Run one case in this process; return seconds and peak RSS in MB."""
     import numpy as np
 
+    from foreseen.teams.e046.protocol import analyze_split
     from foreseen.teams.matrix import OutcomeMatrix, Provenance
-    from foreseen.teams.protocol import analyze_split
-    from foreseen.teams.sources import builtin_splits
+    from foreseen.teams.sources.dispatch import builtin_splits
 
     if case == "synthetic":
         rng = np.random.default_rng(20261009)

@@ -24,9 +24,9 @@ SPLITS = ("lite", "verified")
 
 def run_case(split: str) -> dict[str, object]:
     """Run the advisor on one built-in split in this process."""
-    from foreseen.teams.advisor import advise
-    from foreseen.teams.cli_advise import provenance_maps
-    from foreseen.teams.sources import builtin_splits
+    from foreseen.cli.teams_advise import provenance_maps
+    from foreseen.teams.exploratory.advisor import advise
+    from foreseen.teams.sources.dispatch import builtin_splits
 
     matrix = {m.provenance.split: m for m in builtin_splits()}[split]
     start = time.perf_counter()

@@ -1,6 +1,6 @@
 """Wall time and peak memory of ``teams compare`` on the built-in Lite and Verified.
 
-Runs :func:`foreseen.teams.compare.compare_splits` with the CLI defaults (k = 5, 10,
+Runs :func:`foreseen.teams.exploratory.compare.compare_splits` with the CLI defaults (k = 5, 10,
 20; the default pilots and replicates) once per split and for both together, each
 in a fresh child process so its peak RSS is its own, and prints a table. Target:
 both splits ≤ 120 s.
@@ -20,8 +20,8 @@ TARGET_BOTH_SECONDS = 120.0
 
 
 def run_case(case: str) -> dict[str, float]:
-    from foreseen.teams.compare import compare_splits
-    from foreseen.teams.sources import builtin_splits
+    from foreseen.teams.exploratory.compare import compare_splits
+    from foreseen.teams.sources.dispatch import builtin_splits
 
     matrices = [m for m in builtin_splits() if case == "both" or m.provenance.split == case]
     start = time.perf_counter()
@@ -35,7 +35,10 @@ def main() -> None:
     if len(sys.argv) == 3 and sys.argv[1] == "--case":
         print(json.dumps(run_case(sys.argv[2])))
         return
-    from foreseen.teams.calibration import DEFAULT_CALIBRATION_REPLICATES, DEFAULT_PILOTS
+    from foreseen.teams.exploratory.calibration import (
+        DEFAULT_CALIBRATION_REPLICATES,
+        DEFAULT_PILOTS,
+    )
 
     print(f"teams compare: pilots/k = {DEFAULT_PILOTS}, replicates = "
           f"{DEFAULT_CALIBRATION_REPLICATES}, k = 5, 10, 20")

@@ -56,9 +56,9 @@ def _synthetic_file(case: str, folder: Path) -> Path:
 
 def run_case(case: str) -> dict[str, float]:
     """Run one case in this process; return seconds and peak RSS in MB."""
-    from foreseen.teams.provenance import load_provenance
-    from foreseen.teams.sources import builtin_splits, load_source
-    from foreseen.teams.temporal import temporal_holdout
+    from foreseen.teams.exploratory.temporal import temporal_holdout
+    from foreseen.teams.provenance.submissions import load_provenance
+    from foreseen.teams.sources.dispatch import builtin_splits, load_source
 
     if case.startswith("history-"):
         matrix = {m.provenance.split: m for m in builtin_splits()}[case.split("-", 1)[1]]

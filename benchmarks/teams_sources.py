@@ -23,8 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-from foreseen.teams.fetch import fetch_split
-from foreseen.teams.sources import builtin_splits, load_experiments_split, load_source
+from foreseen.teams.sources.dispatch import builtin_splits, load_experiments_split, load_source
+from foreseen.teams.sources.fetch import fetch_split
 
 SEED = 20261009
 SHARED = Path(__file__).resolve().parents[2] / "shared"

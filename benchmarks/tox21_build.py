@@ -21,9 +21,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from foreseen.cli.study_tox21 import run_offline, write_study_dir
 from foreseen.core.parallel import make_executor
-from foreseen.credit.studies.tox21 import build_tox21
-from foreseen.credit.studies.tox21_cli import run_offline, write_study_dir
+from foreseen.credit.studies.tox21.build import build_tox21
 
 
 def _load() -> str:

@@ -1,5 +1,5 @@
 """``python -m foreseen``."""
 
-from foreseen.cli import main
+from foreseen.cli.app import main
 
 main()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import time
 
 import pytest
 
@@ -15,17 +14,7 @@ from foreseen.core.parallel import (
     make_executor,
 )
 
-
-def _slow_square(item: tuple[int, float]) -> tuple[int, int, int]:
-    value, delay = item
-    time.sleep(delay)
-    return value, value * value, os.getpid()
-
-
-def _fails_on_three(value: int) -> int:
-    if value == 3:
-        raise ValueError("three is not allowed")
-    return value
+from support.jobs import fails_on_three, slow_square
 
 
 def test_serial_and_process_results_in_submission_order() -> None:
@@ -34,8 +23,8 @@ def test_serial_and_process_results_in_submission_order() -> None:
     expected = [(i, i * i) for i in range(6)]
     serial: Executor = SerialExecutor()
     pooled: Executor = LocalProcessExecutor(2)
-    serial_out = serial.map(_slow_square, items)
-    pooled_out = pooled.map(_slow_square, items)
+    serial_out = serial.map(slow_square, items)
+    pooled_out = pooled.map(slow_square, items)
     assert [r[:2] for r in serial_out] == expected
     assert [r[:2] for r in pooled_out] == expected
     assert {r[2] for r in serial_out} == {os.getpid()}
@@ -44,15 +33,15 @@ def test_serial_and_process_results_in_submission_order() -> None:
 
 def test_process_executor_reraises_the_job_error() -> None:
     with pytest.raises(ValueError, match="three"):
-        LocalProcessExecutor(2).map(_fails_on_three, [1, 2, 3, 4])
+        LocalProcessExecutor(2).map(fails_on_three, [1, 2, 3, 4])
     with pytest.raises(ValueError, match="three"):
-        SerialExecutor().map(_fails_on_three, [3])
+        SerialExecutor().map(fails_on_three, [3])
 
 
 def test_empty_and_single_item_inputs() -> None:
-    assert LocalProcessExecutor(2).map(_fails_on_three, []) == []
-    assert LocalProcessExecutor(2).map(_fails_on_three, iter([5])) == [5]
-    assert SerialExecutor().map(_fails_on_three, iter([1, 2])) == [1, 2]
+    assert LocalProcessExecutor(2).map(fails_on_three, []) == []
+    assert LocalProcessExecutor(2).map(fails_on_three, iter([5])) == [5]
+    assert SerialExecutor().map(fails_on_three, iter([1, 2])) == [1, 2]
 
 
 def test_worker_counts_and_factory() -> None:

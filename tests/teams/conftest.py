@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from foreseen.teams.matrix import OutcomeMatrix, Provenance
-from foreseen.teams.sources import load_matrix_csv
+from foreseen.teams.sources.dispatch import load_matrix_csv
 
-LITE_CSV = (Path(__file__).resolve().parents[3] / "shared" / "data/swebench/lite.csv")
+from support.paths import PACKAGE_DATA, SHARED
+
+LITE_CSV = SHARED / "data/swebench/lite.csv"
 if not LITE_CSV.exists():  # the package ships the same file
-    LITE_CSV = Path(__file__).resolve().parents[2] / "src/foreseen/data/swebench/lite.csv"
+    LITE_CSV = PACKAGE_DATA / "swebench/lite.csv"
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,7 @@ sampled at the plan's ``temperature`` with ``seed = request.seed`` (the
 per-slot seed), after ``Llama.reset()`` — the key/value cache is cleared, so
 an answer never depends on which call came before (order-independent,
 reproducible). The answer is constrained by the bounded grammar of the
-request's schema (:func:`foreseen.credit.llm_templates.gbnf_grammar`;
+request's schema (:func:`foreseen.credit.explainers.templates.gbnf_grammar`;
 forecasts use ``FORECAST_SCHEMA``, free-text calls none), and ``max_tokens``
 is raised to the grammar's longest output so a grammar answer is never cut.
 Calls run one at a time in a dedicated worker thread (llama.cpp contexts are
@@ -39,7 +39,7 @@ from typing import Any
 from foreseen.core.digest import sha256_file
 from foreseen.core.errors import MissingExtraError, UserInputError
 from foreseen.credit.backends.base import BackendResponse, ForecastRequest, TransportError
-from foreseen.credit.llm_templates import (
+from foreseen.credit.explainers.templates import (
     gbnf_grammar,
     llm_templates_digest,
     max_output_chars,

@@ -5,7 +5,7 @@ plan's forecaster block (``{"factory": name, "options": {...}}``) is accepted
 as is. Names:
 
 * offline — ``card_reader``, ``zero``, ``catalog_prior``
-  (:mod:`foreseen.credit.forecasters`);
+  (:mod:`foreseen.credit.backends.offline`);
 * HTTP (extra ``[llm]``) — ``anthropic`` (:class:`~.anthropic.AnthropicBackend`),
   ``openai_compatible`` (:class:`~.openai_compatible.OpenAICompatibleBackend`).
 
@@ -24,11 +24,11 @@ from foreseen.credit.backends.base import Backend
 
 #: registry name → ``module:callable`` building the backend from keyword options
 BACKENDS: dict[str, str] = {
-    "card_reader": "foreseen.credit.forecasters:CardReadingForecaster",
-    "zero": "foreseen.credit.forecasters:ConstantForecaster",
-    "catalog_prior": "foreseen.credit.forecasters:_catalog_prior_forecaster",
-    "anthropic": "foreseen.credit.backends.anthropic:AnthropicBackend",
-    "openai_compatible": "foreseen.credit.backends.openai_compatible:OpenAICompatibleBackend",
+    "card_reader": "foreseen.credit.backends.offline:CardReadingForecaster",
+    "zero": "foreseen.credit.backends.offline:ConstantForecaster",
+    "catalog_prior": "foreseen.credit.backends.offline:_catalog_prior_forecaster",
+    "anthropic": "foreseen.credit.backends.http.anthropic:AnthropicBackend",
+    "openai_compatible": "foreseen.credit.backends.http.openai_compatible:OpenAICompatibleBackend",
     "command": "foreseen.credit.backends.command:CommandBackend",
     "local": "foreseen.credit.backends.local:LocalLlamaBackend",
 }

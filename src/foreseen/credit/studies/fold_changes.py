@@ -3,8 +3,8 @@
 A probe fits parent and child on each internal fold of a state's training data
 and records the change of the validation metric per fold; this dataclass holds
 those changes with their mean, standard error and JSON form. The studies
-subclass it (:class:`foreseen.credit.studies.probes.Probe`,
-:class:`foreseen.credit.studies.tox21_probe.ProbeResult`); builds cache it, so
+subclass it (:class:`foreseen.credit.studies.controlled.probes.Probe`,
+:class:`foreseen.credit.studies.tox21.probe.ProbeResult`); builds cache it, so
 it is part of both studies' code digests.
 """
 

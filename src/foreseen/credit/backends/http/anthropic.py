@@ -1,0 +1,92 @@
+"""Anthropic Messages API backend (``anthropic``; spec credit.md §5, §10).
+
+``POST {base_url}/v1/messages`` with headers ``x-api-key`` (from the
+environment variable named in the plan) and ``anthropic-version``. Structured
+output by **tool use**: one tool ``submit_<schema name>`` whose
+``input_schema`` is the answer's JSON schema, forced with
+``tool_choice = {"type": "tool", "name": ...}``; the answer text is the
+canonical JSON of that tool call's ``input``. When no tool call came back,
+the text blocks are the answer (the runner validates it and falls back if it
+is not a forecast). Usage: ``usage.input_tokens`` / ``usage.output_tokens``;
+the returned model id is the body's ``model``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from foreseen.core.digest import canonical_json
+from foreseen.core.errors import UserInputError
+from foreseen.credit.backends.base import ForecastRequest
+from foreseen.credit.backends.http.backend import Extracted, HttpBackend
+from foreseen.credit.backends.http.common import (
+    HttpOptions,
+    response_schema,
+    usage_numbers,
+)
+
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+DEFAULT_KEY_ENV = "ANTHROPIC_API_KEY"
+DEFAULT_API_VERSION = "2023-06-01"
+
+
+class AnthropicBackend(HttpBackend):
+    """Anthropic Messages API with tool-use structured output."""
+
+    name = "anthropic"
+    path = "/v1/messages"
+
+    def __init__(self, **options: Any) -> None:
+        version = options.get("api_version", DEFAULT_API_VERSION)
+        if not isinstance(version, str) or not version:
+            raise UserInputError("backend option api_version must be a string")
+        self.api_version = version
+        super().__init__(HttpOptions.parse(options, default_base_url=DEFAULT_BASE_URL,
+                                           default_key_env=DEFAULT_KEY_ENV))
+
+    def configuration(self) -> dict[str, Any]:
+        return self.options.configuration(self.name, api_version=self.api_version,
+                                          structured_output="tool_use")
+
+    def headers(self, key: str, request: ForecastRequest) -> dict[str, str]:
+        return {"x-api-key": key, "anthropic-version": self.api_version,
+                "content-type": "application/json"}
+
+    def payload(self, request: ForecastRequest) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self.options.model,
+            "max_tokens": self.options.max_tokens,
+            "temperature": self.options.temperature,
+            "messages": [{"role": "user", "content": request.prompt}],
+        }
+        wanted = response_schema(request)
+        if wanted is not None:
+            name, schema = wanted
+            tool = f"submit_{name}"
+            body["tools"] = [{"name": tool,
+                              "description": f"Submit the {name} as structured data.",
+                              "input_schema": schema}]
+            body["tool_choice"] = {"type": "tool", "name": tool}
+        if self.options.system is not None:
+            body["system"] = self.options.system
+        return body
+
+    def extract(self, body: Mapping[str, Any]) -> Extracted:
+        tokens_in, tokens_out = usage_numbers(body.get("usage"), "input_tokens",
+                                              "output_tokens")
+        content = body.get("content")
+        if not isinstance(content, list):
+            return Extracted(None, "response has no content list", tokens_in, tokens_out)
+        texts: list[str] = []
+        for block in content:
+            if not isinstance(block, Mapping):
+                continue
+            if block.get("type") == "tool_use" and isinstance(block.get("input"), Mapping):
+                return Extracted(canonical_json(block["input"]), None, tokens_in, tokens_out)
+            if block.get("type") == "text" and isinstance(block.get("text"), str):
+                texts.append(block["text"])
+        if texts:
+            return Extracted("".join(texts), None, tokens_in, tokens_out)
+        return Extracted(None, "response has neither a tool call nor text", tokens_in,
+                         tokens_out)

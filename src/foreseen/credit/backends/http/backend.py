@@ -1,0 +1,123 @@
+"""The call sequence every HTTP backend follows (Anthropic, OpenAI-compatible).
+
+For one slot attempt: read the key from the environment → wait for the rate
+limiter (one request, an upper bound of tokens) → POST the provider's JSON →
+on an answer, extract the structured output, the usage and the returned
+model id, price it, and give the unused tokens back to the limiter. Provider
+modules only say how to build the body and headers and how to read the answer
+(:meth:`HttpBackend.extract`). Exceptions and texts never carry the key.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from foreseen.credit.backends.base import BackendResponse, ForecastRequest
+from foreseen.credit.backends.http.common import (
+    SLOT_HEADER,
+    HttpAnswer,
+    HttpOptions,
+    ReusedClient,
+    failed_response,
+    read_api_key,
+    returned_model,
+    scrub,
+)
+from foreseen.credit.backends.http.rate_limit import RateLimiter
+
+
+@dataclass(frozen=True)
+class Extracted:
+    """What a provider module reads from a 2xx body: the answer text or an error, and usage."""
+
+    text: str | None
+    error: str | None
+    input_tokens: int | None
+    output_tokens: int | None
+
+
+class HttpBackend(ABC):
+    """Shared implementation; subclasses set ``name``, ``path`` and the three hooks."""
+
+    name = "http"
+    path = ""
+
+    def __init__(self, options: HttpOptions, limiter: RateLimiter | None = None) -> None:
+        self.options = options
+        self.limiter = limiter or RateLimiter(options.requests_per_minute,
+                                              options.tokens_per_minute)
+        self.client = ReusedClient(options.timeout_s, options.max_connections)
+
+    @property
+    def url(self) -> str:
+        return self.options.base_url + self.path
+
+    def configuration(self) -> dict[str, Any]:
+        return self.options.configuration(self.name)
+
+    @abstractmethod
+    def headers(self, key: str, request: ForecastRequest) -> dict[str, str]:
+        """The request headers (the key goes here and nowhere else)."""
+
+    @abstractmethod
+    def payload(self, request: ForecastRequest) -> dict[str, Any]:
+        """The JSON request body for one slot."""
+
+    @abstractmethod
+    def extract(self, body: Mapping[str, Any]) -> Extracted:
+        """The answer text (or the reason it is unusable) and token usage."""
+
+    def cost_bound_usd(self, request: ForecastRequest) -> float | None:
+        """Upper bound on the cost of one attempt (for :mod:`foreseen.credit.run.budget`)."""
+        return self.options.cost_bound_usd(request)
+
+    async def aclose(self) -> None:
+        """Close the reused HTTP client (the runner calls this at the end of a run)."""
+        await self.client.aclose()
+
+    async def complete(self, request: ForecastRequest) -> BackendResponse:
+        key = read_api_key(self.options.api_key_env)
+        bound = self.options.token_bound(request)
+        await self.limiter.acquire(bound)
+        headers = {**self.headers(key, request), SLOT_HEADER: request.slot_id}
+        answer = await self.client.post_json(self.url, headers, self.payload(request), key,
+                                             self.options.api_key_env)
+        response = self._response(answer, key)
+        used = (None if response.input_tokens is None or response.output_tokens is None
+                else response.input_tokens + response.output_tokens)
+        self.limiter.settle(bound, used)
+        return response
+
+    def _response(self, answer: HttpAnswer, key: str) -> BackendResponse:
+        if not 200 <= answer.status < 300:
+            return failed_response(self.options, answer, key, f"HTTP {answer.status}: "
+                                   + _error_text(answer))
+        if not isinstance(answer.body, Mapping):
+            return failed_response(self.options, answer, key,
+                                   "response body is not a JSON object (truncated?)")
+        extracted = self.extract(answer.body)
+        model, model_reason = returned_model(answer.body)
+        cost = self.options.pricing.cost(self.options.model, extracted.input_tokens,
+                                         extracted.output_tokens)
+        if extracted.text is None:
+            return BackendResponse(
+                text=scrub(answer.text, key)[:2000], requested_model=self.options.model,
+                returned_model=model, returned_model_reason=model_reason,
+                input_tokens=extracted.input_tokens, output_tokens=extracted.output_tokens,
+                cost_usd=cost, error=scrub(extracted.error or "no answer in response", key))
+        return BackendResponse(
+            text=scrub(extracted.text, key), requested_model=self.options.model,
+            returned_model=model, returned_model_reason=model_reason,
+            input_tokens=extracted.input_tokens, output_tokens=extracted.output_tokens,
+            cost_usd=cost)
+
+
+def _error_text(answer: HttpAnswer) -> str:
+    body = answer.body
+    if isinstance(body, Mapping) and isinstance(body.get("error"), Mapping):
+        error = body["error"]
+        return f"{error.get('type') or error.get('code') or 'error'}: {error.get('message', '')}"
+    return " ".join(answer.text.split())[:200] or "empty body"

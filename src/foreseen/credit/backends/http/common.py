@@ -1,0 +1,368 @@
+"""What the HTTP backends share: options, the API key, one reused client, error mapping.
+
+* **Options** (:class:`HttpOptions`) come from the plan's forecaster options:
+  ``base_url``, ``model``, ``api_key_env`` (the *name* of the environment
+  variable holding the key — never the key), ``max_tokens``, ``temperature``,
+  ``timeout_s``, ``pricing`` (:mod:`.pricing`), ``requests_per_minute`` and
+  ``tokens_per_minute`` (:mod:`.rate_limit`; they never change a result, so
+  they stay out of ``configuration()``), ``max_connections``.
+* **The key** is read from the environment at call time
+  (:func:`read_api_key`), kept in no attribute, and scrubbed (:func:`scrub`)
+  from every text that could reach a ledger, a log or an exception.
+* **One** :class:`httpx.AsyncClient` per backend and event loop, reused for
+  every call (:class:`ReusedClient`), with explicit timeouts and limits.
+* **Errors** (spec credit.md §5): connection errors, timeouts, HTTP 408, 409,
+  425, 429 and 5xx raise :class:`~.base.TransportError` (retried by the runner),
+  honouring ``Retry-After`` / ``retry-after-ms`` (:func:`parse_retry_after`);
+  401, 403 and 404 mean a wrong key, model or URL and stop the run with a
+  :class:`~foreseen.core.errors.UserInputError` (resumable once fixed); any
+  other answer *arrived* and is final — an error status or a body that is not
+  JSON becomes a response with ``error`` set, which the runner turns into the
+  plan's fallback without re-asking.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import math
+import os
+import ssl
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from foreseen.core.digest import sha256_json
+from foreseen.core.errors import MissingExtraError, UserInputError
+from foreseen.credit.backends.base import BackendResponse, ForecastRequest, TransportError
+from foreseen.credit.backends.http.pricing import PricingTable, prompt_token_bound
+
+SLOT_HEADER = "X-Foreseen-Slot"
+RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
+FATAL_STATUS = frozenset({401, 403, 404})
+REDACTED = "[REDACTED]"
+FRAMING_TOKENS = 256
+ERROR_TEXT_LIMIT = 300
+
+FORECAST_SCHEMA_NAME = "forecast"
+FORECAST_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "point": {"type": "number", "description": "expected change of the outcome"},
+        "lower": {"type": "number", "description": "lower end of the 80% interval"},
+        "upper": {"type": "number", "description": "upper end of the 80% interval"},
+        "direction_probability": {"type": "number",
+                                  "description": "probability that the change helps, 0..1"},
+    },
+    "required": ["point", "lower", "upper", "direction_probability"],
+    "additionalProperties": False,
+}
+
+
+class RequestTimeout(TransportError):
+    """The request timed out; the provider may still have billed it (``billable``)."""
+
+    billable = True
+
+
+def response_schema(request: ForecastRequest) -> tuple[str, dict[str, Any]] | None:
+    """The JSON schema the answer must follow: the forecast schema by default.
+
+    A caller other than the forecast runner (an LLM explainer) may ask for its
+    own schema with ``request.context["response_schema"] = {"name", "schema"}``;
+    an explainer call that wants free text (``llm_task`` set and
+    ``response_schema`` null, e.g. an ordinary note) gets ``None``: no
+    structured output is requested.
+    """
+    custom = request.context.get("response_schema")
+    if isinstance(custom, Mapping) and isinstance(custom.get("schema"), Mapping):
+        return str(custom.get("name") or "answer"), dict(custom["schema"])
+    if request.context.get("llm_task") is not None and custom is None:
+        return None
+    return FORECAST_SCHEMA_NAME, FORECAST_SCHEMA
+
+
+def read_api_key(env_name: str) -> str:
+    """The key from the environment variable named in the plan; refuse when unset."""
+    value = os.environ.get(env_name, "")
+    if not value.strip():
+        raise UserInputError(
+            f"environment variable {env_name} is not set; it must hold the API key")
+    return value.strip()
+
+
+def scrub(text: str, *secrets: str) -> str:
+    """``text`` with every occurrence of each secret replaced by ``[REDACTED]``."""
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, REDACTED)
+    return text
+
+
+def parse_retry_after(headers: Mapping[str, str], now: float | None = None) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or HTTP date).
+
+    RFC 9110 §10.2.3: ``Retry-After`` is delay-seconds or an HTTP-date; a date
+    in the past means 0. Unparseable or non-finite values give None (the runner
+    then uses its own backoff).
+    """
+    lowered = {k.lower(): v for k, v in headers.items()}
+    millis = lowered.get("retry-after-ms")
+    if millis is not None:
+        try:
+            value = float(millis) / 1000.0
+        except ValueError:
+            value = math.nan
+        if math.isfinite(value):
+            return max(0.0, value)
+    raw = lowered.get("retry-after")
+    if raw is None:
+        return None
+    try:
+        seconds = float(raw)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(raw)
+        except (TypeError, ValueError):
+            return None
+        if when is None:
+            return None
+        current = time.time() if now is None else now
+        return max(0.0, when.timestamp() - current)
+    return max(0.0, seconds) if math.isfinite(seconds) else None
+
+
+def _number_option(options: Mapping[str, Any], key: str, default: float | None,
+                   *, minimum: float = 0.0, strict: bool = False) -> float | None:
+    value = options.get(key, default)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(
+            value) or value < minimum or (strict and value == minimum):
+        bound = ">" if strict else ">="
+        raise UserInputError(f"backend option {key} must be a number {bound} {minimum:g}")
+    return float(value)
+
+
+@dataclass(frozen=True)
+class HttpOptions:
+    """The plan's options for an HTTP backend (see the module docstring)."""
+
+    base_url: str
+    model: str
+    api_key_env: str
+    max_tokens: int = 512
+    temperature: float = 0.0
+    timeout_s: float = 60.0
+    pricing: PricingTable = field(default_factory=lambda: PricingTable({}))
+    requests_per_minute: float | None = None
+    tokens_per_minute: float | None = None
+    max_connections: int = 100
+    system: str | None = None
+
+    @classmethod
+    def parse(cls, options: Mapping[str, Any], *, default_base_url: str,
+              default_key_env: str) -> HttpOptions:
+        known = {"base_url", "model", "api_key_env", "max_tokens", "temperature", "timeout_s",
+                 "pricing", "requests_per_minute", "tokens_per_minute", "max_connections",
+                 "system", "api_version"}
+        unknown = sorted(set(options) - known)
+        if unknown:
+            raise UserInputError(f"unknown backend option {unknown[0]!r}")
+        model = options.get("model")
+        if not isinstance(model, str) or not model:
+            raise UserInputError("backend option model is required (a model name)")
+        base_url = options.get("base_url", default_base_url)
+        if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
+            raise UserInputError("backend option base_url must start with http:// or https://")
+        key_env = options.get("api_key_env", default_key_env)
+        if not isinstance(key_env, str) or not key_env.replace("_", "").isalnum():
+            raise UserInputError(
+                "backend option api_key_env must be the NAME of an environment variable")
+        max_tokens = options.get("max_tokens", 512)
+        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+            raise UserInputError("backend option max_tokens must be an integer >= 1")
+        connections = options.get("max_connections", 100)
+        if isinstance(connections, bool) or not isinstance(connections, int) or connections < 1:
+            raise UserInputError("backend option max_connections must be an integer >= 1")
+        system = options.get("system")
+        if system is not None and not isinstance(system, str):
+            raise UserInputError("backend option system must be a string")
+        return cls(
+            base_url=base_url.rstrip("/"), model=model, api_key_env=key_env,
+            max_tokens=max_tokens,
+            temperature=float(_number_option(options, "temperature", 0.0) or 0.0),
+            timeout_s=float(_number_option(options, "timeout_s", 60.0, strict=True) or 60.0),
+            pricing=PricingTable.from_json(options.get("pricing")),
+            requests_per_minute=_number_option(options, "requests_per_minute", None,
+                                               strict=True),
+            tokens_per_minute=_number_option(options, "tokens_per_minute", None, strict=True),
+            max_connections=connections, system=system)
+
+    def configuration(self, backend: str, **extra: Any) -> dict[str, Any]:
+        """What changes a result, frozen into the plan: never the key, never rate limits."""
+        return {"backend": backend, "base_url": self.base_url, "model": self.model,
+                "api_key_env": self.api_key_env, "max_tokens": self.max_tokens,
+                "temperature": self.temperature, "timeout_s": self.timeout_s,
+                "pricing": self.pricing.to_json(), "system": self.system,
+                "forecast_schema_sha256": sha256_json(FORECAST_SCHEMA), **extra}
+
+    def token_bound(self, request: ForecastRequest) -> int:
+        """Upper bound on one call's tokens: prompt bytes + framing + schema + max_tokens."""
+        wanted = response_schema(request)
+        schema_size = 0 if wanted is None else len(json.dumps(wanted[1]))
+        framing = FRAMING_TOKENS + schema_size + len(self.system or "")
+        return prompt_token_bound(request.prompt) + framing + self.max_tokens
+
+    def cost_bound_usd(self, request: ForecastRequest) -> float | None:
+        """Upper bound on one call's cost (None when the model has no price)."""
+        price = self.pricing.price(self.model)
+        if price is None:
+            return None
+        return price.cost(self.token_bound(request) - self.max_tokens, self.max_tokens)
+
+
+@dataclass(frozen=True)
+class HttpAnswer:
+    """An HTTP answer that arrived: status, parsed JSON body (or None) and the raw text."""
+
+    status: int
+    body: Any
+    text: str
+
+
+def _import_httpx() -> Any:
+    try:
+        import httpx
+    except ImportError:
+        raise MissingExtraError("httpx", "llm") from None
+    return httpx
+
+
+def _certifi_bundle() -> str | None:
+    """The CA bundle httpx verifies against by default (certifi's), if installed."""
+    try:
+        import certifi
+    except ImportError:  # pragma: no cover - certifi comes with httpx
+        return None
+    return str(certifi.where())
+
+
+class ReusedClient:
+    """A few :class:`httpx.AsyncClient`s per event loop, created on first use and reused.
+
+    httpcore's connection pool does work linear in its size on every request,
+    which costs milliseconds of CPU per call at 64 concurrent connections; the
+    connections are therefore split over ``ceil(max_connections / 8)`` reused
+    clients of at most 8 connections each, taken in turn.
+    """
+
+    SHARD_CONNECTIONS = 8
+
+    def __init__(self, timeout_s: float, max_connections: int) -> None:
+        self.timeout_s = timeout_s
+        self.max_connections = max_connections
+        self._clients: list[Any] = []
+        self._turn = 0
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def get(self) -> Any:
+        loop = asyncio.get_running_loop()
+        if not self._clients or self._loop is not loop:
+            httpx = _import_httpx()
+            shards = math.ceil(self.max_connections / self.SHARD_CONNECTIONS)
+            per_shard = math.ceil(self.max_connections / shards)
+            # one verifying TLS context (system CA bundle via certifi) shared by the shards:
+            # loading the CA bundle costs ~20 ms per context
+            tls = ssl.create_default_context(cafile=_certifi_bundle())
+            self._clients = [httpx.AsyncClient(
+                timeout=httpx.Timeout(self.timeout_s), verify=tls,
+                limits=httpx.Limits(max_connections=per_shard,
+                                    max_keepalive_connections=per_shard),
+                follow_redirects=False) for _ in range(shards)]
+            self._loop = loop
+        self._turn = (self._turn + 1) % len(self._clients)
+        return self._clients[self._turn]
+
+    async def aclose(self) -> None:
+        if self._clients and self._loop is asyncio.get_running_loop():
+            for client in self._clients:
+                await client.aclose()
+        self._clients, self._loop = [], None
+
+    async def post_json(self, url: str, headers: Mapping[str, str], payload: Mapping[str, Any],
+                        secret: str, key_env: str) -> HttpAnswer:
+        """POST JSON; map failures as in the module docstring (every text key-scrubbed)."""
+        httpx = _import_httpx()
+        client = self.get()
+        try:
+            response = await client.post(url, headers=dict(headers), json=payload)
+        except httpx.TimeoutException as error:
+            raise RequestTimeout(f"timeout after {self.timeout_s:g} s "
+                                 f"({type(error).__name__})") from None
+        except httpx.HTTPError as error:
+            message = scrub(str(error), secret)[:ERROR_TEXT_LIMIT]
+            raise TransportError(f"connection error {type(error).__name__}: {message}") from None
+        text = response.text
+        status = response.status_code
+        try:
+            body: Any = json.loads(text)
+        except ValueError:
+            body = None
+        if status in RETRYABLE_STATUS or status >= 500:
+            raise TransportError(
+                f"HTTP {status}: {error_summary(body, text, secret)}",
+                retry_after=parse_retry_after(response.headers))
+        if status in FATAL_STATUS:
+            raise UserInputError(
+                f"the server answered HTTP {status} ({error_summary(body, text, secret)}); "
+                f"check the model, base_url and the key in {key_env}")
+        return HttpAnswer(status, body, text)
+
+
+def error_summary(body: Any, text: str, secret: str) -> str:
+    """A short, key-scrubbed description of an error body (type and message)."""
+    if isinstance(body, Mapping):
+        error = body.get("error")
+        if isinstance(error, Mapping):
+            kind = error.get("type") or error.get("code") or "error"
+            message = error.get("message") or ""
+            return scrub(f"{kind}: {message}", secret)[:ERROR_TEXT_LIMIT]
+        if isinstance(error, str):
+            return scrub(error, secret)[:ERROR_TEXT_LIMIT]
+    snippet = " ".join(text.split())[:ERROR_TEXT_LIMIT]
+    return scrub(snippet, secret) or "empty body"
+
+
+def returned_model(body: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    """The model id the server says answered, or (None, reason)."""
+    model = body.get("model")
+    if isinstance(model, str) and model:
+        return model, None
+    return None, "response has no model field"
+
+
+def usage_numbers(usage: Any, input_key: str, output_key: str) -> tuple[int | None, int | None]:
+    """Input and output token counts from a usage object (None when absent or malformed)."""
+    if not isinstance(usage, Mapping):
+        return None, None
+
+    def count(key: str) -> int | None:
+        value = usage.get(key)
+        ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
+        return value if ok else None
+
+    return count(input_key), count(output_key)
+
+
+def failed_response(options: HttpOptions, answer: HttpAnswer, secret: str,
+                    reason: str) -> BackendResponse:
+    """A final answer that is not a forecast (error status, broken body): the runner falls back."""
+    body = answer.body if isinstance(answer.body, Mapping) else {}
+    model, model_reason = returned_model(body)
+    return BackendResponse(
+        text=scrub(answer.text, secret)[:2000], requested_model=options.model,
+        returned_model=model, returned_model_reason=model_reason,
+        error=scrub(reason, secret)[:ERROR_TEXT_LIMIT])

@@ -1,0 +1,103 @@
+"""Token prices from the plan and the cost of one call (spec credit.md §5: usage and cost).
+
+The plan's forecaster options carry a pricing table, USD per million tokens::
+
+    {"<model>": {"input_per_mtok": 3.0, "output_per_mtok": 15.0}, ...}
+
+and the cost of a call with ``i`` input and ``o`` output tokens is
+
+    cost = (i · input_per_mtok + o · output_per_mtok) / 1 000 000   [USD].
+
+The price is looked up under the *requested* model (the one the plan pays
+for); a returned model id that differs is recorded but never re-priced. The
+upper bound used by the budget (:mod:`foreseen.credit.run.budget`) is the same
+formula with ``o = max_tokens`` and ``i`` an over-estimate of the prompt's
+tokens (:func:`prompt_token_bound`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from foreseen.core.errors import UserInputError
+
+PER_MILLION = 1_000_000.0
+
+
+@dataclass(frozen=True)
+class Price:
+    """USD per million input tokens and per million output tokens."""
+
+    input_per_mtok: float
+    output_per_mtok: float
+
+    def cost(self, input_tokens: int, output_tokens: int) -> float:
+        """``(input_tokens · input_per_mtok + output_tokens · output_per_mtok) / 10⁶``."""
+        return (input_tokens * self.input_per_mtok
+                + output_tokens * self.output_per_mtok) / PER_MILLION
+
+    def to_json(self) -> dict[str, float]:
+        return {"input_per_mtok": self.input_per_mtok, "output_per_mtok": self.output_per_mtok}
+
+
+def _price_number(model: str, key: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise UserInputError(f"pricing for {model!r}: {key} must be a number")
+    number = float(value)
+    if not math.isfinite(number) or number < 0:
+        raise UserInputError(f"pricing for {model!r}: {key} must be finite and >= 0")
+    return number
+
+
+@dataclass(frozen=True)
+class PricingTable:
+    """Model name → :class:`Price`; parsed from the plan's ``pricing`` option."""
+
+    prices: Mapping[str, Price]
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any] | None) -> PricingTable:
+        """Parse ``{model: {"input_per_mtok", "output_per_mtok"}}``; refuse anything else."""
+        if obj is None:
+            return cls({})
+        if not isinstance(obj, Mapping):
+            raise UserInputError("pricing must be an object: model -> prices")
+        prices: dict[str, Price] = {}
+        for model, entry in obj.items():
+            if not isinstance(entry, Mapping):
+                raise UserInputError(f"pricing for {model!r} must be an object")
+            extra = sorted(set(entry) - {"input_per_mtok", "output_per_mtok"})
+            if extra:
+                raise UserInputError(f"pricing for {model!r}: unknown field {extra[0]!r}")
+            prices[str(model)] = Price(
+                _price_number(model, "input_per_mtok", entry.get("input_per_mtok")),
+                _price_number(model, "output_per_mtok", entry.get("output_per_mtok")))
+        return cls(prices)
+
+    def to_json(self) -> dict[str, dict[str, float]]:
+        return {model: price.to_json() for model, price in sorted(self.prices.items())}
+
+    def price(self, model: str) -> Price | None:
+        """The model's price, or None when the table does not list it."""
+        return self.prices.get(model)
+
+    def cost(self, model: str, input_tokens: int | None,
+             output_tokens: int | None) -> float | None:
+        """Cost of one call in USD; None when the model is unpriced or usage is missing."""
+        price = self.price(model)
+        if price is None or input_tokens is None or output_tokens is None:
+            return None
+        return price.cost(input_tokens, output_tokens)
+
+
+def prompt_token_bound(text: str) -> int:
+    """An over-estimate of a prompt's token count: its UTF-8 byte count.
+
+    Byte-level BPE tokenisers (GPT, Claude, Llama families) never produce more
+    tokens than bytes, so ``len(text.encode())`` bounds the true count from
+    above (plus a small allowance the caller adds for the message framing).
+    """
+    return len(text.encode("utf-8"))

@@ -1,0 +1,346 @@
+"""Explainers that call a language model through any Backend (spec credit.md §2, §9, §10).
+
+For every state of a study, :class:`LLMExplainer` makes (prompts in
+:mod:`foreseen.credit.explainers.templates`):
+
+1. **proposal** (``propose=True``, the controlled study): the model picks one
+   intervention of the study's public catalog from the public state only (the
+   state's ``intervention_prior``, which names its assigned change, is
+   withheld). The answer is validated — JSON object, ``intervention_id`` in
+   the catalog — and an invalid answer or a transport failure gets the
+   declared fallback, the first catalog entry, with the reason. The executed
+   intervention of a built study is fixed (its outcome exists), so the note or
+   card below is always about the state's **assigned** intervention; the
+   proposal is returned beside the explanations (:class:`Proposal`,
+   ``matches_assigned``) for the report.
+2. **ordinary** states: a free-text note; its card is extracted blind to the
+   condition — ``extractor="llm"``: the model returns slot → quoted passage
+   (:func:`locate_quotes` keeps a slot only if its quote occurs verbatim in
+   the note; direction and target are then read from the quote by E's
+   rule-based :func:`~foreseen.credit.cards.extraction.extract_card`, their spans
+   shifted into the note), or ``extractor="rules"``: E's extractor on the
+   whole note.
+3. **elicited** states: a JSON card (``CARD_SCHEMA``), validated slot by slot
+   (direction in the enum; target numbers finite, lower ≤ upper, benefit
+   probability in [0, 1], else the target is dropped; text slots non-empty);
+   its note is :func:`~foreseen.credit.cards.render.render_card` of the card, with
+   spans located verbatim in that note. An answer that is not a JSON object
+   leaves the explanation without note or card.
+
+Every explanation is ``Explanation(source="llm", generator=…)`` with
+generator ``llm:<backend name>:<SHA-256 of the backend configuration>:
+<llm_templates_digest>`` (first 16 hex digits of each). Transport failures
+are retried (``max_attempts``; wait = the server's retry-after or
+``min(2, 0.05·2^(a−1))·(0.5 + U)``, U seeded by (seed, call, attempt)); an
+exhausted call leaves the state with an empty explanation (intention to
+treat) and its reason in :attr:`LLMExplainerRun.issues`. Each call's
+``request.seed`` is :func:`~foreseen.credit.plan.freeze.slot_seed` of
+(seed, call slot id), so a seeded backend is reproducible call by call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import random
+import re
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from foreseen.core.digest import sha256_json
+from foreseen.credit.backends.base import Backend, ForecastRequest, TransportError
+from foreseen.credit.explainers import templates as tpl
+from foreseen.credit.model import (
+    DIRECTIONS,
+    Card,
+    Direction,
+    Explanation,
+    Span,
+    State,
+    Study,
+    Target,
+)
+from foreseen.credit.plan.freeze import slot_seed
+
+EXTRACTORS: tuple[str, ...] = ("llm", "rules")
+Sleep = Callable[[float], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """A model's proposed intervention (or the declared fallback) for one state."""
+
+    state_id: str
+    intervention_id: str
+    valid: bool
+    reason: str | None
+    raw: str | None
+    matches_assigned: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {"state_id": self.state_id, "intervention_id": self.intervention_id,
+                "valid": self.valid, "reason": self.reason, "raw": self.raw,
+                "matches_assigned": self.matches_assigned}
+
+
+@dataclass
+class LLMExplainerRun:
+    """Explanations by state, proposals by state, and per-state issues (reason lists)."""
+
+    explanations: dict[str, Explanation]
+    proposals: dict[str, Proposal] = field(default_factory=dict)
+    issues: dict[str, list[str]] = field(default_factory=dict)
+    calls: int = 0
+    transport_failures: int = 0
+
+    def issue_counts(self) -> dict[str, int]:
+        """Reason → number of states with it (for the report)."""
+        counts: dict[str, int] = {}
+        for reasons in self.issues.values():
+            for reason in reasons:
+                counts[reason] = counts.get(reason, 0) + 1
+        return dict(sorted(counts.items()))
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def _json_object(text: str) -> dict[str, Any] | None:
+    try:
+        obj = json.loads(text, parse_constant=lambda name: None)
+    except (json.JSONDecodeError, RecursionError):
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+def validate_proposal(text: str, catalog_ids: tuple[str, ...]) -> tuple[str | None, str | None]:
+    """(intervention id, None) for a valid answer, else (None, reason)."""
+    obj = _json_object(text)
+    if obj is None:
+        return None, "proposal is not a JSON object"
+    chosen = obj.get("intervention_id")
+    if not isinstance(chosen, str):
+        return None, "proposal has no intervention_id string"
+    if chosen not in catalog_ids:
+        return None, "proposal is not in the catalog"
+    return chosen, None
+
+
+def _finite(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def card_from_answer(text: str) -> tuple[Card | None, list[str]]:
+    """Validate an elicited-card answer; return the card (None if not an object) and reasons."""
+    obj = _json_object(text)
+    if obj is None:
+        return None, ["card answer is not a JSON object"]
+    reasons: list[str] = []
+    direction = obj.get("direction")
+    if direction not in DIRECTIONS:
+        reasons.append("card direction invalid")
+        direction = None
+    target = None
+    raw = obj.get("target")
+    if isinstance(raw, Mapping):
+        point, low, high = (_finite(raw.get(k)) for k in ("point", "lower", "upper"))
+        probability = _finite(raw.get("benefit_probability"))
+        if point is None or low is None or high is None:
+            reasons.append("card target numbers missing or non-finite")
+        elif low > high:
+            reasons.append("card target lower > upper")
+        elif probability is not None and not 0.0 <= probability <= 1.0:
+            reasons.append("card benefit probability outside [0, 1]")
+        else:
+            target = Target(point=point, intervals=((low, high),),
+                            benefit_probability=probability)
+    else:
+        reasons.append("card target missing")
+    texts: dict[str, str | None] = {}
+    for slot in ("observable", "regime", "falsification", "counterfactual"):
+        value = obj.get(slot)
+        texts[slot] = value.strip() if isinstance(value, str) and value.strip() else None
+        if texts[slot] is None:
+            reasons.append(f"card {slot} empty")
+    card = Card(direction=cast(Direction | None, direction), target=target,
+                observable=texts["observable"], regime=texts["regime"],
+                falsification=texts["falsification"], counterfactual=texts["counterfactual"])
+    return card, reasons
+
+
+_NON_EMPTY = re.compile(r"[^\W_]")
+
+
+def locate_quotes(note: str, quotes: Mapping[str, Any]) -> tuple[Card, list[str]]:
+    """A card from slot → quote: only quotes found verbatim in ``note`` count (first occurrence).
+
+    Text slots take the quote as value and its span. Direction and target are
+    read from the quote alone by E's :func:`extract_card`; their spans (inside
+    the quote) are shifted by the quote's offset, so every span indexes
+    ``note``. Returns the card and the reasons for rejected quotes.
+    """
+    from foreseen.credit.cards.extraction import extract_card
+
+    reasons: list[str] = []
+    spans: dict[str, tuple[Span, ...]] = {}
+    values: dict[str, Any] = {}
+    for slot in ("direction", "target", "observable", "regime", "falsification",
+                 "counterfactual"):
+        quote = quotes.get(slot)
+        if not isinstance(quote, str) or not _NON_EMPTY.search(quote):
+            continue
+        start = note.find(quote)
+        if start < 0:
+            reasons.append(f"extract {slot}: quote not verbatim in the note")
+            continue
+        if slot in ("direction", "target"):
+            inner = extract_card(quote)
+            value = inner.direction if slot == "direction" else inner.target
+            inner_spans = inner.spans.get(slot, ())
+            if value is None or not inner_spans:
+                reasons.append(f"extract {slot}: quote states no readable {slot}")
+                continue
+            values[slot] = value
+            spans[slot] = tuple(Span(start + s.start, start + s.end, s.text) for s in inner_spans)
+        else:
+            values[slot] = quote
+            spans[slot] = (Span(start, start + len(quote), quote),)
+    card = Card(direction=values.get("direction"), target=values.get("target"),
+                observable=values.get("observable"), regime=values.get("regime"),
+                falsification=values.get("falsification"),
+                counterfactual=values.get("counterfactual"), spans=spans)
+    return card, reasons
+
+
+# --------------------------------------------------------------------------- the explainer
+
+
+class LLMExplainer:
+    """An explainer backed by any :class:`Backend` (see the module docstring)."""
+
+    def __init__(self, backend: Backend, *, seed: int = 0, propose: bool = False,
+                 extractor: str = "llm", concurrency: int = 1, max_attempts: int = 4,
+                 sleep: Sleep = asyncio.sleep) -> None:
+        if extractor not in EXTRACTORS:
+            raise ValueError(f"extractor must be one of {EXTRACTORS}")
+        self.backend = backend
+        self.seed = seed
+        self.propose = propose
+        self.extractor = extractor
+        self.concurrency = max(1, concurrency)
+        self.max_attempts = max(1, max_attempts)
+        self.sleep = sleep
+        self.generator = (f"llm:{backend.name}:{sha256_json(backend.configuration())[:16]}:"
+                          f"{tpl.llm_templates_digest()[:16]}")
+
+    def explain(self, study: Study) -> LLMExplainerRun:
+        """Explain every state of ``study`` (runs its own event loop)."""
+        return asyncio.run(self.explain_async(study))
+
+    async def explain_async(self, study: Study) -> LLMExplainerRun:
+        run = LLMExplainerRun(explanations={})
+        gate = asyncio.Semaphore(self.concurrency)
+
+        async def one(state: State) -> None:
+            async with gate:
+                await self._explain_state(study, state, run)
+
+        await asyncio.gather(*(one(state) for state in study.states))
+        run.explanations = dict(sorted(run.explanations.items()))
+        run.proposals = dict(sorted(run.proposals.items()))
+        run.issues = dict(sorted(run.issues.items()))
+        return run
+
+    async def _call(self, run: LLMExplainerRun, state: State, task: str, prompt: str,
+                    schema: Mapping[str, Any] | None) -> str | None:
+        call_id = f"explain:{task}|{state.id}"
+        request = ForecastRequest(
+            slot_id=call_id, state_id=state.id, context_kind=f"explain:{task}", repeat=1,
+            prompt=prompt, seed=slot_seed(self.seed, call_id),
+            context={"llm_task": task, "template_version": tpl.VERSIONS[task],
+                     "response_schema": None if schema is None else {
+                         "name": task, "schema": dict(schema)}})
+        for attempt in range(1, self.max_attempts + 1):
+            run.calls += 1
+            try:
+                response = await self.backend.complete(request)
+            except TransportError as error:
+                run.transport_failures += 1
+                if attempt < self.max_attempts:
+                    await self.sleep(self._delay(call_id, attempt, error.retry_after))
+                continue
+            return response.text
+        run.issues.setdefault(state.id, []).append(f"{task}: transport_exhausted")
+        return None
+
+    def _delay(self, call_id: str, attempt: int, retry_after: float | None) -> float:
+        if retry_after is not None and math.isfinite(retry_after) and retry_after >= 0:
+            return float(retry_after)
+        jitter = random.Random(slot_seed(self.seed, f"{call_id}#retry{attempt}")).random()
+        return min(2.0, 0.05 * 2.0 ** (attempt - 1)) * (0.5 + jitter)
+
+    async def _explain_state(self, study: Study, state: State, run: LLMExplainerRun) -> None:
+        issues = run.issues.setdefault(state.id, [])
+        if self.propose:
+            run.proposals[state.id] = await self._propose(study, state, run)
+        intervention = study.intervention(state.intervention_id)
+        if state.condition == "ordinary":
+            note = await self._call(run, state, "note", tpl.render_note(study, state,
+                                                                        intervention), None)
+            card = await self._extract(state, note, run) if note else None
+            run.explanations[state.id] = Explanation(state.id, "llm", self.generator,
+                                                     note, card)
+        else:
+            text = await self._call(run, state, "card",
+                                    tpl.render_card_request(study, state, intervention),
+                                    tpl.CARD_SCHEMA)
+            run.explanations[state.id] = self._elicited(state, text, issues)
+        if not issues:
+            del run.issues[state.id]
+
+    async def _propose(self, study: Study, state: State, run: LLMExplainerRun) -> Proposal:
+        catalog = tuple(i.id for i in study.interventions)
+        text = await self._call(run, state, "propose", tpl.render_propose(study, state),
+                                tpl.proposal_schema(catalog))
+        chosen, reason = (None, "transport_exhausted") if text is None else validate_proposal(
+            text, catalog)
+        if chosen is None:
+            run.issues.setdefault(state.id, []).append(f"propose: {reason}")
+            chosen = catalog[0]
+        return Proposal(state.id, chosen, reason is None, reason, text,
+                        chosen == state.intervention_id)
+
+    async def _extract(self, state: State, note: str, run: LLMExplainerRun) -> Card | None:
+        if self.extractor == "rules":
+            from foreseen.credit.cards.extraction import extract_card
+
+            return extract_card(note)
+        text = await self._call(run, state, "extract", tpl.render_extract(note),
+                                tpl.EXTRACT_SCHEMA)
+        if text is None:
+            return Card()
+        quotes = _json_object(text)
+        if quotes is None:
+            run.issues.setdefault(state.id, []).append("extract: answer is not a JSON object")
+            return Card()
+        card, reasons = locate_quotes(note, quotes)
+        run.issues.setdefault(state.id, []).extend(reasons)
+        return card
+
+    def _elicited(self, state: State, text: str | None, issues: list[str]) -> Explanation:
+        from foreseen.credit.cards.render import render_card
+        from foreseen.credit.studies.controlled.explainers import with_spans
+
+        if text is None:
+            return Explanation(state.id, "llm", self.generator, None, None)
+        card, reasons = card_from_answer(text)
+        issues.extend(reasons)
+        if card is None:
+            return Explanation(state.id, "llm", self.generator, None, None)
+        note = render_card(card)
+        return Explanation(state.id, "llm", self.generator, note or None,
+                           with_spans(card, note))

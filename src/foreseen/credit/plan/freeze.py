@@ -1,0 +1,497 @@
+"""Frozen credit plans: slots, outcome commitment, reveal, amendments, child plans (spec §4).
+
+A plan is a JSON object; its file holds exactly ``canonical_json(plan)`` and
+the **plan id** is ``SHA-256(canonical_json(plan))``. It holds the public
+study (and its version), the explanations (they exist before freezing), one
+entry per call slot (explainer, state, context id, repeat 1..R, the SHA-256
+of the slot's rendered prompt, whether it delivered content, the SHA-256 of
+the forecaster block, the per-slot seed), the forecaster configuration (incl.
+temperature/effort), the prompt-template digest, the donor maps, lottery
+inputs, the analysis configuration and the digest of the analysis code, the
+plan seed, execution parameters (concurrency, attempts, backoff), and the
+**outcome commitment**: SHA-256 of the sealed outcome file's bytes.
+``parent`` names the plan this one amends or calibrates; ``post_outcome``
+flags a plan frozen after the reveal (known-signal child).
+
+:func:`reveal` refuses an outcome file whose digest differs from the
+commitment. A known-signal child plan (:func:`freeze_signal_plan`) shows each
+state the other seed's realised outcome (``seed_swap`` donor map) exactly,
+plus declared seeded Gaussian noise, or as its sign only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import json
+import math
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from foreseen.core.digest import (
+    canonical_json,
+    code_digest,
+    sha256_file,
+    sha256_json,
+    sha256_text,
+    write_text_atomic,
+)
+from foreseen.core.errors import UserInputError
+from foreseen.credit.model import Explanation, Study
+
+PLAN_FORMAT = "foreseen.credit.plan.freeze/1"
+DEFAULT_CONTEXTS_MODULE = "foreseen.credit.plan.contexts"
+ANALYSIS_MODULES: tuple[str, ...] = (
+    "foreseen.core.bootstrap",
+    "foreseen.core.stats",
+    "foreseen.credit.analysis.analyze",
+    "foreseen.credit.analysis.baselines",
+    "foreseen.credit.analysis.checks",
+    "foreseen.credit.analysis.config",
+    "foreseen.credit.analysis.contrasts",
+    "foreseen.credit.analysis.gates",
+    "foreseen.credit.analysis.metrics",
+    "foreseen.credit.analysis.markdown",
+)
+SIGNAL_NAMES: tuple[str, ...] = ("exact", "noisy", "sign")
+
+
+@dataclass(frozen=True)
+class ExecutionConfig:
+    """Runner parameters frozen into the plan (spec §5)."""
+
+    concurrency: int = 4
+    max_attempts: int = 4
+    backoff_base_s: float = 0.05
+    backoff_max_s: float = 2.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"concurrency": self.concurrency, "max_attempts": self.max_attempts,
+                "backoff_base_s": self.backoff_base_s, "backoff_max_s": self.backoff_max_s}
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> ExecutionConfig:
+        try:
+            config = cls(int(obj["concurrency"]), int(obj["max_attempts"]),
+                         float(obj["backoff_base_s"]), float(obj["backoff_max_s"]))
+        except (KeyError, TypeError, ValueError):
+            raise UserInputError("plan: execution block is malformed") from None
+        if config.concurrency < 1 or config.max_attempts < 1 or config.backoff_base_s < 0:
+            raise UserInputError("plan: execution needs concurrency >= 1 and max_attempts >= 1")
+        return config
+
+
+@dataclass(frozen=True)
+class ForecasterSpec:
+    """How to build the plan's forecaster: a registry name or ``module:callable``, plus options."""
+
+    factory: str
+    options: Mapping[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"factory": self.factory, "options": dict(self.options)}
+
+
+@dataclass(frozen=True)
+class FrozenPlan:
+    """A frozen plan: its JSON body and its id (SHA-256 of the canonical JSON)."""
+
+    body: Mapping[str, Any]
+    plan_id: str
+
+    @property
+    def study(self) -> Study:
+        return Study.from_json(self.body["study"])
+
+    @property
+    def slots(self) -> list[dict[str, Any]]:
+        return [dict(slot) for slot in self.body["slots"]]
+
+    @property
+    def parent(self) -> str | None:
+        parent = self.body.get("parent")
+        return parent if isinstance(parent, str) else None
+
+    @property
+    def post_outcome(self) -> bool:
+        return bool(self.body.get("post_outcome", False))
+
+    @property
+    def execution(self) -> ExecutionConfig:
+        return ExecutionConfig.from_json(self.body["execution"])
+
+    @property
+    def seed(self) -> int:
+        return int(self.body["seed"])
+
+    def explanations(self) -> dict[str, dict[str, Explanation]]:
+        """Explainer name → state id → explanation."""
+        return {name: {sid: Explanation.from_json(e) for sid, e in by_state.items()}
+                for name, by_state in self.body["explanations"].items()}
+
+    def donor_maps(self) -> dict[str, dict[str, str]]:
+        return {name: dict(m) for name, m in self.body["donor_maps"].items()}
+
+
+def slot_id(explainer: str | None, state_id: str, context_id: str, repeat: int) -> str:
+    """The agreed slot id: ``f"{explainer or '-'}|{state_id}|{context_id}|{repeat}"``."""
+    return f"{explainer or '-'}|{state_id}|{context_id}|{repeat}"
+
+
+def slot_seed(plan_seed: int, slot: str) -> int:
+    """Per-slot seed: the first 8 bytes of SHA-256(f"{plan_seed}|{slot}") as an unsigned int."""
+    return int.from_bytes(hashlib.sha256(f"{plan_seed}|{slot}".encode()).digest()[:8], "big")
+
+
+def plan_id_of(body: Mapping[str, Any]) -> str:
+    """Plan id = SHA-256 of the canonical JSON of the plan body."""
+    return sha256_text(canonical_json(body))
+
+
+def load_contexts_module(name: str) -> ModuleType:
+    """Import the module that renders contexts (E's ``foreseen.credit.plan.contexts`` by default)."""
+    try:
+        module = importlib.import_module(name)
+    except ImportError:
+        raise UserInputError(f"cannot import the context module {name!r}") from None
+    for attr in ("render_context", "donor_map", "parse_context_id", "prompt_template_digest"):
+        if not hasattr(module, attr):
+            raise UserInputError(f"context module {name!r} lacks {attr}()")
+    return module
+
+
+def analysis_code_modules() -> tuple[str, ...]:
+    """The analysis modules that exist in this installation (their source is digested)."""
+    return tuple(m for m in ANALYSIS_MODULES if importlib.util.find_spec(m) is not None)
+
+
+def analysis_code_sha256(modules: Sequence[str]) -> str:
+    """``code_digest`` over the analysis modules (see :func:`foreseen.core.digest.code_digest`)."""
+    try:
+        return code_digest(modules)
+    except (ImportError, ValueError):
+        raise UserInputError("analysis code module missing; cannot digest it") from None
+
+
+def _donor_maps_needed(study: Study, context_ids: Sequence[str], contexts: ModuleType,
+                       seed: int, extra: Sequence[str]) -> dict[str, dict[str, str]]:
+    names = set(study.donor_maps) | set(extra)
+    for cid in context_ids:
+        kind, qualifier = contexts.parse_context_id(cid)
+        if qualifier is not None and kind != "signal":
+            names.add(qualifier)
+    return {name: dict(contexts.donor_map(name, study, seed)) for name in sorted(names)}
+
+
+def _build_slots(study: Study, explanations: Mapping[str, Mapping[str, Explanation]],
+                 design: Mapping[str | None, Sequence[str]], repeats: int, seed: int,
+                 contexts: ModuleType, donors: Mapping[str, Mapping[str, str]],
+                 forecaster_sha256: str,
+                 signals: Mapping[tuple[str, str], float] | None = None) -> list[dict[str, Any]]:
+    slots: list[dict[str, Any]] = []
+    for explainer in sorted(design, key=lambda e: "" if e is None else e):
+        by_state = explanations.get(explainer, {}) if explainer is not None else {}
+        for state in study.states:
+            for cid in design[explainer]:
+                signal = None
+                if signals is not None:
+                    signal = signals[(state.id, cid)]
+                rendered = contexts.render_context(study, state, cid, explainer, by_state,
+                                                   donors, signal=signal)
+                for repeat in range(1, repeats + 1):
+                    sid = slot_id(explainer, state.id, cid, repeat)
+                    slots.append({
+                        "slot_id": sid,
+                        "explainer": explainer,
+                        "state_id": state.id,
+                        "context_id": cid,
+                        "repeat": repeat,
+                        "donor_state_id": rendered.donor_state_id,
+                        "delivered": rendered.delivered,
+                        "signal": signal,
+                        "prompt_sha256": sha256_text(rendered.prompt),
+                        "forecaster_sha256": forecaster_sha256,
+                        "seed": slot_seed(seed, sid),
+                    })
+    slots.sort(key=lambda s: s["slot_id"])
+    return slots
+
+
+def _outcome_commitment(outcomes_path: str | os.PathLike[str]) -> dict[str, Any]:
+    path = Path(outcomes_path)
+    if not path.is_file():
+        raise UserInputError(f"sealed outcome file {path} does not exist")
+    return {"sha256": sha256_file(path)}
+
+
+def freeze_plan(
+    study: Study,
+    explanations: Mapping[str, Mapping[str, Explanation]],
+    *,
+    design: Mapping[str | None, Sequence[str]],
+    repeats: int,
+    forecaster: ForecasterSpec,
+    forecaster_configuration: Mapping[str, Any],
+    analysis: Mapping[str, Any],
+    outcomes_path: str | os.PathLike[str],
+    seed: int,
+    execution: ExecutionConfig | None = None,
+    contexts_module: str = DEFAULT_CONTEXTS_MODULE,
+    lottery: Mapping[str, Any] | None = None,
+    parent: str | None = None,
+    post_outcome: bool = False,
+    amendments: Sequence[Mapping[str, Any]] = (),
+    extra_donor_maps: Sequence[str] = (),
+) -> FrozenPlan:
+    """Freeze a plan.
+
+    ``design`` maps an explainer name (``None`` for the shared ``description``
+    slots) to its context ids; every state of the study gets every context
+    ``repeats`` times. Each slot's prompt is rendered now and its SHA-256
+    frozen; the runner re-renders and refuses a prompt whose digest differs.
+    """
+    if repeats < 1:
+        raise UserInputError("plan: repeats must be >= 1")
+    for explainer, cids in design.items():
+        if explainer is None and any(c != "description" for c in cids):
+            raise UserInputError("plan: only 'description' slots may have no explainer")
+        if explainer is not None and explainer not in explanations:
+            raise UserInputError(f"plan: no explanations for explainer {explainer!r}")
+    contexts = load_contexts_module(contexts_module)
+    all_cids = [c for cids in design.values() for c in cids]
+    donors = _donor_maps_needed(study, all_cids, contexts, seed, extra_donor_maps)
+    forecaster_json = {**forecaster.to_json(), "configuration": dict(forecaster_configuration)}
+    slots = _build_slots(study, explanations, design, repeats, seed, contexts, donors,
+                         sha256_json(forecaster_json))
+    modules = analysis_code_modules()
+    body: dict[str, Any] = {
+        "format": PLAN_FORMAT,
+        "study": study.to_json(),
+        "study_version": study.version,
+        "explanations": {name: {sid: e.to_json() for sid, e in sorted(by_state.items())}
+                         for name, by_state in sorted(explanations.items())},
+        "design": {("-" if k is None else k): list(v) for k, v in design.items()},
+        "repeats": repeats,
+        "forecaster": forecaster_json,
+        "contexts_module": contexts_module,
+        "prompt_template_sha256": contexts.prompt_template_digest(),
+        "prompt_template_version": getattr(contexts, "PROMPT_TEMPLATE_VERSION", None),
+        "donor_maps": donors,
+        "lottery": None if lottery is None else dict(lottery),
+        "analysis": dict(analysis),
+        "analysis_modules": list(modules),
+        "analysis_code_sha256": analysis_code_sha256(modules),
+        "seed": seed,
+        "execution": (execution or ExecutionConfig()).to_json(),
+        "outcome_commitment": _outcome_commitment(outcomes_path),
+        "parent": parent,
+        "post_outcome": post_outcome,
+        "amendments": [dict(a) for a in amendments],
+        "slots": slots,
+    }
+    return FrozenPlan(body, plan_id_of(body))
+
+
+def write_plan(plan: FrozenPlan, path: str | os.PathLike[str]) -> None:
+    """Write the plan file: exactly its canonical JSON (so the file's SHA-256 is the plan id)."""
+    write_text_atomic(path, canonical_json(plan.body))
+
+
+_REQUIRED_KEYS = ("format", "study", "explanations", "forecaster", "contexts_module",
+                  "prompt_template_sha256", "donor_maps", "analysis", "analysis_modules",
+                  "analysis_code_sha256", "seed", "execution", "outcome_commitment", "parent",
+                  "post_outcome", "amendments", "slots")
+
+
+def load_plan(path: str | os.PathLike[str]) -> FrozenPlan:
+    """Read and check a plan file; refuse non-JSON, non-canonical or incomplete files."""
+    plan_path = Path(path)
+    if not plan_path.is_file():
+        raise UserInputError(f"plan file {plan_path} does not exist")
+    raw = plan_path.read_bytes()
+    try:
+        text = raw.decode("utf-8")
+        body = json.loads(text)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise UserInputError(f"plan file {plan_path.name} is not valid JSON") from None
+    if not isinstance(body, dict):
+        raise UserInputError(f"plan file {plan_path.name} is not a JSON object")
+    missing = [k for k in _REQUIRED_KEYS if k not in body]
+    if missing:
+        raise UserInputError(f"plan file {plan_path.name}: missing field {missing[0]!r}")
+    if body["format"] != PLAN_FORMAT:
+        raise UserInputError(f"plan file {plan_path.name}: unknown format {body['format']!r}")
+    try:
+        canonical = canonical_json(body)
+    except ValueError:
+        raise UserInputError(f"plan file {plan_path.name}: non-finite number") from None
+    if canonical != text:
+        raise UserInputError(
+            f"plan file {plan_path.name} is not in canonical form (edited after freezing?)"
+        )
+    plan = FrozenPlan(body, sha256_text(canonical))
+    plan.study  # noqa: B018 - validates the study block
+    ExecutionConfig.from_json(body["execution"])
+    if not isinstance(body["slots"], list) or not all(
+            isinstance(s, dict) and "slot_id" in s for s in body["slots"]):
+        raise UserInputError(f"plan file {plan_path.name}: malformed slots")
+    return plan
+
+
+def write_outcomes(path: str | os.PathLike[str], study: Study,
+                   outcomes: Mapping[str, float]) -> str:
+    """Write a sealed outcome file (canonical key order); return its SHA-256."""
+    obj = {"study": study.name, "version": study.version,
+           "outcomes": [{"state_id": sid, "y": float(y)} for sid, y in sorted(outcomes.items())]}
+    write_text_atomic(path, json.dumps(obj, sort_keys=True, indent=1, allow_nan=False) + "\n")
+    return sha256_file(path)
+
+
+def read_outcomes(path: str | os.PathLike[str], study: Study) -> dict[str, float]:
+    """Parse an outcome file and check it covers exactly the study's states with finite y."""
+    out_path = Path(path)
+    if not out_path.is_file():
+        raise UserInputError(f"outcome file {out_path} does not exist")
+    try:
+        obj = json.loads(out_path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise UserInputError(f"outcome file {out_path.name} is not valid JSON") from None
+    if not isinstance(obj, dict) or not isinstance(obj.get("outcomes"), list):
+        raise UserInputError(f"outcome file {out_path.name}: missing field 'outcomes'")
+    if obj.get("study") != study.name or obj.get("version") != study.version:
+        raise UserInputError(
+            f"outcome file {out_path.name} is for study {obj.get('study')!r}"
+            f" version {obj.get('version')!r}, not {study.name!r} version {study.version!r}"
+        )
+    values: dict[str, float] = {}
+    for entry in obj["outcomes"]:
+        if not isinstance(entry, dict) or not isinstance(entry.get("state_id"), str):
+            raise UserInputError(f"outcome file {out_path.name}: entry without state_id")
+        y = entry.get("y")
+        if isinstance(y, bool) or not isinstance(y, (int, float)) or not math.isfinite(y):
+            raise UserInputError(
+                f"outcome file {out_path.name}: state {entry['state_id']}: y is not a finite"
+                " number"
+            )
+        if entry["state_id"] in values:
+            raise UserInputError(f"outcome file {out_path.name}: duplicate {entry['state_id']}")
+        values[entry["state_id"]] = float(y)
+    expected = {s.id for s in study.states}
+    if set(values) != expected:
+        missing = sorted(expected - set(values))
+        extra = sorted(set(values) - expected)
+        detail = f"missing {missing[0]!r}" if missing else f"unknown state {extra[0]!r}"
+        raise UserInputError(f"outcome file {out_path.name}: {detail}")
+    return values
+
+
+def reveal(plan: FrozenPlan, outcomes_path: str | os.PathLike[str]) -> dict[str, float]:
+    """Open the sealed outcomes: refuse a file whose SHA-256 differs from the commitment."""
+    path = Path(outcomes_path)
+    if not path.is_file():
+        raise UserInputError(f"outcome file {path} does not exist")
+    observed = sha256_file(path)
+    expected = plan.body["outcome_commitment"]["sha256"]
+    if observed != expected:
+        raise UserInputError(
+            f"outcome file {path.name} does not match the plan's commitment"
+            f" (sha256 {observed[:12]}…, plan expects {expected[:12]}…)"
+        )
+    return read_outcomes(path, plan.study)
+
+
+AMENDABLE_KEYS: tuple[str, ...] = ("analysis", "analysis_code_sha256", "analysis_modules",
+                                   "execution")
+
+
+def amend_plan(parent: FrozenPlan, changes: Mapping[str, Any], reason: str) -> FrozenPlan:
+    """An amendment: a new plan with ``changes`` applied, naming its parent, with the reason.
+
+    Only :data:`AMENDABLE_KEYS` may change (what is analysed and how calls are
+    executed); anything that determines the slots, the prompts or the
+    commitment needs a new plan, not an amendment.
+    """
+    bad = sorted(set(changes) - set(AMENDABLE_KEYS))
+    if bad:
+        raise UserInputError(
+            f"amendment may not change {bad[0]!r} (amendable: {', '.join(AMENDABLE_KEYS)})"
+        )
+    if not reason.strip():
+        raise UserInputError("an amendment needs a reason")
+    body = {**dict(parent.body), **dict(changes)}
+    if "execution" in changes:
+        ExecutionConfig.from_json(body["execution"])
+    body["parent"] = parent.plan_id
+    body["amendments"] = [*parent.body["amendments"],
+                          {"parent": parent.plan_id, "reason": reason,
+                           "changed": sorted(changes)}]
+    return FrozenPlan(body, plan_id_of(body))
+
+
+def known_signals(plan: FrozenPlan, outcomes: Mapping[str, float], donors: Mapping[str, str],
+                  *, noise_sd: float, noise_seed: int) -> dict[tuple[str, str], float]:
+    """Signals per (state, ``signal@name``): the ``seed_swap`` donor's outcome, exact/noisy/sign.
+
+    noisy = exact + ε, ε ~ N(0, noise_sd²) drawn from ``default_rng(slot_seed(noise_seed,
+    state id))`` (one draw per state, independent of order); sign = sign(exact) ∈ {−1, 0, 1}.
+    """
+    if not (noise_sd >= 0 and math.isfinite(noise_sd)):
+        raise UserInputError("signal noise sd must be a finite number >= 0")
+    signals: dict[tuple[str, str], float] = {}
+    for state in plan.study.states:
+        exact = float(outcomes[donors[state.id]])
+        noise = float(np.random.default_rng(slot_seed(noise_seed, state.id)).normal(0.0, 1.0))
+        signals[(state.id, "signal@exact")] = exact
+        signals[(state.id, "signal@noisy")] = exact + noise_sd * noise
+        signals[(state.id, "signal@sign")] = float(np.sign(exact))
+    return signals
+
+
+def freeze_signal_plan(parent: FrozenPlan, outcomes_path: str | os.PathLike[str], *,
+                       repeats: int | None = None, noise_sd: float = 0.01,
+                       names: Sequence[str] = SIGNAL_NAMES) -> FrozenPlan:
+    """Known-signal child plan (spec §4): frozen after the reveal, names its parent, post_outcome.
+
+    Reuses the parent's study, forecaster, analysis configuration, execution
+    parameters and ``seed_swap`` donor map (computed with the parent's seed if the
+    parent did not use it); one ``signal@<name>`` slot per
+    state, name and repeat (explainer none).
+    """
+    unknown = sorted(set(names) - set(SIGNAL_NAMES))
+    if unknown:
+        raise UserInputError(f"unknown signal {unknown[0]!r}; known: {SIGNAL_NAMES}")
+    outcomes = reveal(parent, outcomes_path)
+    contexts = load_contexts_module(parent.body["contexts_module"])
+    study = parent.study
+    swap = parent.donor_maps().get("seed_swap")
+    if swap is None:
+        swap = dict(contexts.donor_map("seed_swap", study, parent.seed))
+    donors = {"seed_swap": swap}
+    noise_seed = parent.seed + 1
+    signals = known_signals(parent, outcomes, swap, noise_sd=noise_sd, noise_seed=noise_seed)
+    reps = repeats if repeats is not None else int(parent.body.get("repeats", 1))
+    cids = [f"signal@{name}" for name in names]
+    slots = _build_slots(study, {}, {None: cids}, reps, parent.seed, contexts, donors,
+                         sha256_json(parent.body["forecaster"]), signals)
+    body = {**dict(parent.body)}
+    body.update({
+        "explanations": {},
+        "design": {"-": cids},
+        "repeats": reps,
+        "donor_maps": donors,
+        "prompt_template_sha256": contexts.prompt_template_digest(),
+        "parent": parent.plan_id,
+        "post_outcome": True,
+        "signals": {"source": "seed_swap", "names": list(names), "noise_sd": noise_sd,
+                    "noise_seed": noise_seed},
+        "amendments": [],
+        "slots": slots,
+    })
+    return FrozenPlan(body, plan_id_of(body))

@@ -1,0 +1,71 @@
+"""Run a frozen plan and its known-signal child plan in one output folder (spec §4).
+
+The offline study commands (``credit demo``, the Tox21 and OpenML studies)
+share these steps: move the files a previous run left in the folder into
+``previous/<n>/`` (:func:`archive_previous_run` — nothing a user produced is
+ever deleted: a ledger of paid model calls must survive a rerun); run the
+plan into ``ledger.jsonl``, reveal the sealed outcomes, freeze the
+post-outcome known-signal child plan into ``signal_plan.json`` and run it
+into ``signal_ledger.jsonl`` (:func:`run_with_signal_plan`). Analysis stays with the caller.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from foreseen.credit.backends.base import Backend
+from foreseen.credit.plan.freeze import FrozenPlan, freeze_signal_plan, write_plan
+from foreseen.credit.run.pipeline import record_reveal
+from foreseen.credit.run.runner import RunSummary, run_plan
+
+RUN_FILES: tuple[str, ...] = ("ledger.jsonl", "ledger.jsonl.head", "signal_ledger.jsonl",
+                              "signal_ledger.jsonl.head", "plan.json", "signal_plan.json",
+                              "report.json", "report.md")
+# commands that write their own sealed outcome file also archive the previous one
+SEALED_OUTCOMES = "outcomes.sealed.json"
+
+
+def archive_previous_run(folder: Path, extra: Sequence[str] = ()) -> Path | None:
+    """Move a previous run's files (and the ``extra`` files) into ``folder/previous/<n>/``.
+
+    ``n`` is one more than the largest number already there. Returns the
+    archive folder, or None when the folder held no run files.
+    """
+    present = [name for name in (*RUN_FILES, *extra) if (folder / name).exists()]
+    if not present:
+        return None
+    previous = folder / "previous"
+    taken = [int(p.name) for p in previous.iterdir() if p.name.isdigit()] \
+        if previous.is_dir() else []
+    archive = previous / str(max(taken, default=0) + 1)
+    archive.mkdir(parents=True)
+    for name in present:
+        (folder / name).rename(archive / name)
+    return archive
+
+
+@dataclass(frozen=True)
+class CalibratedRun:
+    """The main run's summary, the revealed outcomes and the frozen known-signal child plan."""
+
+    main: RunSummary
+    outcomes: dict[str, float]
+    child: FrozenPlan
+
+
+def run_with_signal_plan(plan: FrozenPlan, folder: Path, sealed: Path, *,
+                         progress: bool = False, backend: Backend | None = None,
+                         child_backend: Backend | None = None) -> CalibratedRun:
+    """Run ``plan``, reveal ``sealed``, then freeze, write and run the known-signal child plan.
+
+    ``backend`` serves the plan and ``child_backend`` the child plan; None builds
+    each plan's own backend (:func:`foreseen.credit.run.runner.run_plan`).
+    """
+    main = run_plan(plan, folder / "ledger.jsonl", backend=backend, progress=progress)
+    outcomes = record_reveal(plan, folder / "ledger.jsonl", sealed)
+    child = freeze_signal_plan(plan, sealed)
+    write_plan(child, folder / "signal_plan.json")
+    run_plan(child, folder / "signal_ledger.jsonl", backend=child_backend, progress=progress)
+    return CalibratedRun(main, outcomes, child)

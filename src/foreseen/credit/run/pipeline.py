@@ -1,0 +1,275 @@
+"""Reveal and analyse a finished run into ``report.json`` / ``report.md`` (spec §4, §5, §11).
+
+A report is a pure function of the plan, the ledger's terminal events and
+the revealed outcomes. Everything that legitimately differs between two runs
+of the same plan (the ledger's head hash and event count — a resumed run logs
+extra ``call_started``/``torn_line_discarded`` events — latencies, wall time,
+host) lives in :data:`VARYING_KEYS`; dropping those keys, two reports of one
+plan are byte-identical whatever happened during the runs.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import platform
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from foreseen.core.digest import (
+    dumps_strict,
+    sha256_file,
+    sha256_text,
+    write_text_atomic,
+)
+from foreseen.core.errors import UserInputError
+from foreseen.core.ledger import Ledger, read_ledger
+from foreseen.credit.model import Explanation, SlotRecord, Study
+from foreseen.credit.plan.freeze import FrozenPlan, analysis_code_sha256, reveal
+from foreseen.credit.run.runner import check_ledger_plan, read_slot_records, terminal_slots
+
+REPORT_FORMAT = "foreseen.credit.report/1"
+VARYING_KEYS: tuple[str, ...] = ("ledger", "calibration_ledger", "run_metadata")
+
+Analyzer = Callable[[Study, Mapping[str, Mapping[str, Explanation]], Sequence[SlotRecord],
+                     Mapping[str, float], Mapping[str, Any], Sequence[SlotRecord]],
+                    dict[str, Any]]
+MarkdownRenderer = Callable[[Mapping[str, Any]], str]
+
+
+def default_analyzer(study: Study, explanations: Mapping[str, Mapping[str, Explanation]],
+                     slots: Sequence[SlotRecord], outcomes: Mapping[str, float],
+                     config: Mapping[str, Any], calibration: Sequence[SlotRecord]
+                     ) -> dict[str, Any]:
+    """F's ``foreseen.credit.analysis.analyze.analyze`` with the plan's frozen ``AnalysisConfig``."""
+    analysis = importlib.import_module("foreseen.credit.analysis.analyze")
+    config_module = importlib.import_module("foreseen.credit.analysis.config")
+    frozen = config_module.AnalysisConfig.from_json(config)
+    result: dict[str, Any] = analysis.analyze(study, explanations, slots, outcomes, frozen,
+                                              calibration=calibration)
+    return result
+
+
+def default_markdown(report: Mapping[str, Any]) -> str:
+    """F's ``foreseen.credit.analysis.markdown.render_markdown``, given the provenance keys it prints."""
+    module = importlib.import_module("foreseen.credit.analysis.markdown")
+    commitment = report.get("outcome_commitment", {})
+    view = {**report,
+            "analysis_code_digest": report.get("analysis_code_sha256"),
+            "outcome_commitment": commitment.get("expected"),
+            "outcome_commitment_check": "ok" if commitment.get("ok") else "MISMATCH",
+            "ledger_head": (report.get("ledger") or {}).get("head_hash")}
+    text: str = module.render_markdown(view)
+    return text
+
+
+@dataclass(frozen=True)
+class RunInputs:
+    """A plan with its ledger, checked: every slot has exactly one terminal event."""
+
+    plan: FrozenPlan
+    ledger_path: Path
+    slots: list[SlotRecord]
+    head_hash: str
+    events: int
+    latencies: list[float]
+
+
+def check_run(plan: FrozenPlan, ledger_path: str | os.PathLike[str]) -> RunInputs:
+    """Verify the ledger, that it belongs to ``plan``, and that every slot is accounted for once."""
+    path = Path(ledger_path)
+    events = read_ledger(path)
+    check_ledger_plan(events, plan, path)
+    terminal = terminal_slots(events)
+    assigned = {slot["slot_id"] for slot in plan.body["slots"]}
+    missing = sorted(assigned - set(terminal))
+    if missing:
+        raise UserInputError(
+            f"ledger {path.name}: {len(missing)} of {len(assigned)} slots have no result yet"
+            f" (first: {missing[0]}); resume with 'foreseen credit run'"
+        )
+    stray = sorted(set(terminal) - assigned)
+    if stray:
+        raise UserInputError(f"ledger {path.name}: slot {stray[0]!r} is not in the plan")
+    latencies = [float(e.payload["latency_s"]) for e in events
+                 if e.type == "call_completed" and isinstance(e.payload.get("latency_s"),
+                                                              (int, float))]
+    return RunInputs(plan, path, read_slot_records(path), events[-1].hash, len(events),
+                     latencies)
+
+
+def record_reveal(plan: FrozenPlan, ledger_path: str | os.PathLike[str],
+                  outcomes_path: str | os.PathLike[str]) -> dict[str, float]:
+    """Reveal (digest checked) and log ``outcomes_revealed`` once in the plan's ledger.
+
+    Refused until every slot of the plan has its result (nothing may be
+    forecast after the reveal).
+    """
+    outcomes = reveal(plan, outcomes_path)
+    path = Path(ledger_path)
+    check_run(plan, path)
+    events = read_ledger(path)
+    if not any(e.type == "outcomes_revealed" for e in events):
+        Ledger.open(path).append("outcomes_revealed", {
+            "sha256": sha256_file(outcomes_path), "states": len(outcomes)})
+    return outcomes
+
+
+def _latency_summary(latencies: Sequence[float]) -> dict[str, Any]:
+    if not latencies:
+        return {"calls": 0, "mean_s": None, "max_s": None}
+    return {"calls": len(latencies), "mean_s": sum(latencies) / len(latencies),
+            "max_s": max(latencies)}
+
+
+def analyze_run(plan: FrozenPlan, ledger_path: str | os.PathLike[str],
+                outcomes_path: str | os.PathLike[str], out_dir: str | os.PathLike[str], *,
+                calibration: tuple[FrozenPlan, str | os.PathLike[str]] | None = None,
+                analyzer: Analyzer = default_analyzer,
+                markdown: MarkdownRenderer = default_markdown) -> dict[str, Any]:
+    """Reveal, analyse and write ``DIR/report.json`` + ``DIR/report.md``; return the report.
+
+    ``calibration`` is the known-signal child plan and its ledger; its slots go
+    to the analysis as ``calibration`` (→ ``checks.known_signal``).
+    """
+    started = time.monotonic()
+    run = check_run(plan, ledger_path)
+    expected = plan.body["outcome_commitment"]["sha256"]
+    observed = sha256_file(outcomes_path) if Path(outcomes_path).is_file() else None
+    outcomes = record_reveal(plan, ledger_path, outcomes_path)
+    child_run: RunInputs | None = None
+    if calibration is not None:
+        child_plan, child_ledger = calibration
+        if child_plan.parent != plan.plan_id or not child_plan.post_outcome:
+            raise UserInputError(
+                "calibration plan does not name this plan as its parent (or is not post-outcome)"
+            )
+        child_run = check_run(child_plan, child_ledger)
+    modules = plan.body["analysis_modules"]
+    code_now = analysis_code_sha256(modules)
+    analysis = analyzer(plan.study, plan.explanations(), run.slots, outcomes,
+                        plan.body["analysis"], child_run.slots if child_run else [])
+    report: dict[str, Any] = {
+        "format": REPORT_FORMAT,
+        "plan_id": plan.plan_id,
+        "parent_plan_id": plan.parent,
+        "post_outcome": plan.post_outcome,
+        "amendments": plan.body["amendments"],
+        "forecaster": plan.body["forecaster"],
+        "analysis_code_sha256": code_now,
+        "analysis_code_matches_plan": code_now == plan.body["analysis_code_sha256"],
+        "outcome_commitment": {"expected": expected, "observed": observed,
+                               "ok": observed == expected},
+        "calibration_plan": None if child_run is None else {
+            "plan_id": child_run.plan.plan_id, "parent_plan_id": child_run.plan.parent,
+            "post_outcome": True, "signals": child_run.plan.body.get("signals")},
+        "ledger": {"head_hash": run.head_hash, "events": run.events},
+        "calibration_ledger": None if child_run is None else {
+            "head_hash": child_run.head_hash, "events": child_run.events},
+    }
+    for key, value in analysis.items():
+        if key in report:
+            raise ValueError(f"analysis result key {key!r} collides with the report header")
+        report[key] = value
+    report["run_metadata"] = {
+        "varying_keys": list(VARYING_KEYS),
+        "host": platform.node(),
+        "python": platform.python_version(),
+        "analysis_wall_s": time.monotonic() - started,
+        "latency": _latency_summary(run.latencies),
+    }
+    out = Path(out_dir)
+    text = dumps_strict(report) + "\n"
+    summary_md = markdown(report)  # rendered before anything is written
+    write_text_atomic(out / "report.json", text)
+    write_text_atomic(out / "report.md", summary_md)
+    Ledger.open(ledger_path).append("analysis_written", {
+        "report_sha256": sha256_text(text), "path": "report.json"})
+    return report
+
+
+def stable_part(report: Mapping[str, Any]) -> dict[str, Any]:
+    """The report without :data:`VARYING_KEYS` (what must be identical across runs)."""
+    return {k: v for k, v in report.items() if k not in VARYING_KEYS}
+
+
+def _read_json(path: Path, what: str) -> Any:
+    import json
+
+    if not path.is_file():
+        raise UserInputError(f"{what} {path} does not exist")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise UserInputError(f"{what} {path.name} is not valid JSON") from None
+
+
+def normalise_analysis_config(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """Complete a (partial) analysis config with F's ``AnalysisConfig`` defaults when present."""
+    try:
+        config_module = importlib.import_module("foreseen.credit.analysis.config")
+    except ImportError:
+        return dict(raw)
+    normalised: dict[str, Any] = config_module.AnalysisConfig.from_json(raw).to_json()
+    return normalised
+
+
+def freeze_study_dir(directory: str | os.PathLike[str]) -> FrozenPlan:
+    """Freeze the plan described by a study folder.
+
+    The folder holds ``study.json`` (public :class:`Study`), ``explanations.json``
+    (explainer → state id → explanation), ``outcomes.sealed.json`` (committed
+    by digest, never read) and ``design.json``: ``contexts`` (explainer → context
+    ids, ``"-"`` for the shared description), ``repeats``, ``seed``,
+    ``forecaster`` {``factory``, ``options``}, optional ``contexts_module``,
+    ``analysis`` (AnalysisConfig JSON), ``execution``, ``lottery``.
+    """
+    from foreseen.credit.plan.freeze import (
+        DEFAULT_CONTEXTS_MODULE,
+        ExecutionConfig,
+        ForecasterSpec,
+        freeze_plan,
+    )
+    from foreseen.credit.run.runner import make_backend
+
+    folder = Path(directory)
+    if not folder.is_dir():
+        raise UserInputError(f"study folder {folder} does not exist")
+    study = Study.from_json(_read_json(folder / "study.json", "study file"))
+    raw_explanations = _read_json(folder / "explanations.json", "explanations file")
+    if not isinstance(raw_explanations, dict):
+        raise UserInputError("explanations file: expected an object explainer → state → …")
+    explanations = {str(name): {str(sid): Explanation.from_json(e) for sid, e in by.items()}
+                    for name, by in raw_explanations.items() if isinstance(by, dict)}
+    design = _read_json(folder / "design.json", "design file")
+    if not isinstance(design, dict):
+        raise UserInputError("design file: expected a JSON object")
+    for key in ("contexts", "repeats", "seed", "forecaster"):
+        if key not in design:
+            raise UserInputError(f"design file: missing field {key!r}")
+    contexts = design["contexts"]
+    if not isinstance(contexts, dict) or not all(isinstance(v, list)
+                                                 for v in contexts.values()):
+        raise UserInputError("design file: contexts must map explainer → list of context ids")
+    forecaster = design["forecaster"]
+    if not isinstance(forecaster, dict) or not isinstance(forecaster.get("factory"), str):
+        raise UserInputError("design file: forecaster needs a 'factory' name")
+    spec = ForecasterSpec(forecaster["factory"], dict(forecaster.get("options", {})))
+    backend = make_backend(spec.factory, spec.options)
+    execution = (ExecutionConfig.from_json(design["execution"])
+                 if "execution" in design else ExecutionConfig())
+    if not isinstance(design["repeats"], int) or not isinstance(design["seed"], int):
+        raise UserInputError("design file: repeats and seed must be integers")
+    return freeze_plan(
+        study, explanations,
+        design={(None if k == "-" else str(k)): [str(c) for c in v] for k, v in contexts.items()},
+        repeats=design["repeats"], forecaster=spec,
+        forecaster_configuration=backend.configuration(),
+        analysis=normalise_analysis_config(design.get("analysis", {})),
+        outcomes_path=folder / "outcomes.sealed.json", seed=design["seed"],
+        execution=execution,
+        contexts_module=str(design.get("contexts_module", DEFAULT_CONTEXTS_MODULE)),
+        lottery=design.get("lottery"))

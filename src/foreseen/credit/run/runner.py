@@ -1,0 +1,474 @@
+"""Execute a frozen plan's call slots into the ledger (spec credit.md §5).
+
+* One backend instance per plan, ``concurrency`` workers (a plan parameter,
+  overridable on the command line: it never changes a result).
+* **Transport-only retries**: :class:`TransportError` → wait and retry, at most
+  ``max_attempts`` attempts; the wait is the server's ``retry_after`` when
+  given, else ``min(backoff_max, backoff_base·2^(attempt−1))·(0.5 + U)`` with U
+  a uniform draw seeded by (plan seed, slot, attempt). Exhausted → fallback
+  with reason ``transport_exhausted``.
+* A response that arrives is **final**: its text is parsed as JSON
+  ``{"point", "lower", "upper", "direction_probability"?}`` and validated
+  (finite numbers, lower ≤ upper, direction probability in [0, 1]); on failure
+  the slot gets the plan's fallback forecast (default point 0, [0, 0]) with
+  ``valid=False`` and the reason. It is never re-asked.
+* Every slot ends with exactly one terminal event: ``call_completed`` with
+  ``valid: true``, or ``fallback_assigned``. Resume reads the ledger and runs
+  only the slots without a terminal event; a slot whose invalid
+  ``call_completed`` was logged but whose fallback was not gets its fallback
+  without a new call.
+* Each slot's prompt is re-rendered from the plan and must hash to the frozen
+  ``prompt_sha256``; otherwise the run is refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import json
+import math
+import os
+import random
+import sys
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from foreseen.core.digest import canonical_json, sha256_text
+from foreseen.core.errors import UserInputError
+from foreseen.core.ledger import Ledger, LedgerEvent, read_ledger
+from foreseen.credit.backends.base import (
+    Backend,
+    BackendResponse,
+    ForecastRequest,
+    TransportError,
+)
+from foreseen.credit.model import Forecast, SlotRecord
+from foreseen.credit.plan.freeze import FrozenPlan, load_contexts_module, slot_seed
+from foreseen.credit.run.budget import (
+    BUDGET_EVENT,
+    CHARGE_FIELD,
+    Budget,
+    call_bound_usd,
+    charge_for_failure,
+    charge_for_response,
+)
+
+TERMINAL_EVENTS = ("call_completed", "fallback_assigned")
+FLUSH_EVENTS = 64
+FLUSH_SECONDS = 0.2
+
+
+class ForecastParseError(ValueError):
+    """A response arrived but is not a valid forecast (the message is the reason)."""
+
+
+def _reject_constant(name: str) -> float:
+    raise ForecastParseError(f"non-finite number {name} in response")
+
+
+def parse_forecast(text: str) -> Forecast:
+    """Parse and validate a response text; raise :class:`ForecastParseError` with the reason."""
+    try:
+        obj = json.loads(text, parse_constant=_reject_constant)
+    except ForecastParseError:
+        raise
+    except (json.JSONDecodeError, RecursionError):
+        raise ForecastParseError("response is not valid JSON") from None
+    if not isinstance(obj, dict):
+        raise ForecastParseError("response is not a JSON object")
+    values: dict[str, float] = {}
+    for key in ("point", "lower", "upper"):
+        if key not in obj:
+            raise ForecastParseError(f"missing field {key!r}")
+        value = obj[key]
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ForecastParseError(f"field {key!r} is not a number")
+        if not math.isfinite(value):
+            raise ForecastParseError(f"field {key!r} is not finite")
+        values[key] = float(value)
+    if values["lower"] > values["upper"]:
+        raise ForecastParseError("lower > upper")
+    probability = obj.get("direction_probability")
+    if probability is not None:
+        if isinstance(probability, bool) or not isinstance(probability, (int, float)):
+            raise ForecastParseError("direction_probability is not a number")
+        if not (math.isfinite(probability) and 0.0 <= probability <= 1.0):
+            raise ForecastParseError("direction_probability is not in [0, 1]")
+        probability = float(probability)
+    return Forecast(values["point"], values["lower"], values["upper"], probability)
+
+
+def fallback_forecast(plan: FrozenPlan, reason: str) -> Forecast:
+    """The plan's fallback forecast (AnalysisConfig ``fallback_point``, ``fallback_interval``)."""
+    analysis = plan.body.get("analysis", {})
+    point = float(analysis.get("fallback_point", 0.0))
+    low, high = analysis.get("fallback_interval", (0.0, 0.0))
+    return Forecast(point, float(low), float(high), None, valid=False, reason=reason)
+
+
+def build_backend(plan: FrozenPlan, factory: str | None = None) -> Backend:
+    """Build the plan's forecaster backend and check its configuration equals the frozen one.
+
+    ``factory`` is a registry name of :func:`foreseen.credit.backends.offline.make_forecaster`
+    or ``module:callable``; when given it must equal the plan's.
+    """
+    frozen = plan.body["forecaster"]
+    if factory is not None and factory != frozen["factory"]:
+        raise UserInputError(
+            f"the plan was frozen for forecaster {frozen['factory']!r}, not {factory!r}"
+        )
+    name, options = frozen["factory"], dict(frozen.get("options", {}))
+    backend = make_backend(name, options)
+    if canonical_json(backend.configuration()) != canonical_json(frozen["configuration"]):
+        raise UserInputError(
+            f"forecaster {name!r} configuration differs from the frozen plan's"
+        )
+    return backend
+
+
+def make_backend(factory: str, options: Mapping[str, Any]) -> Backend:
+    """Instantiate a backend from a registry name or ``module:callable``."""
+    if ":" in factory:
+        module_name, attr = factory.split(":", 1)
+        try:
+            maker = getattr(importlib.import_module(module_name), attr)
+        except (ImportError, AttributeError):
+            raise UserInputError(f"cannot import forecaster {factory!r}") from None
+        backend: Backend = maker(**options)
+        return backend
+    try:
+        forecasters = importlib.import_module("foreseen.credit.backends.offline")
+    except ImportError:
+        raise UserInputError("the offline forecasters module is not installed") from None
+    made: Backend = forecasters.make_forecaster(factory, **options)
+    return made
+
+
+def build_requests(plan: FrozenPlan) -> list[tuple[dict[str, Any], ForecastRequest]]:
+    """Re-render every slot's prompt from the plan; refuse any whose SHA-256 changed."""
+    contexts = load_contexts_module(plan.body["contexts_module"])
+    if contexts.prompt_template_digest() != plan.body["prompt_template_sha256"]:
+        raise UserInputError("the prompt template changed since the plan was frozen")
+    study = plan.study
+    explanations = plan.explanations()
+    donors = plan.donor_maps()
+    states = {s.id: s for s in study.states}
+    prepared = []
+    for slot in plan.slots:
+        explainer = slot["explainer"]
+        rendered = contexts.render_context(
+            study, states[slot["state_id"]], slot["context_id"], explainer,
+            explanations.get(explainer, {}) if explainer is not None else {},
+            donors, signal=slot.get("signal"))
+        if sha256_text(rendered.prompt) != slot["prompt_sha256"]:
+            raise UserInputError(
+                f"slot {slot['slot_id']}: rendered prompt differs from the frozen one"
+            )
+        prepared.append((slot, ForecastRequest(
+            slot_id=slot["slot_id"], state_id=slot["state_id"], context_kind=slot["context_id"],
+            repeat=int(slot["repeat"]), prompt=rendered.prompt, seed=int(slot["seed"]),
+            context=dict(rendered.payload))))
+    return prepared
+
+
+@dataclass
+class RunSummary:
+    """What a run did: slots assigned, skipped (already terminal), run now, valid, fallbacks."""
+
+    plan_id: str
+    assigned: int
+    skipped: int = 0
+    completed_valid: int = 0
+    fallbacks: int = 0
+    transport_failures: int = 0
+    fallback_reasons: dict[str, int] = field(default_factory=dict)
+    budget_exhausted: bool = False
+    unstarted: int = 0
+    spent_usd: float | None = None
+
+
+class _Writer:
+    """Buffers events and appends them in batches (one fsync per batch)."""
+
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger = ledger
+        self.pending: list[tuple[str, Mapping[str, Any]]] = []
+        self.last_flush = time.monotonic()
+
+    def add(self, *events: tuple[str, Mapping[str, Any]]) -> None:
+        self.pending.extend(events)
+        now = time.monotonic()
+        if len(self.pending) >= FLUSH_EVENTS or now - self.last_flush >= FLUSH_SECONDS:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.pending:
+            self.ledger.append_many(self.pending)
+            self.pending = []
+        self.last_flush = time.monotonic()
+
+
+def _slot_identity(slot: Mapping[str, Any]) -> dict[str, Any]:
+    return {key: slot.get(key) for key in ("slot_id", "explainer", "state_id", "context_id",
+                                            "repeat", "delivered", "signal")}
+
+
+def _response_json(response: BackendResponse) -> dict[str, Any]:
+    return {"raw": response.text, "requested_model": response.requested_model,
+            "returned_model": response.returned_model,
+            "returned_model_reason": (response.returned_model_reason
+                                      if response.returned_model is not None
+                                      else response.returned_model_reason
+                                      or "backend returned no model id"),
+            "usage": {"input_tokens": response.input_tokens,
+                      "output_tokens": response.output_tokens},
+            "cost_usd": response.cost_usd}
+
+
+def open_run_ledger(plan: FrozenPlan, ledger_path: str | os.PathLike[str]) -> Ledger:
+    """Open (or start) the plan's ledger; refuse a ledger that belongs to another plan."""
+    ledger = Ledger.open(ledger_path)
+    if not ledger.events:
+        ledger.append("plan_frozen", {"plan_id": plan.plan_id, "parent": plan.parent,
+                                      "post_outcome": plan.post_outcome,
+                                      "slots": len(plan.body["slots"])})
+        return ledger
+    check_ledger_plan(ledger.events, plan, Path(ledger_path))
+    revealed = any(e.type == "outcomes_revealed" for e in ledger.events)
+    if revealed and not plan.post_outcome and len(terminal_slots(ledger.events)) < len(
+            plan.body["slots"]):
+        raise UserInputError(
+            f"ledger {Path(ledger_path).name}: outcomes were revealed before the run finished;"
+            " open slots may not be forecast after the reveal"
+        )
+    return ledger
+
+
+def check_ledger_plan(events: Sequence[LedgerEvent], plan: FrozenPlan, path: Path) -> None:
+    """The first event must be ``plan_frozen`` with this plan's id."""
+    first = events[0] if events else None
+    if first is None or first.type != "plan_frozen":
+        raise UserInputError(f"ledger {path.name} does not start with a plan_frozen event")
+    if first.payload.get("plan_id") != plan.plan_id:
+        raise UserInputError(
+            f"ledger {path.name} belongs to plan {str(first.payload.get('plan_id'))[:12]}…,"
+            f" not to plan {plan.plan_id[:12]}… (plan or ledger changed?)"
+        )
+
+
+def terminal_slots(events: Sequence[LedgerEvent]) -> dict[str, LedgerEvent]:
+    """Slot id → its terminal event; raises if a slot has two."""
+    terminal: dict[str, LedgerEvent] = {}
+    for event in events:
+        if _is_terminal(event):
+            sid = str(event.payload["slot_id"])
+            if sid in terminal:
+                raise UserInputError(f"slot {sid} has more than one terminal event")
+            terminal[sid] = event
+    return terminal
+
+
+def _is_terminal(event: LedgerEvent) -> bool:
+    if event.type == "fallback_assigned":
+        return True
+    return event.type == "call_completed" and bool(event.payload.get("valid"))
+
+
+Sleep = Callable[[float], Awaitable[None]]
+
+
+class _Progress:
+    def __init__(self, total: int, enabled: bool) -> None:
+        self._progress: Any = None
+        self._task: Any = None
+        if enabled and sys.stderr.isatty():
+            from rich.progress import Progress
+
+            self._progress = Progress(transient=True)
+            self._progress.start()
+            self._task = self._progress.add_task("forecast calls", total=total)
+
+    def advance(self) -> None:
+        if self._progress is not None:
+            self._progress.advance(self._task)
+
+    def stop(self) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+
+async def _run_slot(plan: FrozenPlan, backend: Backend, slot: Mapping[str, Any],
+                    request: ForecastRequest, writer: _Writer, summary: RunSummary,
+                    sleep: Sleep, budget: Budget | None = None) -> bool:
+    """Run one slot to its terminal event; False when the budget refused to start a call."""
+    execution = plan.execution
+    identity = _slot_identity(slot)
+    for attempt in range(1, execution.max_attempts + 1):
+        bound = 0.0
+        charged: dict[str, float] = {}
+        if budget is not None:
+            bound = call_bound_usd(backend, request)
+            if not budget.try_reserve(bound):
+                return False
+        writer.add(("call_started", {"slot_id": request.slot_id, "attempt": attempt,
+                                     "prompt_sha256": slot["prompt_sha256"]}))
+        began = time.monotonic()
+        try:
+            response = await backend.complete(request)
+        except TransportError as error:
+            summary.transport_failures += 1
+            if budget is not None:
+                charged = {CHARGE_FIELD: charge_for_failure(error, bound)}
+                budget.settle(bound, charged[CHARGE_FIELD])
+            writer.add(("call_failed", {"slot_id": request.slot_id, "attempt": attempt,
+                                        "error": str(error)[:500],
+                                        "retry_after": error.retry_after, **charged}))
+            if attempt < execution.max_attempts:
+                await sleep(_retry_delay(plan, request.slot_id, attempt, error.retry_after))
+            continue
+        latency = time.monotonic() - began
+        if budget is not None:
+            charged = {CHARGE_FIELD: charge_for_response(response, bound)}
+            budget.settle(bound, charged[CHARGE_FIELD])
+        try:
+            if response.error is not None:
+                raise ForecastParseError(f"backend error: {response.error}")
+            forecast = parse_forecast(response.text)
+        except ForecastParseError as error:
+            reason = str(error)
+            fallback = fallback_forecast(plan, reason)
+            writer.add(
+                ("call_completed", {**identity, "attempt": attempt, "valid": False,
+                                    "reason": reason, "forecast": None,
+                                    "latency_s": latency, **_response_json(response),
+                                    **charged}),
+                ("fallback_assigned", {**identity, "reason": reason,
+                                       "forecast": fallback.to_json()}))
+            _count_fallback(summary, reason)
+            return True
+        writer.add(("call_completed", {**identity, "attempt": attempt, "valid": True,
+                                       "reason": None, "forecast": forecast.to_json(),
+                                       "latency_s": latency, **_response_json(response),
+                                       **charged}))
+        summary.completed_valid += 1
+        return True
+    reason = "transport_exhausted"
+    writer.add(("fallback_assigned", {**identity, "reason": reason,
+                                      "forecast": fallback_forecast(plan, reason).to_json()}))
+    _count_fallback(summary, reason)
+    return True
+
+
+def _count_fallback(summary: RunSummary, reason: str) -> None:
+    summary.fallbacks += 1
+    summary.fallback_reasons[reason] = summary.fallback_reasons.get(reason, 0) + 1
+
+
+def _retry_delay(plan: FrozenPlan, slot: str, attempt: int, retry_after: float | None) -> float:
+    """Server's ``retry_after`` if given, else jittered exponential backoff (seeded per slot)."""
+    if retry_after is not None and math.isfinite(retry_after) and retry_after >= 0:
+        return float(retry_after)
+    execution = plan.execution
+    base = min(execution.backoff_max_s, execution.backoff_base_s * 2.0 ** (attempt - 1))
+    jitter = random.Random(slot_seed(plan.seed, f"{slot}#retry{attempt}")).random()
+    return base * (0.5 + jitter)
+
+
+async def run_plan_async(plan: FrozenPlan, ledger_path: str | os.PathLike[str],
+                         backend: Backend, *, concurrency: int | None = None,
+                         progress: bool = False, sleep: Sleep = asyncio.sleep,
+                         budget_usd: float | None = None) -> RunSummary:
+    """Run every slot of ``plan`` that has no terminal event in the ledger yet.
+
+    With ``budget_usd`` no call starts whose upper-bound cost could take the
+    ledger's total spend past it (:mod:`foreseen.credit.run.budget`); the run then
+    stops cleanly, logs ``budget_exhausted`` and leaves the remaining slots
+    unstarted for a resumed run with a higher budget.
+    """
+    prepared = build_requests(plan)
+    ledger = open_run_ledger(plan, ledger_path)
+    done = terminal_slots(ledger.events)
+    known = {slot["slot_id"] for slot, _ in prepared}
+    stray = sorted(set(done) - known)
+    if stray:
+        raise UserInputError(f"ledger holds slot {stray[0]!r}, which is not in the plan")
+    summary = RunSummary(plan.plan_id, assigned=len(prepared), skipped=len(done))
+    budget = None if budget_usd is None else Budget.from_ledger(budget_usd, ledger.events)
+    writer = _Writer(ledger)
+    pending_invalid = {str(e.payload["slot_id"]): e for e in ledger.events
+                       if e.type == "call_completed" and not e.payload.get("valid")}
+    queue: asyncio.Queue[tuple[dict[str, Any], ForecastRequest]] = asyncio.Queue()
+    for slot, request in prepared:
+        if slot["slot_id"] in done:
+            continue
+        if slot["slot_id"] in pending_invalid:
+            reason = str(pending_invalid[slot["slot_id"]].payload.get("reason"))
+            writer.add(("fallback_assigned", {**_slot_identity(slot), "reason": reason,
+                                              "forecast": fallback_forecast(plan,
+                                                                            reason).to_json()}))
+            _count_fallback(summary, reason)
+            continue
+        queue.put_nowait((slot, request))
+    bar = _Progress(queue.qsize(), progress)
+    workers = max(1, concurrency if concurrency is not None else plan.execution.concurrency)
+
+    unstarted: list[str] = []
+
+    async def worker() -> None:
+        while True:
+            try:
+                slot, request = queue.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            if budget is not None and budget.exhausted:
+                unstarted.append(request.slot_id)
+                continue
+            if not await _run_slot(plan, backend, slot, request, writer, summary, sleep,
+                                   budget):
+                unstarted.append(request.slot_id)
+            bar.advance()
+
+    try:
+        await asyncio.gather(*(worker() for _ in range(workers)))
+        if budget is not None:
+            summary.spent_usd = budget.spent_usd
+            if budget.exhausted:
+                summary.budget_exhausted = True
+                summary.unstarted = len(unstarted)
+                writer.add((BUDGET_EVENT, budget.event_payload(len(unstarted))))
+    finally:
+        writer.flush()
+        bar.stop()
+        close = getattr(backend, "aclose", None)
+        if close is not None:
+            await close()
+    return summary
+
+
+def run_plan(plan: FrozenPlan, ledger_path: str | os.PathLike[str], *,
+             backend: Backend | None = None, concurrency: int | None = None,
+             progress: bool = False, budget_usd: float | None = None) -> RunSummary:
+    """Synchronous wrapper around :func:`run_plan_async` (builds the plan's backend if None)."""
+    chosen = backend if backend is not None else build_backend(plan)
+    return asyncio.run(run_plan_async(plan, ledger_path, chosen, concurrency=concurrency,
+                                      progress=progress, budget_usd=budget_usd))
+
+
+def read_slot_records(ledger_path: str | os.PathLike[str]) -> list[SlotRecord]:
+    """The analysis view of a ledger: one :class:`SlotRecord` per terminal event, by slot id."""
+    events = read_ledger(ledger_path)
+    records = []
+    for sid, event in terminal_slots(events).items():
+        payload = event.payload
+        forecast = Forecast.from_json(payload["forecast"])
+        records.append(SlotRecord(
+            slot_id=sid, state_id=str(payload["state_id"]),
+            context_id=str(payload["context_id"]), repeat=int(payload["repeat"]),
+            forecast=forecast, fallback=event.type == "fallback_assigned",
+            explainer=payload.get("explainer"), delivered=payload.get("delivered"),
+            signal=payload.get("signal")))
+    records.sort(key=lambda r: r.slot_id)
+    return records

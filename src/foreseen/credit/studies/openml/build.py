@@ -1,0 +1,348 @@
+"""The OpenML study: lottery, 144 states executed for real, sealed outcomes (spec credit.md §9).
+
+Design (lottery seed 20261129, build seed 20261129; see :mod:`.openml_lottery`,
+:mod:`.openml_pipeline`, :mod:`.openml_probe`):
+
+* tasks = the lottery's picks (12 OpenML-CC18 classification, 12 OpenML-CTR23
+  regression datasets, distinct families), kind = task type, family = the
+  mirror's family;
+* states = task × budget (0.1, 0.3, 1.0 of the training pool) × seed (0, 1);
+  one cell per task × budget, both seeds of a cell share its change;
+* **cyclic assignment of the six changes over the 72 cells**: the cell of the
+  ``k``-th task of its kind (pick order) at budget index ``b`` gets change
+  ``(k + 2b) mod 6``. Every task sees three different changes, every change
+  appears on 12 cells (2 per kind and budget), so every (kind, budget, change)
+  group has two tasks and the ``cross_task`` donor always exists;
+* conditions: ``ordinary`` for seed 0 and ``elicited`` for seed 1 on even
+  cells, swapped on odd cells (an even split, balanced over seeds);
+* public state: data summary of the budget's training rows, the parent's
+  internal-validation skill, train skill, learning curve and prediction hash,
+  and the declared description-only prior of the change (:data:`DECLARED_PRIOR`,
+  the same for every change, fixed before any build; not measured);
+* outcome y = held-out skill(child) − skill(parent), **sealed**: returned
+  separately, never given to the explainer (which sees only public state and its
+  training-only probe) or to forecasters.
+
+Every state is one job (:func:`run_state_job`) mapped over an
+:class:`~foreseen.core.parallel.Executor` (local processes by default) and
+cached as one JSON file per state, keyed by the job, the dataset's SHA-256, the
+pipeline's code digest and the LightGBM version (written atomically).
+:func:`verify_outcomes` re-executes a seeded 10 % of states without the cache
+and requires bit-identical outcomes. This is a **re-draw on an offline
+mirror**, not the paper's draw; the study notes and reports say so.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from foreseen.core.digest import code_digest, sha256_json, write_json_atomic
+from foreseen.core.errors import UserInputError
+from foreseen.core.parallel import Executor, LocalProcessExecutor, SerialExecutor
+from foreseen.credit.model import Condition, Explanation, Intervention, Outcome, State, Study, Task
+from foreseen.credit.studies.controlled.build import StudyBuild, zero_outcome_share
+from foreseen.credit.studies.openml.lottery import LOTTERY_SEED, Lottery, draw
+from foreseen.credit.studies.openml.mirror import (
+    LoadedDataset,
+    entry_folder,
+    index_digest,
+    load_dataset,
+    read_index,
+    resolve_mirror,
+)
+from foreseen.credit.studies.openml.pipeline import (
+    BUDGETS,
+    CHANGE_IDS,
+    CHANGES,
+    HELDOUT_FRACTION,
+    PARENT_PARAMS,
+    ROW_CAP,
+    SEEDS,
+    budget_rows,
+    outcome,
+    probe,
+    split_dataset,
+)
+
+STUDY_NAME = "openml"
+STUDY_VERSION = "1"
+BUILD_SEED = 20261129
+EXPLAINER = "probe"
+DECLARED_PRIOR: dict[str, float] = {"typical_effect": 0.0, "typical_magnitude": 0.01,
+                                    "half_width": 0.03}
+DRAW_NOTE = ("a re-draw on an offline mirror of OpenML-CC18/CTR23 (public copies of the "
+             "same data, see the mirror's PROVENANCE.md), not the paper's draw")
+PIPELINE_MODULES = ("foreseen.credit.studies.openml.mirror",
+                    "foreseen.credit.studies.openml.pipeline",
+                    "foreseen.credit.studies.openml.build")
+
+
+def pipeline_digest() -> str:
+    """Code digest of the modules that define an outcome, plus the LightGBM version."""
+    import lightgbm
+
+    return sha256_json({"code": code_digest(PIPELINE_MODULES),
+                        "lightgbm": str(lightgbm.__version__)})
+
+
+@dataclass(frozen=True)
+class StateJob:
+    """Everything one state's execution depends on (picklable; carries its own seeds)."""
+
+    state_id: str
+    folder: str
+    dataset_sha256: str
+    build_seed: int
+    row_cap: int
+    seed: int
+    budget_index: int
+    change_id: str
+    cache_dir: str | None = None
+
+    def key(self, digest: str) -> str:
+        return sha256_json({"state_id": self.state_id, "dataset_sha256": self.dataset_sha256,
+                            "build_seed": self.build_seed, "row_cap": self.row_cap,
+                            "seed": self.seed, "budget_index": self.budget_index,
+                            "change_id": self.change_id, "budgets": list(BUDGETS),
+                            "pipeline": digest})
+
+
+@functools.lru_cache(maxsize=2)
+def _load(folder: str) -> LoadedDataset:
+    return load_dataset(folder)
+
+
+def _data_summary(data: LoadedDataset, rows: Any, rows_used: int, row_cap: int,
+                  fraction: float) -> dict[str, Any]:
+    x, y = data.features[rows], data.target[rows]
+    numeric = [i for i in range(x.shape[1]) if i not in data.categorical_indices]
+    summary: dict[str, Any] = {
+        "dataset": data.meta.name, "suite": data.meta.suite,
+        "openml_data_id": data.meta.data_id, "task_type": data.meta.task_type,
+        "n_rows_total": int(data.target.size), "n_rows_used": rows_used, "row_cap": row_cap,
+        "n_features": int(x.shape[1]), "n_categorical": len(data.categorical_indices),
+        "n_train": int(y.size), "budget_fraction": fraction,
+        "missing_share": round(float(np.mean(np.isnan(x))) if x.size else 0.0, 6),
+    }
+    if data.is_classification:
+        counts = np.bincount(y.astype(np.int64), minlength=data.n_classes)
+        summary.update(n_classes=data.n_classes,
+                       majority_share=round(float(counts.max() / counts.sum()), 6))
+    else:
+        summary.update(n_classes=None, target_sd=round(float(np.std(y)), 6))
+    if numeric:
+        spread = np.nanstd(x[:, numeric], axis=0) if y.size > 1 else np.zeros(len(numeric))
+        summary["numeric_features"] = len(numeric)
+        summary["constant_numeric_features"] = int(np.sum(~(spread > 0)))
+    return summary
+
+
+def execute_state(job: StateJob) -> dict[str, Any]:
+    """Execute one state from scratch: public summary, probe, and the sealed outcome."""
+    started = time.perf_counter()
+    data = _load(job.folder)
+    split = split_dataset(data, job.build_seed, job.row_cap)
+    rows = budget_rows(data, split.pool, job.build_seed, job.seed)[job.budget_index]
+    y, parent_skill, child_skill = outcome(data, job.change_id, rows, split.heldout, job.seed)
+    public_parent, probe_result = probe(data, job.change_id, rows, job.seed)
+    return {
+        "state_id": job.state_id, "y": y,
+        "heldout": {"parent_skill": parent_skill, "child_skill": child_skill,
+                    "rows": int(split.heldout.size)},
+        "data": _data_summary(data, rows, split.rows_used, job.row_cap,
+                              BUDGETS[job.budget_index]),
+        "parent": public_parent, "probe": probe_result,
+        "seconds": time.perf_counter() - started,
+    }
+
+
+def run_state_job(job: StateJob) -> dict[str, Any]:
+    """:func:`execute_state` through the per-state cache (read, else execute and write)."""
+    digest = pipeline_digest()
+    path = None
+    if job.cache_dir is not None:
+        path = Path(job.cache_dir) / f"openml-state-{job.key(digest)[:40]}.json"
+        if path.is_file():
+            cached: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+            cached["cached"] = True
+            return cached
+    result = execute_state(job)
+    if path is not None:
+        write_json_atomic(path, result, indent=None, sort_keys=True)
+    result["cached"] = False
+    return result
+
+
+@dataclass(frozen=True)
+class OpenMLBuild:
+    """The built study (``build`` as for any study) with its lottery and per-state records.
+
+    ``records`` hold the SEALED held-out numbers: keep them out of anything an
+    explainer or forecaster sees.
+    """
+
+    build: StudyBuild
+    lottery: Lottery
+    jobs: tuple[StateJob, ...]
+    records: tuple[dict[str, Any], ...]
+    probes: dict[str, dict[str, float]]
+
+    def timings(self) -> list[dict[str, Any]]:
+        """Per-state wall seconds (as measured when the state was executed) and cache hits."""
+        return [{"state_id": r["state_id"], "seconds": r["seconds"], "cached": r["cached"]}
+                for r in self.records]
+
+
+def assign_change(kind_rank: int, budget_index: int) -> str:
+    """The cyclic assignment: change ``(k + 2b) mod 6`` (module docstring)."""
+    return CHANGE_IDS[(kind_rank + 2 * budget_index) % len(CHANGE_IDS)]
+
+
+def condition_of(cell_rank: int, seed_rank: int) -> Condition:
+    return "ordinary" if (cell_rank + seed_rank) % 2 == 0 else "elicited"
+
+
+def plan_jobs(mirror: Path, lottery: Lottery, *, build_seed: int, row_cap: int,
+              cache: Path | None) -> list[tuple[StateJob, str, str, Condition]]:
+    """Jobs in study order with (task id, cell id, condition) for each."""
+    from foreseen.credit.studies.openml.mirror import read_meta
+
+    planned = []
+    kind_counts: dict[str, int] = {}
+    cell_rank = 0
+    for entry in lottery.picks:
+        folder = entry_folder(mirror, entry)
+        meta = read_meta(folder)
+        if meta.name != entry.name or meta.suite != entry.suite:
+            raise UserInputError(f"dataset {folder.name}: meta.json names {meta.suite}/"
+                                 f"{meta.name}, the index says {entry.suite}/{entry.name}")
+        rank = kind_counts.get(entry.task_type, 0)
+        kind_counts[entry.task_type] = rank + 1
+        for budget_index in range(len(BUDGETS)):
+            change = assign_change(rank, budget_index)
+            cell = f"{entry.name}/b{budget_index}/{change}"
+            for seed_rank, seed in enumerate(SEEDS):
+                job = StateJob(f"{entry.name}-b{budget_index}-s{seed}", str(folder),
+                               meta.sha256, build_seed, row_cap, seed, budget_index, change,
+                               None if cache is None else str(cache))
+                planned.append((job, entry.name, cell, condition_of(cell_rank, seed_rank)))
+            cell_rank += 1
+    return planned
+
+
+def build_openml_study(mirror: str | Path | None, *, lottery_seed: int = LOTTERY_SEED,
+                       build_seed: int = BUILD_SEED, quotas: Mapping[str, int] | None = None,
+                       executor: Executor | None = None, cache: Path | None = None,
+                       row_cap: int = ROW_CAP) -> OpenMLBuild:
+    """Draw the lottery, execute every state (cached, in parallel) and write the explanations."""
+    from foreseen.credit.studies.openml.probe import probe_explanations
+
+    folder = resolve_mirror(mirror)
+    if row_cap < 100:
+        raise UserInputError(f"row cap must be at least 100, got {row_cap}")
+    lottery = draw(read_index(folder), index_sha256=index_digest(folder),
+                   lottery_seed=lottery_seed, quotas=quotas)
+    planned = plan_jobs(folder, lottery, build_seed=build_seed, row_cap=row_cap, cache=cache)
+    runner = executor if executor is not None else LocalProcessExecutor(2)
+    records = runner.map(run_state_job, [job for job, _, _, _ in planned])
+    states = []
+    for (job, task_id, cell, condition), record in zip(planned, records, strict=True):
+        public = {"data": record["data"], "parent": {k: v for k, v in record["parent"].items()
+                                                     if k != "learning_curve"},
+                  "learning_curve": record["parent"]["learning_curve"],
+                  "prediction_sha256": record["parent"]["prediction_sha256"],
+                  "intervention_prior": dict(DECLARED_PRIOR)}
+        states.append(State(id=job.state_id, task_id=task_id, cell=cell, seed=job.seed,
+                            budget=BUDGETS[job.budget_index], budget_index=job.budget_index,
+                            intervention_id=job.change_id, condition=condition,
+                            public=public))
+    tasks = tuple(Task(e.name, e.task_type, e.family) for e in lottery.picks)
+    study = Study(
+        name=STUDY_NAME, version=STUDY_VERSION, metric="skill", higher_is_better=True,
+        tasks=tasks, interventions=tuple(Intervention(c.id, c.name, c.text) for c in CHANGES),
+        states=tuple(states), alpha=0.2, donor_maps=("seed_swap", "cross_task"),
+        notes={
+            "draw": DRAW_NOTE,
+            "outcome": "y = held-out skill(child) − skill(parent); skill = 1 − loss / loss of "
+                       "the constant predictor fit on the budgeted training labels (log-loss "
+                       "with probabilities clipped to [1e-15, 1 − 1e-15]; MSE)",
+            "parent_recipe": {k: v for k, v in PARENT_PARAMS.items()},
+            "change_assignment": "cell of the k-th task of its kind at budget index b gets "
+                                 "change (k + 2b) mod 6",
+            "declared_prior": dict(DECLARED_PRIOR),
+            "lottery": lottery.to_json(),
+            "build": {"lottery_seed": lottery_seed, "build_seed": build_seed,
+                      "row_cap": row_cap, "heldout_fraction": HELDOUT_FRACTION,
+                      "budgets": list(BUDGETS), "seeds": list(SEEDS),
+                      "pipeline_digest": pipeline_digest(),
+                      "mirror_index_sha256": lottery.index_sha256},
+        })
+    outcomes = tuple(Outcome(r["state_id"], float(r["y"])) for r in records)
+    probes = {r["state_id"]: {"estimate": float(r["probe"]["estimate"]),
+                              "standard_error": float(r["probe"]["standard_error"])}
+              for r in records}
+    explanations: dict[str, dict[str, Explanation]] = {
+        EXPLAINER: probe_explanations(study, probes, build_seed)}
+    return OpenMLBuild(StudyBuild(study, outcomes, explanations), lottery,
+                       tuple(job for job, _, _, _ in planned), tuple(records), probes)
+
+
+def verify_outcomes(build: OpenMLBuild, fraction: float = 0.1, seed: int = 0,
+                    executor: Executor | None = None) -> dict[str, Any]:
+    """Re-execute a seeded ``fraction`` of states without the cache; require identical y.
+
+    Picks ``max(1, ceil(fraction × states))`` states with ``default_rng(seed).choice``
+    (no replacement) and compares each recomputed y with the sealed one by ``float.hex``.
+    """
+    if not 0.0 < fraction <= 1.0:
+        raise UserInputError(f"fraction must be in (0, 1], got {fraction}")
+    jobs = list(build.jobs)
+    sealed = {o.state_id: o.y for o in build.build.outcomes}
+    count = max(1, math.ceil(fraction * len(jobs)))
+    picks = sorted(int(i) for i in np.random.default_rng(seed).choice(len(jobs), size=count,
+                                                                      replace=False))
+    fresh = [replace(jobs[i], cache_dir=None) for i in picks]
+    runner = executor if executor is not None else SerialExecutor()
+    results = runner.map(execute_state, fresh)
+    mismatches = [{"state_id": r["state_id"], "sealed": sealed[r["state_id"]],
+                   "recomputed": r["y"]}
+                  for r in results if float(r["y"]).hex() != float(sealed[r["state_id"]]).hex()]
+    return {"fraction": fraction, "seed": seed, "total": len(jobs), "checked": len(fresh),
+            "reproduced": len(fresh) - len(mismatches), "ok": not mismatches,
+            "state_ids": [job.state_id for job in fresh], "mismatches": mismatches,
+            "zero_outcome_share": zero_outcome_share(build.build.study, build.build.outcomes)}
+
+
+def timing_table(build: OpenMLBuild) -> str:
+    """Per-dataset table of per-state seconds (Markdown)."""
+    by_task: dict[str, list[float]] = {}
+    for state, record in zip(build.build.study.states, build.records, strict=True):
+        by_task.setdefault(state.task_id, []).append(float(record["seconds"]))
+    lines = ["| dataset | kind | states | sum s | mean s | max s |", "|---|---|---|---|---|---|"]
+    kinds = {t.id: t.kind for t in build.build.study.tasks}
+    for task_id, seconds in by_task.items():
+        lines.append(f"| {task_id} | {kinds[task_id]} | {len(seconds)} | {sum(seconds):.1f} | "
+                     f"{sum(seconds) / len(seconds):.2f} | {max(seconds):.2f} |")
+    total = [float(r["seconds"]) for r in build.records]
+    lines.append(f"| all | | {len(total)} | {sum(total):.1f} | {sum(total) / len(total):.2f} | "
+                 f"{max(total):.2f} |")
+    return "\n".join(lines)
+
+
+def summarise_zero_share(study: Study, outcomes: Sequence[Outcome]) -> list[str]:
+    """One line per change: states, y = 0 exactly, share."""
+    lines = []
+    for change, row in zero_outcome_share(study, outcomes).items():
+        share = row["share"]
+        lines.append(f"{change}: {row['zero']}/{row['states']} y = 0"
+                     + ("" if share is None else f" ({share:.1%})"))
+    return lines

@@ -1,0 +1,434 @@
+"""The Tox21 credit study (spec credit.md §9, issue 5), executed for real.
+
+States: endpoints (12 by default) × 3 nested training-label fractions
+(0.25, 0.5, 0.8) × 2 seeds = 72. Cell = endpoint × budget × change; the
+change of cell k (cells in (endpoint, budget) order) is ``CATALOG[k mod 8]``,
+so both seeds of a cell share it. For each state (:func:`execute_state`):
+
+1. budgeted training labels (:func:`tox21_data.budget_rows`, nested);
+2. public state from the training labels only: data summary, the parent's
+   internal-validation ROC AUC / log-loss over the probe folds, the recipe;
+3. probe: per internal fold, ROC AUC(child) − ROC AUC(parent)
+   (:mod:`tox21_probe`);
+4. outcome: parent and child fitted on all budgeted training labels,
+   ``y = AUC_held-out(child) − AUC_held-out(parent)`` on the endpoint's fixed
+   held-out set (y > 0 is an improvement). **Sealed**: outcomes go to their
+   own file and never into the public state, the probe or a prompt.
+
+Every fit's convergence (``n_iter_ < max_iter``) is recorded. Each state's
+public ``intervention_prior`` (what a description-only forecaster uses) is a
+leave-one-endpoint-out summary of the probe estimates (training data only)
+of the same change on the *other* endpoints: median effect, median |effect|,
+80 % quantile of |effect − median| (floor 0.002).
+
+Builds are cached (key: data SHA-256, design, code digest; atomic JSON) and
+states run through a :class:`foreseen.core.parallel.Executor`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from foreseen.core.digest import canonical_json, code_digest, sha256_json, write_json_atomic
+from foreseen.core.errors import UserInputError
+from foreseen.core.parallel import Executor, SerialExecutor
+from foreseen.credit.model import Explanation, Outcome, State, Study, Task
+from foreseen.credit.studies.controlled.build import StudyBuild
+from foreseen.credit.studies.tox21.catalog import (
+    CATALOG,
+    PARENT,
+    FitResult,
+    assigned_change,
+    change,
+    fit_and_score,
+)
+from foreseen.credit.studies.tox21.data import (
+    BUDGET_FRACTIONS,
+    ENDPOINTS,
+    HELD_OUT_FRACTION,
+    SEEDS,
+    SPLIT_SEED,
+    TOX21_SHA256,
+    budget_rows,
+    endpoint_split,
+    load_tox21,
+)
+from foreseen.credit.studies.tox21.features import feature_blocks
+from foreseen.credit.studies.tox21.probe import (
+    PROBE_FOLDS,
+    ProbeResult,
+    probe_explanations,
+    probe_folds,
+)
+from foreseen.credit.studies.verification import (
+    check_fraction,
+    count_zero_outcomes,
+    reproduce_sample,
+)
+
+STUDY_NAME = "tox21"
+STUDY_VERSION = "1"
+PROBE_SEED = 20261131
+CODE_MODULES: tuple[str, ...] = (
+    "foreseen.credit.studies.tox21.build", "foreseen.credit.studies.tox21.data",
+    "foreseen.credit.studies.tox21.features", "foreseen.credit.studies.tox21.catalog",
+    "foreseen.credit.studies.tox21.probe", "foreseen.credit.studies.fold_changes",
+)
+MIN_PRIOR_HALF_WIDTH = 0.002
+
+
+def _single_thread() -> Any:
+    """Limit BLAS/OpenMP to one thread: fixed summation order, no oversubscription."""
+    from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
+
+    return threadpool_limits(limits=1)
+
+
+def _warm_up(data_path: str | None) -> None:
+    """Compute features and import scikit-learn once here; forked workers inherit both."""
+    import sklearn.linear_model
+    import sklearn.metrics
+    import sklearn.model_selection
+
+    del sklearn
+    feature_blocks(data_path)
+
+
+@dataclass(frozen=True)
+class StateJob:
+    """Everything needed to execute one state from scratch (picklable)."""
+
+    endpoint: str
+    budget_index: int
+    seed: int
+    change_id: str
+    data_path: str | None = None
+
+    @property
+    def state_id(self) -> str:
+        return f"{self.endpoint}-b{self.budget_index}-s{self.seed}-{self.change_id}"
+
+
+@dataclass(frozen=True)
+class StateResult:
+    """One executed state: public parts, probe, sealed outcome, fit diagnostics, seconds."""
+
+    job: StateJob
+    public: dict[str, Any]
+    probe: ProbeResult
+    y: float
+    held_out: dict[str, Any]  # SEALED diagnostics (held-out AUCs)
+    fits: dict[str, Any]      # convergence record of every fit
+    seconds: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"job": {"endpoint": self.job.endpoint, "budget_index": self.job.budget_index,
+                        "seed": self.job.seed, "change_id": self.job.change_id},
+                "public": self.public, "probe": self.probe.to_json(), "y": self.y,
+                "held_out": self.held_out, "fits": self.fits, "seconds": self.seconds}
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any], data_path: str | None) -> StateResult:
+        job = StateJob(str(obj["job"]["endpoint"]), int(obj["job"]["budget_index"]),
+                       int(obj["job"]["seed"]), str(obj["job"]["change_id"]), data_path)
+        return cls(job, dict(obj["public"]), ProbeResult.from_json(obj["probe"]), float(obj["y"]),
+                   dict(obj["held_out"]), dict(obj["fits"]), float(obj["seconds"]))
+
+
+def _fit_record(result: FitResult) -> dict[str, Any]:
+    return {"n_iter": result.n_iter, "converged": result.converged}
+
+
+def _endpoint_family(endpoint: str) -> str:
+    return "nuclear_receptor" if endpoint.startswith("NR-") else "stress_response"
+
+
+def execute_outcome(job: StateJob) -> tuple[float, dict[str, Any], dict[str, Any]]:
+    """The sealed outcome of one state: held-out AUC(child) − AUC(parent), with fit records."""
+    data = load_tox21(job.data_path)
+    blocks = feature_blocks(job.data_path)
+    k = data.endpoint_index(job.endpoint)
+    split = endpoint_split(data, job.endpoint)
+    rows, y = budget_rows(split, k, job.seed, BUDGET_FRACTIONS[job.budget_index])
+    parent = fit_and_score(blocks, PARENT, rows, y, split.held_out, split.y_held_out)
+    child = fit_and_score(blocks, change(job.change_id).recipe, rows, y, split.held_out,
+                          split.y_held_out)
+    held_out = {"parent_roc_auc": parent.auc, "child_roc_auc": child.auc,
+                "held_out": int(split.held_out.size),
+                "held_out_positives": int(split.y_held_out.sum())}
+    return child.auc - parent.auc, held_out, {"parent_full": _fit_record(parent),
+                                              "child_full": _fit_record(child)}
+
+
+def execute_state(job: StateJob) -> StateResult:
+    """Execute one state from scratch (module docstring, steps 1–4)."""
+    started = time.perf_counter()
+    with _single_thread():
+        data = load_tox21(job.data_path)
+        blocks = feature_blocks(job.data_path)
+        k = data.endpoint_index(job.endpoint)
+        split = endpoint_split(data, job.endpoint)
+        fraction = BUDGET_FRACTIONS[job.budget_index]
+        rows, y = budget_rows(split, k, job.seed, fraction)
+        recipe = change(job.change_id).recipe
+        folds = probe_folds(y, PROBE_SEED + 1000 * k + 10 * job.budget_index + job.seed)
+        parent_folds: list[FitResult] = []
+        deltas: list[float] = []
+        fits: dict[str, Any] = {}
+        for index, (train, val) in enumerate(folds):
+            parent = fit_and_score(blocks, PARENT, rows[train], y[train], rows[val], y[val])
+            child = fit_and_score(blocks, recipe, rows[train], y[train], rows[val], y[val])
+            parent_folds.append(parent)
+            deltas.append(child.auc - parent.auc)
+            fits[f"parent_fold{index}"] = _fit_record(parent)
+            fits[f"child_fold{index}"] = _fit_record(child)
+        outcome, held_out, full_fits = execute_outcome(job)
+    fits.update(full_fits)
+    public = {
+        "endpoint": job.endpoint,
+        "data": {"n_train_labels": int(rows.size), "positives": int(y.sum()),
+                 "positive_rate": round(float(y.mean()), 6), "budget_fraction": fraction,
+                 "endpoint_training_pool": int(split.train.size),
+                 "endpoint_training_positives": int(split.y_train.sum())},
+        "parent": {
+            "recipe": PARENT.to_json(),
+            "validation_roc_auc": round(float(np.mean([f.auc for f in parent_folds])), 6),
+            "validation_roc_auc_folds": [round(f.auc, 6) for f in parent_folds],
+            "validation_log_loss": round(float(np.mean([f.log_loss for f in parent_folds])), 6),
+            "internal_folds": PROBE_FOLDS,
+            "converged": all(f.converged for f in parent_folds),
+        },
+    }
+    return StateResult(job, public, ProbeResult(tuple(deltas)), outcome, held_out, fits,
+                       time.perf_counter() - started)
+
+
+def study_jobs(endpoints: Sequence[str], data_path: str | None = None) -> list[StateJob]:
+    """The jobs of a build, in state order (endpoint, budget, seed); cyclic change assignment."""
+    jobs: list[StateJob] = []
+    for endpoint in endpoints:
+        if endpoint not in ENDPOINTS:
+            raise UserInputError(f"unknown Tox21 endpoint {endpoint!r}; choose from "
+                                 f"{', '.join(ENDPOINTS)}")
+        k = ENDPOINTS.index(endpoint)
+        for budget_index in range(len(BUDGET_FRACTIONS)):
+            entry = assigned_change(k, budget_index, len(BUDGET_FRACTIONS))
+            jobs.extend(StateJob(endpoint, budget_index, seed, entry.id, data_path)
+                        for seed in SEEDS)
+    return jobs
+
+
+def intervention_priors(results: Sequence[StateResult]) -> dict[str, dict[str, Any]]:
+    """State id → leave-one-endpoint-out prior of its change from other endpoints' probes."""
+    priors: dict[str, dict[str, Any]] = {}
+    for result in results:
+        job = result.job
+        same = [r.probe.mean for r in results
+                if r.job.change_id == job.change_id and r.job.endpoint != job.endpoint]
+        source = "probe estimates of this change on the other endpoints (training data only)"
+        if not same:
+            same = [r.probe.mean for r in results if r.job.endpoint != result.job.endpoint]
+            source = "probe estimates of all changes on the other endpoints (training data only)"
+        if not same:
+            priors[result.job.state_id] = {"typical_effect": 0.0, "typical_magnitude": 0.0,
+                                           "half_width": 0.01, "states": 0,
+                                           "source": "default: no other endpoint in the build"}
+            continue
+        values = np.asarray(same)
+        median = float(np.median(values))
+        priors[result.job.state_id] = {
+            "typical_effect": round(median, 6),
+            "typical_magnitude": round(float(np.median(np.abs(values))), 6),
+            "half_width": round(max(float(np.quantile(np.abs(values - median), 0.8)),
+                                    MIN_PRIOR_HALF_WIDTH), 6),
+            "states": int(values.size), "source": source}
+    return priors
+
+
+@dataclass(frozen=True)
+class Tox21Build:
+    """A built Tox21 study (``build``) plus its diagnostics. Outcomes and ``results`` are SEALED."""
+
+    build: StudyBuild
+    results: tuple[StateResult, ...]
+    parse_report: dict[str, Any]
+    from_cache: bool = False
+
+    def diagnostics(self) -> dict[str, Any]:
+        """Outcome-free diagnostics: SMILES parsing, splits, convergence, per-state seconds."""
+        fits = [record for r in self.results for record in r.fits.values()]
+        return {
+            "smiles": self.parse_report,
+            "splits": self.build.study.notes["splits"],
+            "convergence": {"fits": len(fits),
+                            "converged": sum(1 for f in fits if f["converged"]),
+                            "max_n_iter": max((int(f["n_iter"]) for f in fits), default=0)},
+            "state_seconds": {r.job.state_id: round(r.seconds, 3) for r in self.results},
+            "from_cache": self.from_cache,
+        }
+
+
+def build_key(endpoints: Sequence[str], data_sha256: str) -> str:
+    """Cache key: SHA-256 of (data, endpoints, design constants, code digest)."""
+    return sha256_json({"data": data_sha256, "endpoints": list(endpoints),
+                        "fractions": list(BUDGET_FRACTIONS), "seeds": list(SEEDS),
+                        "held_out_fraction": HELD_OUT_FRACTION, "split_seed": SPLIT_SEED,
+                        "probe_seed": PROBE_SEED, "probe_folds": PROBE_FOLDS,
+                        "code": code_digest(CODE_MODULES)})
+
+
+def _assemble(results: Sequence[StateResult], endpoints: Sequence[str],
+              parse_report: Mapping[str, Any], data_path: str | None) -> StudyBuild:
+    data = load_tox21(data_path)
+    priors = intervention_priors(results)
+    states: list[State] = []
+    for r in results:
+        job = r.job
+        # canonical key order, so a fresh build and a cache hit give identical bytes
+        public = json.loads(canonical_json({**r.public,
+                                            "intervention_prior": priors[job.state_id]}))
+        states.append(State(
+            id=job.state_id, task_id=job.endpoint,
+            cell=f"{job.endpoint}/b{job.budget_index}/{job.change_id}", seed=job.seed,
+            budget=BUDGET_FRACTIONS[job.budget_index], budget_index=job.budget_index,
+            intervention_id=job.change_id, condition="elicited", public=public))
+    splits = {e: {**endpoint_split(data, e).summary(),
+                  "method": f"stratified random {HELD_OUT_FRACTION:.0%} held out, "
+                            f"default_rng([{SPLIT_SEED}, {ENDPOINTS.index(e)}])"}
+              for e in endpoints}
+    study = Study(
+        name=STUDY_NAME, version=STUDY_VERSION, metric="roc_auc", higher_is_better=True,
+        tasks=tuple(Task(e, "assay", _endpoint_family(e)) for e in endpoints),
+        interventions=tuple(c.intervention() for c in CATALOG),
+        states=tuple(states), alpha=0.2, donor_maps=("seed_swap",),
+        notes={
+            "outcome": "y = held-out ROC AUC(child) − ROC AUC(parent); y > 0 is an improvement",
+            "parent_recipe": PARENT.to_json(),
+            "catalog": {c.id: {"recipe": c.recipe.to_json(), "rationale": c.mechanism}
+                        for c in CATALOG},
+            "assignment": "cell k in (endpoint, budget) order gets catalog[k mod 8]; both "
+                          "seeds of a cell share it",
+            "elicitation": "one condition (every explanation is an elicited probe card), so "
+                           "the commitment check is null",
+            "splits": splits,
+            "smiles": json.loads(canonical_json(
+                {k: v for k, v in parse_report.items() if k != "unparseable_rows"})),
+            "build": {"endpoints": list(endpoints), "fractions": list(BUDGET_FRACTIONS),
+                      "seeds": list(SEEDS), "probe_folds": PROBE_FOLDS,
+                      "data_sha256": data.sha256, "code_digest": code_digest(CODE_MODULES),
+                      "meets_spec_design": list(endpoints) == list(ENDPOINTS)},
+        })
+    probes = {r.job.state_id: r.probe for r in results}
+    explanations: dict[str, dict[str, Explanation]] = {
+        "probe": probe_explanations(study, probes)}
+    outcomes = tuple(Outcome(r.job.state_id, r.y) for r in results)
+    return StudyBuild(study, outcomes, explanations)
+
+
+def build_tox21(endpoints: Sequence[str] = ENDPOINTS, *, executor: Executor | None = None,
+                cache: Path | None = None, data_path: str | None = None) -> Tox21Build:
+    """Build (or load from ``cache``) the Tox21 study over ``endpoints``."""
+    endpoints = list(dict.fromkeys(endpoints))
+    if not endpoints:
+        raise UserInputError("the Tox21 study needs at least one endpoint")
+    data = load_tox21(data_path)
+    jobs = study_jobs(endpoints, data_path)
+    cache_file = None
+    if cache is not None:
+        cache_file = Path(cache) / f"tox21-{build_key(endpoints, data.sha256)[:32]}.json"
+        if cache_file.is_file():
+            cached = json.loads(cache_file.read_text(encoding="utf-8"))
+            results = tuple(StateResult.from_json(r, data_path) for r in cached["results"])
+            return Tox21Build(_assemble(results, endpoints, cached["parse_report"], data_path),
+                              results, cached["parse_report"], from_cache=True)
+    _warm_up(data_path)
+    results = tuple((executor or SerialExecutor()).map(execute_state, jobs))
+    parse_report = data.parse_report()
+    if cache_file is not None:
+        write_json_atomic(cache_file, {"parse_report": parse_report,
+                                       "results": [r.to_json() for r in results]},
+                          indent=None, sort_keys=True)
+    return Tox21Build(_assemble(results, endpoints, parse_report, data_path), results,
+                      parse_report)
+
+
+def build_tox21_study(endpoints: Sequence[str] = ENDPOINTS, *, executor: Executor | None = None,
+                      cache: Path | None = None, data_path: str | None = None) -> StudyBuild:
+    """The :class:`StudyBuild` of :func:`build_tox21` (same shape as the controlled study's)."""
+    return build_tox21(endpoints, executor=executor, cache=cache, data_path=data_path).build
+
+
+def _job_of(state: State, data_path: str | None) -> StateJob:
+    return StateJob(state.task_id, state.budget_index, state.seed, state.intervention_id,
+                    data_path)
+
+
+def zero_outcome_share(study: Study, outcomes: Sequence[Outcome]) -> dict[str, dict[str, Any]]:
+    """Per change: states, states with y == 0 exactly, and their share (null with a reason)."""
+    return count_zero_outcomes(study, outcomes, "no states with this change in the build")
+
+
+def verify_outcomes(study: Study, outcomes: Sequence[Outcome], fraction: float = 0.1,
+                    seed: int = 0, *, data_path: str | None = None) -> dict[str, Any]:
+    """Re-execute a seeded ``fraction`` of states from scratch; outcomes must match bit for bit.
+
+    Picks ``max(1, ceil(fraction × states))`` states with
+    ``default_rng(seed).choice`` (no replacement), refits parent and child on
+    their budgeted training labels and compares y with ``==`` and ``float.hex``.
+    """
+    check_fraction(fraction)
+    build = study.notes.get("build") if isinstance(study.notes, Mapping) else None
+    if study.name != STUDY_NAME or not isinstance(build, Mapping):
+        raise UserInputError(f"study {study.name!r} is not a Tox21 build")
+
+    def recompute(state: State) -> float:
+        with _single_thread():
+            y, _, _ = execute_outcome(_job_of(state, data_path))
+        return y
+
+    return {
+        **reproduce_sample(study, outcomes, fraction, seed, recompute),
+        "data_sha256_matches": build.get("data_sha256") == TOX21_SHA256,
+        "code_digest_matches": build.get("code_digest") == code_digest(CODE_MODULES),
+        "zero_outcome_share": zero_outcome_share(study, outcomes),
+    }
+
+
+def seed_pair_summary(study: Study, outcomes: Mapping[str, float],
+                      point_mae: float | None = None) -> dict[str, Any]:
+    """Seed noise beside the gate (spec §9): sign agreement and median seed gap of cell pairs.
+
+    For every cell with two seeds: the pair shares the effect's sign iff
+    ``sign(y₁) == sign(y₂)`` (0 is its own sign); seed gap = ``|y₁ − y₂|``.
+    Reports the count and share of agreeing pairs, the median gap, and — when
+    given — the ratio of a forecast's point MAE to the median gap (≤ 1: the
+    forecast errs less than the seed-to-seed noise floor).
+    """
+    cells: dict[str, list[float]] = {}
+    for state in study.states:
+        if state.id in outcomes:
+            cells.setdefault(state.cell, []).append(float(outcomes[state.id]))
+    pairs = [ys for ys in cells.values() if len(ys) == 2]
+    if not pairs:
+        return {"pairs": 0, "same_sign": None, "same_sign_share": None, "median_seed_gap": None,
+                "reason": "no cell has two seeds with outcomes"}
+    same = sum(1 for a, b in pairs if np.sign(a) == np.sign(b))
+    gaps = [abs(a - b) for a, b in pairs]
+    median_gap = float(np.median(gaps))
+    result: dict[str, Any] = {"pairs": len(pairs), "same_sign": same,
+                              "same_sign_share": same / len(pairs),
+                              "median_seed_gap": median_gap, "mean_seed_gap": float(np.mean(gaps))}
+    if point_mae is not None:
+        result["point_mae"] = point_mae
+        result["point_mae_over_median_seed_gap"] = (point_mae / median_gap if median_gap > 0
+                                                    else None)
+        if median_gap == 0:
+            result["ratio_reason"] = "median seed gap is 0"
+    return result

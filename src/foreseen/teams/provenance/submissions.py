@@ -1,0 +1,301 @@
+"""Who made each submission: models, organisations, scaffold, attempts, date and cost.
+
+Three sources, consulted per field in this order (the first that has the field
+wins, and :attr:`SubmissionInfo.fields_from` records which one did):
+
+1. ``"leaderboard"`` — a leaderboard table (default: the shipped copy of
+   ``leaderboard.csv``), matched by submission folder name. Several leaderboards
+   list one folder; the rows of the matrix's own split come first, then the
+   others in file order, field by field. ``cost_usd`` is only taken from a row
+   that ran the same tasks: the split's own leaderboard, or ``bash-only`` for
+   ``verified`` (the bash-only leaderboard is run on the Verified tasks).
+   ``attempts`` ``"2+"`` is read as 2 (at least two), the label is kept.
+2. ``"metadata.yaml"`` — ``<split_dir>/<submission>/metadata.yaml`` of an
+   experiments tree (SWE-bench/experiments layout). Read liberally: models from
+   ``tags.model``/``tags.models``/``model``/``models``/``info.model``; organisations
+   from ``tags.org``/``tags.orgs``/``tags.organization``/``org``/``info.org``;
+   attempts from ``attempts``/``tags.attempts``/``tags.system.attempts``/
+   ``system.attempts``/``info.attempts``; date from ``info.date``/``date``/
+   ``submission_date``; scaffold from ``info.scaffold``/``tags.scaffold``/
+   ``tags.system.scaffold``/``scaffold``; cost from ``cost_usd``/``info.cost_usd``/
+   ``info.cost``/``cost``. A file that exists but is not YAML is an error.
+3. ``"name"`` — the folder name ``YYYYMMDD_<scaffold>_…``: the date prefix (when
+   it is a real calendar date) and, as a heuristic, the scaffold = the second
+   ``_``-separated token, lower-cased, without a trailing ``-v<version>``.
+
+Model names are canonicalised by :mod:`foreseen.teams.provenance.model_names`.
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from foreseen.core.errors import UserInputError
+from foreseen.teams.provenance.leaderboard import (
+    LeaderboardRow,
+    read_leaderboard,
+    rows_by_folder,
+    split_list,
+)
+from foreseen.teams.provenance.model_names import alias_merges, canonical_model, canonical_models
+
+__all__ = [
+    "FIELDS",
+    "SubmissionInfo",
+    "alias_merges",
+    "canonical_model",
+    "load_provenance",
+    "parse_attempts",
+]
+
+FIELDS = ("models", "orgs", "scaffold", "attempts", "date", "cost_usd")
+METADATA_FILE = "metadata.yaml"
+SAME_TASKS = {"bash-only": "verified"}
+_NAME_DATE = re.compile(r"^(\d{8})(?:_|$)")
+_VERSION_TAIL = re.compile(r"-v\d+(?:\.\d+)*$")
+_ATTEMPTS = re.compile(r"^(\d+)(\+?)$")
+
+
+@dataclass(frozen=True)
+class SubmissionInfo:
+    """Provenance of one submission; ``None`` = unknown. ``models`` are canonical names."""
+
+    name: str
+    models: tuple[str, ...]
+    raw_models: tuple[str, ...]
+    orgs: tuple[str, ...]
+    scaffold: str | None
+    attempts: int | None
+    date: datetime.date | None
+    cost_usd: float | None
+    fields_from: dict[str, str]
+    attempts_label: str | None = None
+    leaderboard_rows: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "models": list(self.models),
+            "raw_models": list(self.raw_models),
+            "orgs": list(self.orgs),
+            "scaffold": self.scaffold,
+            "attempts": self.attempts,
+            "attempts_label": self.attempts_label,
+            "date": self.date.isoformat() if self.date is not None else None,
+            "cost_usd": self.cost_usd,
+            "fields_from": dict(sorted(self.fields_from.items())),
+            "leaderboard_rows": dict(sorted(self.leaderboard_rows.items())),
+        }
+
+
+def parse_attempts(value: object) -> tuple[int | None, str | None]:
+    """``(attempts, label)``: ``1`` → (1, "1"), ``"2+"`` → (2, "2+"); anything else (None, None)."""
+    if isinstance(value, bool):
+        return None, None
+    if isinstance(value, int):
+        return (value, str(value)) if value >= 1 else (None, None)
+    if isinstance(value, str):
+        match = _ATTEMPTS.match(value.strip())
+        if match is not None and int(match.group(1)) >= 1:
+            return int(match.group(1)), value.strip()
+    return None, None
+
+
+def _parse_date(value: object) -> datetime.date | None:
+    if isinstance(value, datetime.datetime):
+        return value.date()
+    if isinstance(value, datetime.date):
+        return value
+    if isinstance(value, str):
+        text = value.strip()
+        for pattern in ("%Y-%m-%d", "%Y%m%d"):
+            try:
+                return datetime.datetime.strptime(text[:10], pattern).date()
+            except ValueError:
+                continue
+    return None
+
+
+def _parse_cost(value: object) -> float | None:
+    if isinstance(value, bool):
+        return None
+    try:
+        cost = float(value) if isinstance(value, int | float | str) else math.nan
+    except ValueError:
+        return None
+    return cost if math.isfinite(cost) and cost >= 0 else None
+
+
+def _strings(value: object) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return split_list(value)
+    if isinstance(value, list | tuple):
+        return tuple(dict.fromkeys(v.strip() for v in value if isinstance(v, str) and v.strip()))
+    return ()
+
+
+# --------------------------------------------------------------------------- per source
+
+
+Candidate = dict[str, object]  # field → parsed value (only fields the source knows)
+
+
+def _from_leaderboard(
+    rows: Sequence[LeaderboardRow], split: str | None
+) -> tuple[Candidate, dict[str, str]]:
+    ordered = sorted(rows, key=lambda row: row.leaderboard != split) if split else list(rows)
+    found: Candidate = {}
+    board: dict[str, str] = {}
+
+    def take(name: str, value: object, row: LeaderboardRow) -> None:
+        if name not in found and value not in (None, ()):
+            found[name] = value
+            board[name] = row.leaderboard
+
+    for row in ordered:
+        models = split_list(row.get("models"))
+        take("models", models, row)
+        take("orgs", split_list(row.get("orgs")), row)
+        attempts = parse_attempts(row.get("attempts"))
+        take("attempts", attempts if attempts[0] is not None else None, row)
+        take("date", _parse_date(row.get("date")), row)
+        same_tasks = split is None or split in (row.leaderboard, SAME_TASKS.get(row.leaderboard))
+        if same_tasks:
+            take("cost_usd", _parse_cost(row.get("cost_usd")), row)
+    return found, board
+
+
+def _lookup(document: Mapping[str, Any], *paths: str) -> object:
+    for path in paths:
+        node: object = document
+        for key in path.split("."):
+            node = node.get(key) if isinstance(node, Mapping) else None
+        if node not in (None, "", [], {}):
+            return node
+    return None
+
+
+def read_metadata(path: Path) -> Candidate:
+    """Fields found in one ``metadata.yaml`` (module docstring, source 2)."""
+    import yaml
+
+    try:
+        document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UserInputError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    except (UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise UserInputError(f"{path} is not valid YAML: {str(exc).splitlines()[0]}") from exc
+    if not isinstance(document, Mapping):
+        return {}
+    found: Candidate = {}
+    models = _strings(_lookup(document, "tags.model", "tags.models", "model", "models",
+                              "info.model"))
+    if models:
+        found["models"] = models
+    orgs = _strings(_lookup(document, "tags.org", "tags.orgs", "tags.organization", "org",
+                            "orgs", "info.org"))
+    if orgs:
+        found["orgs"] = orgs
+    attempts = parse_attempts(_lookup(document, "attempts", "tags.attempts",
+                                      "tags.system.attempts", "system.attempts", "info.attempts"))
+    if attempts[0] is not None:
+        found["attempts"] = attempts
+    date = _parse_date(_lookup(document, "info.date", "date", "submission_date"))
+    if date is not None:
+        found["date"] = date
+    scaffold = _lookup(document, "info.scaffold", "tags.scaffold", "tags.system.scaffold",
+                       "scaffold")
+    if isinstance(scaffold, str) and scaffold.strip():
+        found["scaffold"] = scaffold.strip()
+    cost = _parse_cost(_lookup(document, "cost_usd", "info.cost_usd", "info.cost", "cost"))
+    if cost is not None:
+        found["cost_usd"] = cost
+    return found
+
+
+def from_name(name: str) -> Candidate:
+    """Date prefix and scaffold heuristic of a ``YYYYMMDD_<scaffold>_…`` folder name."""
+    match = _NAME_DATE.match(name)
+    if match is None:
+        return {}
+    found: Candidate = {}
+    try:
+        found["date"] = datetime.datetime.strptime(match.group(1), "%Y%m%d").date()
+    except ValueError:
+        return {}
+    tokens = name.split("_")
+    if len(tokens) > 1 and tokens[1].strip():
+        found["scaffold"] = _VERSION_TAIL.sub("", tokens[1].strip().lower()) or None
+    return {key: value for key, value in found.items() if value is not None}
+
+
+# --------------------------------------------------------------------------- assembly
+
+
+def _merge(name: str, sources: Sequence[tuple[str, Candidate]],
+           boards: dict[str, str]) -> SubmissionInfo:
+    chosen: Candidate = {}
+    fields_from: dict[str, str] = {}
+    for label, candidate in sources:
+        for key in FIELDS:
+            if key not in chosen and key in candidate:
+                chosen[key] = candidate[key]
+                fields_from[key] = label
+    raw_models = _strings(chosen.get("models"))
+    attempts_pair = chosen.get("attempts")
+    attempts, label = attempts_pair if isinstance(attempts_pair, tuple) else (None, None)
+    date = chosen.get("date")
+    cost = chosen.get("cost_usd")
+    scaffold = chosen.get("scaffold")
+    return SubmissionInfo(
+        name=name,
+        models=canonical_models(raw_models),
+        raw_models=raw_models,
+        orgs=_strings(chosen.get("orgs")),
+        scaffold=scaffold if isinstance(scaffold, str) else None,
+        attempts=attempts if isinstance(attempts, int) else None,
+        date=date if isinstance(date, datetime.date) else None,
+        cost_usd=float(cost) if isinstance(cost, float) else None,
+        fields_from=fields_from,
+        attempts_label=label if isinstance(label, str) else None,
+        leaderboard_rows={k: v for k, v in boards.items()
+                          if fields_from.get(k) == "leaderboard"},
+    )
+
+
+def load_provenance(
+    agents: Sequence[str],
+    *,
+    leaderboard: Path | None = None,
+    experiments_split_dir: Path | None = None,
+    split: str | None = None,
+    use_leaderboard: bool = True,
+) -> dict[str, SubmissionInfo]:
+    """Provenance of each agent (module docstring); unknown fields are ``None``/empty.
+
+    ``leaderboard`` None → the shipped copy; ``use_leaderboard=False`` skips it
+    (for matrices that are not SWE-bench). ``split`` picks the leaderboard rows
+    of the matrix's own split first.
+    """
+    grouped: dict[str, list[LeaderboardRow]] = (
+        rows_by_folder(read_leaderboard(leaderboard)) if use_leaderboard else {}
+    )
+    result: dict[str, SubmissionInfo] = {}
+    for agent in agents:
+        sources: list[tuple[str, Candidate]] = []
+        board_rows = grouped.get(agent, [])
+        found, boards = _from_leaderboard(board_rows, split)
+        sources.append(("leaderboard", found))
+        if experiments_split_dir is not None:
+            metadata = Path(experiments_split_dir) / agent / METADATA_FILE
+            if metadata.is_file():
+                sources.append(("metadata.yaml", read_metadata(metadata)))
+        sources.append(("name", from_name(agent)))
+        result[agent] = _merge(agent, sources, boards)
+    return result

@@ -1,0 +1,154 @@
+"""Where outcome matrices come from: one entry point over every supported source.
+
+* a ``.csv`` file — the wide 0/1 matrix layout (:func:`load_matrix_csv`) or a
+  long table with agent, task and solved columns (:mod:`foreseen.teams.sources.long_table`);
+* a ``.parquet`` / ``.pq`` file — wide or long (:mod:`foreseen.teams.sources.parquet`);
+* the layout of a file is sniffed — long when the header names the agent, task
+  and solved columns, else wide — or declared with ``file_format="wide"|"long"``;
+* an experiments tree (a directory holding ``evaluation/``) — needs a split name
+  and reads ``evaluation/<split>`` (:func:`load_experiments_split`);
+* a directory of submissions — a split directory or a fetch cache written by
+  :func:`foreseen.teams.sources.fetch.fetch_split`; the split name is the one the cache
+  recorded (else the directory name), the commit comes from the cache marker, and
+  every cached file is checked against the SHA-256 the marker recorded;
+* :func:`builtin_splits` — the shipped ``lite.csv`` and ``verified.csv``.
+
+Parse rules are spec ``teams.md`` §2.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+from foreseen.core.errors import UserInputError
+from foreseen.teams.matrix import OutcomeMatrix
+from foreseen.teams.sources.experiments import load_experiments_split
+from foreseen.teams.sources.fetch_cache import read_marker, verify_cache_files
+from foreseen.teams.sources.files import read_csv_rows
+from foreseen.teams.sources.long_table import LongColumns, Missing, long_rows_to_matrix
+from foreseen.teams.sources.wide_csv import load_matrix_csv
+
+__all__ = [
+    "BUILTIN_SPLITS",
+    "FILE_FORMATS",
+    "builtin_splits",
+    "load_experiments_split",
+    "load_matrix_csv",
+    "load_source",
+]
+
+BUILTIN_SPLITS = ("lite", "verified")
+_BUILTIN_PACKAGE = "foreseen"
+_BUILTIN_FOLDER = ("data", "swebench")
+FILE_FORMATS = ("wide", "long")
+PARQUET_SUFFIXES = (".parquet", ".pq")
+
+
+def _available_splits(evaluation: Path) -> list[str]:
+    try:
+        return sorted(entry.name for entry in evaluation.iterdir() if entry.is_dir())
+    except OSError as exc:
+        raise UserInputError(f"cannot read directory {evaluation}: {exc.strerror or exc}") from exc
+
+
+def _load_experiments_tree(root: Path, split: str | None) -> OutcomeMatrix:
+    evaluation = root / "evaluation"
+    available = _available_splits(evaluation)
+    listed = ", ".join(available) if available else "none"
+    if split is None:
+        raise UserInputError(
+            f"{root} is an experiments tree: choose a split (available: {listed})"
+        )
+    if split not in available:
+        raise UserInputError(f"unknown split {split!r} in {root} (available: {listed})")
+    return load_experiments_split(evaluation / split, split)
+
+
+def _load_submissions_directory(directory: Path, split: str | None) -> OutcomeMatrix:
+    marker = read_marker(directory)
+    if marker is None:
+        name = split if split is not None else directory.resolve().name
+        return load_experiments_split(directory, name)
+    if split is not None and split != marker.split:
+        raise UserInputError(
+            f"cache {directory} holds split {marker.split!r}, not {split!r}"
+        )
+    verify_cache_files(directory, marker)
+    return load_experiments_split(directory, marker.split, commit=marker.commit)
+
+
+def _load_csv(
+    path: Path, split: str | None, file_format: str | None, columns: LongColumns,
+    missing: Missing,
+) -> OutcomeMatrix:
+    if file_format == "wide":
+        return load_matrix_csv(path, split)
+    rows, digest = read_csv_rows(path)
+    header = [cell.strip() for cell in rows[0]] if rows else []
+    if file_format == "long" or (file_format is None and columns.present_in(header)):
+        return long_rows_to_matrix(
+            path, rows, digest, split=split, columns=columns, missing=missing
+        )
+    return load_matrix_csv(path, split)
+
+
+def load_source(
+    path: Path,
+    split: str | None = None,
+    *,
+    file_format: str | None = None,
+    columns: LongColumns | None = None,
+    missing: Missing = "unsolved",
+) -> OutcomeMatrix:
+    """Load an outcome matrix from a matrix file, an experiments tree or a split directory.
+
+    For a file (``.csv``, ``.parquet``, ``.pq``) ``split`` overrides the name
+    (default: the file stem), ``file_format`` declares ``"wide"`` or ``"long"``
+    (default: sniffed), ``columns`` names the long table's columns and
+    ``missing`` says what an absent (agent, task) pair is. An experiments tree
+    requires ``split``; for a directory of submissions it names the split
+    (default: the cache's recorded split, else the directory name) and must agree
+    with a fetch cache's recorded split.
+    """
+    path = Path(path)
+    if file_format is not None and file_format not in FILE_FORMATS:
+        raise UserInputError(f"unknown format {file_format!r} (wide, long)")
+    long_columns = columns if columns is not None else LongColumns()
+    if not path.exists():
+        raise UserInputError(f"source {path} does not exist")
+    if path.is_file():
+        suffix = path.suffix.lower()
+        if suffix in PARQUET_SUFFIXES:
+            from foreseen.teams.sources.parquet import load_parquet
+
+            return load_parquet(
+                path, split, layout=file_format, columns=long_columns, missing=missing
+            )
+        if suffix != ".csv":
+            raise UserInputError(
+                f"source {path} is neither a .csv or .parquet matrix nor a directory of "
+                "submissions"
+            )
+        return _load_csv(path, split, file_format, long_columns, missing)
+    if file_format is not None:
+        raise UserInputError(f"--format applies to a matrix file, not to the directory {path}")
+    if (path / "evaluation").is_dir():
+        return _load_experiments_tree(path, split)
+    return _load_submissions_directory(path, split)
+
+
+def builtin_splits() -> list[OutcomeMatrix]:
+    """The shipped SWE-bench matrices ``lite`` (84 × 300) and ``verified`` (134 × 500).
+
+    Their ``source`` is the package-relative name (``foreseen/data/swebench/lite.csv``)
+    so that records do not depend on where the package is installed.
+    """
+    folder = resources.files(_BUILTIN_PACKAGE).joinpath(*_BUILTIN_FOLDER)
+    matrices = []
+    for split in BUILTIN_SPLITS:
+        resource = folder.joinpath(f"{split}.csv")
+        label = "/".join((_BUILTIN_PACKAGE, *_BUILTIN_FOLDER, f"{split}.csv"))
+        with resources.as_file(resource) as file:
+            matrices.append(load_matrix_csv(file, split, source=label))
+    return matrices

@@ -1,0 +1,61 @@
+"""Pieces shared by the readers of single matrix files (wide CSV, long CSV, parquet).
+
+:func:`read_csv_rows` reads a UTF-8 CSV file, :func:`first_duplicate` finds a
+repeated name, and :func:`matrix_file_provenance` is the provenance every
+matrix file gets: commit ``None``, ``files_read`` = number of agents,
+``file_sha256 = {"m/<file name>": SHA-256 of the bytes}``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+from foreseen.core.digest import sha256_bytes
+from foreseen.core.errors import UserInputError
+from foreseen.teams.matrix import Provenance
+from foreseen.teams.sources.experiments import files_sha256_of
+
+
+def read_csv_rows(path: Path) -> tuple[list[list[str]], str]:
+    """Non-blank rows of a UTF-8 CSV file and the SHA-256 of its bytes."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise UserInputError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    try:
+        text = data.decode("utf-8-sig")
+        rows = [row for row in csv.reader(io.StringIO(text, newline="")) if row]
+    except UnicodeDecodeError as exc:
+        raise UserInputError(f"{path} is not UTF-8 text: {exc}") from exc
+    except csv.Error as exc:
+        raise UserInputError(f"{path} is not a readable CSV file: {exc}") from exc
+    return rows, sha256_bytes(data)
+
+
+def first_duplicate(names: list[str]) -> str | None:
+    """The first name that occurs a second time, or None."""
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            return name
+        seen.add(name)
+    return None
+
+
+def matrix_file_provenance(path: Path, digest: str, n_agents: int, split: str | None,
+                           source: str | None) -> Provenance:
+    """Provenance of a matrix read from the one file ``path`` (bytes' SHA-256 ``digest``).
+
+    ``split`` defaults to the file stem, ``source`` to the path as given.
+    """
+    file_sha256 = {f"m/{path.name}": digest}
+    return Provenance(
+        split=split if split is not None else path.stem,
+        commit=None,
+        files_read=n_agents,
+        files_sha256=files_sha256_of(file_sha256),
+        file_sha256=file_sha256,
+        source=source if source is not None else str(path),
+    )

@@ -1,0 +1,119 @@
+"""Outcome matrices from parquet files, wide or long (needs the ``parquet`` extra: pyarrow).
+
+* **wide** — the first column holds the agent names (strings); every other column
+  is one task, named by its column name, holding booleans, the numbers 0/1 or the
+  strings ``0``/``1``/``true``/``false``. A missing value (null) is refused.
+* **long** — columns agent, task and solved (names configurable), with the rules
+  of :mod:`foreseen.teams.sources.long_table`.
+
+Provenance as for a CSV matrix: ``file_sha256 = {"m/<file name>": SHA-256 of the
+bytes}``, commit ``None``, ``files_read`` = number of agents.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from foreseen.core.digest import sha256_bytes
+from foreseen.core.errors import MissingExtraError, UserInputError
+from foreseen.teams.matrix import OutcomeMatrix
+from foreseen.teams.sources.files import first_duplicate, matrix_file_provenance
+from foreseen.teams.sources.long_table import (
+    DEFAULT_COLUMNS,
+    LongColumns,
+    Missing,
+    matrix_from_long,
+    parse_solved,
+)
+
+__all__ = ["load_parquet", "parquet_column_names", "read_parquet"]
+
+
+def read_parquet(path: Path) -> tuple[Any, str]:
+    """The pyarrow table of a parquet file and the SHA-256 of its bytes."""
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise MissingExtraError("pyarrow", "parquet") from None
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise UserInputError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    try:
+        table = pq.read_table(io.BytesIO(data))
+    except Exception as exc:  # pyarrow raises several unrelated types for a bad file
+        raise UserInputError(f"{path} is not a readable parquet file: {exc}") from exc
+    return table, sha256_bytes(data)
+
+
+def parquet_column_names(table: Any) -> list[str]:
+    return [str(name) for name in table.column_names]
+
+
+def _wide(path: Path, table: Any, digest: str, split: str | None,
+          source: str | None) -> OutcomeMatrix:
+    names = parquet_column_names(table)
+    if len(names) < 2:
+        raise UserInputError(f"{path}: a wide table needs an agent column and task columns")
+    if table.num_rows == 0:
+        raise UserInputError(f"{path}: the matrix has no agents (no rows)")
+    agents = []
+    for row, value in enumerate(table.column(0).to_pylist(), start=1):
+        if not isinstance(value, str) or not value.strip():
+            raise UserInputError(f"{path}: row {row} has an empty or non-text agent name")
+        agents.append(value.strip())
+    tasks = [name.strip() for name in names[1:]]
+    for column, task in enumerate(tasks, start=2):
+        if not task:
+            raise UserInputError(f"{path}: column {column} has an empty task name")
+    outcomes = np.empty((len(agents), len(tasks)), dtype=np.bool_)
+    for column, task in enumerate(tasks):
+        for row, value in enumerate(table.column(column + 1).to_pylist()):
+            flag = parse_solved(value)
+            if flag is None:
+                raise UserInputError(
+                    f"{path}: agent {agents[row]!r}, task {task!r} has value {value!r}, "
+                    "expected 0, 1, true or false"
+                )
+            outcomes[row, column] = flag
+    for what, values in (("agent", agents), ("task", tasks)):
+        duplicate = first_duplicate(values)
+        if duplicate is not None:
+            raise UserInputError(f"{path}: duplicate {what} name {duplicate!r}")
+    provenance = matrix_file_provenance(path, digest, len(agents), split, source)
+    return OutcomeMatrix.from_rows(dict(zip(agents, outcomes, strict=True)), tasks, provenance)
+
+
+def load_parquet(
+    path: Path,
+    split: str | None = None,
+    *,
+    layout: str | None = None,
+    columns: LongColumns = DEFAULT_COLUMNS,
+    missing: Missing = "unsolved",
+    source: str | None = None,
+) -> OutcomeMatrix:
+    """Outcome matrix of a parquet file; ``layout`` ``"wide"``/``"long"``/None (sniffed:
+    long when the agent, task and solved columns are all present)."""
+    path = Path(path)
+    table, digest = read_parquet(path)
+    names = parquet_column_names(table)
+    if layout is None:
+        layout = "long" if columns.present_in(names) else "wide"
+    if layout == "wide":
+        return _wide(path, table, digest, split, source)
+    if layout != "long":
+        raise UserInputError(f"unknown format {layout!r} (wide, long)")
+    if not columns.present_in(names):
+        raise UserInputError(
+            f"{path}: a long table needs columns {list(columns.names())}, it has {names}"
+        )
+    agents, tasks, solved = (table.column(name).to_pylist() for name in columns.names())
+    return matrix_from_long(
+        path, agents, tasks, solved, split=split, digest=digest, source=source,
+        missing=missing, first_line=1,
+    )

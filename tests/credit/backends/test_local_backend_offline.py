@@ -1,0 +1,63 @@
+"""The local backend's checks that need neither llama.cpp nor the weights (always run)."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+import pytest
+
+from foreseen.core.digest import sha256_bytes
+from foreseen.core.errors import MissingExtraError, UserInputError
+from foreseen.credit.backends.base import ForecastRequest
+from foreseen.credit.backends.local import LocalLlamaBackend
+from foreseen.credit.explainers.templates import llm_templates_digest
+
+
+@pytest.fixture()
+def fake_gguf(tmp_path: Path) -> tuple[Path, str]:
+    path = tmp_path / "tiny.gguf"
+    data = b"GGUF not really a model"
+    path.write_bytes(data)
+    return path, sha256_bytes(data)
+
+
+def test_configuration_pins_the_digest_not_the_path(fake_gguf: tuple[Path, str]) -> None:
+    path, digest = fake_gguf
+    backend = LocalLlamaBackend(model_path=str(path), model_sha256="sha256:" + digest.upper(),
+                                temperature=0.0, seed=4)
+    config = backend.configuration()
+    assert config["model"] == f"sha256:{digest}" and str(path.parent) not in str(config)
+    assert config["templates_sha256"] == llm_templates_digest()
+    assert backend.model_id == f"sha256:{digest}"
+
+
+def test_bad_options_are_user_errors(fake_gguf: tuple[Path, str], tmp_path: Path) -> None:
+    path, digest = fake_gguf
+    with pytest.raises(UserInputError, match="does not exist"):
+        LocalLlamaBackend(model_path=str(tmp_path / "none.gguf"), model_sha256=digest)
+    with pytest.raises(UserInputError, match="64 hex"):
+        LocalLlamaBackend(model_path=str(path), model_sha256="xyz")
+    with pytest.raises(UserInputError, match="temperature"):
+        LocalLlamaBackend(model_path=str(path), model_sha256=digest, temperature=-1)
+
+
+def test_digest_mismatch_is_refused_before_anything_loads(fake_gguf: tuple[Path, str]) -> None:
+    path, _ = fake_gguf
+    backend = LocalLlamaBackend(model_path=str(path), model_sha256="0" * 64)
+    with pytest.raises(UserInputError, match="the plan pins 000000000000"):
+        backend.load()
+    request = ForecastRequest("s", "s", "description", 1, "p", 1)
+    with pytest.raises(UserInputError, match="the plan pins"):
+        asyncio.run(backend.complete(request))
+    backend.close()
+
+
+def test_missing_extra_names_the_extra(fake_gguf: tuple[Path, str],
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    path, digest = fake_gguf
+    monkeypatch.setitem(sys.modules, "llama_cpp", None)
+    backend = LocalLlamaBackend(model_path=str(path), model_sha256=digest)
+    with pytest.raises(MissingExtraError, match=r"foreseen\[local\]"):
+        backend.load()

@@ -1,0 +1,174 @@
+"""Frozen plans: canonical file = id, slots, commitment, reveal, amendments, signal child plans."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from foreseen.core.errors import UserInputError
+from foreseen.credit.plan.freeze import (
+    amend_plan,
+    freeze_signal_plan,
+    load_plan,
+    reveal,
+    slot_id,
+    slot_seed,
+    write_plan,
+)
+
+import support.spine as spine_support
+from support.spine import make_plan
+
+
+def test_plan_file_is_canonical_json_and_its_sha256_is_the_id(tmp_path: Path) -> None:
+    plan = make_plan(tmp_path)
+    raw = (tmp_path / "plan.json").read_bytes()
+    assert hashlib.sha256(raw).hexdigest() == plan.plan_id
+    assert json.loads(raw) == plan.body
+    assert load_plan(tmp_path / "plan.json").plan_id == plan.plan_id
+
+
+def test_freezing_twice_gives_the_same_id(tmp_path: Path) -> None:
+    a = make_plan(tmp_path / "a")
+    b = make_plan(tmp_path / "b")
+    assert a.plan_id == b.plan_id
+
+
+def test_slots_cover_state_context_repeat_with_prompt_digests(tmp_path: Path) -> None:
+    plan = make_plan(tmp_path)
+    study, _, explanations = spine_support.tiny_study()
+    slots = {s["slot_id"]: s for s in plan.slots}
+    expected = set()
+    for state in study.states:
+        for repeat in (1, 2):
+            expected.add(slot_id(None, state.id, "description", repeat))
+            expected.add(slot_id("mechanism", state.id, "matched_card", repeat))
+            expected.add(slot_id("mechanism", state.id, "donor_card@other_intervention", repeat))
+            expected.add(slot_id("placebo", state.id, "matched_card", repeat))
+    assert set(slots) == expected
+    some = slots[slot_id("mechanism", "t1-reg-s0", "donor_card@other_intervention", 2)]
+    assert some["donor_state_id"] == "t1-feat-s0"
+    donors = {"other_intervention": plan.donor_maps()["other_intervention"]}
+    rendered = spine_support.render_context(study, study.state("t1-reg-s0"),
+                                            "donor_card@other_intervention", "mechanism",
+                                            explanations["mechanism"], donors)
+    assert some["prompt_sha256"] == hashlib.sha256(rendered.prompt.encode()).hexdigest()
+    digest = hashlib.sha256(f"7|{some['slot_id']}".encode()).digest()
+    assert some["seed"] == int.from_bytes(digest[:8], "big") == slot_seed(7, some["slot_id"])
+    sealed = (tmp_path / "outcomes.sealed.json").read_bytes()
+    assert plan.body["outcome_commitment"]["sha256"] == hashlib.sha256(sealed).hexdigest()
+    assert plan.body["parent"] is None and plan.body["post_outcome"] is False
+
+
+def test_reveal_checks_the_commitment(tmp_path: Path) -> None:
+    plan = make_plan(tmp_path)
+    _, outcomes, _ = spine_support.tiny_study()
+    assert reveal(plan, tmp_path / "outcomes.sealed.json") == outcomes
+    other = tmp_path / "other.json"
+    text = (tmp_path / "outcomes.sealed.json").read_text().replace('"y": 0', '"y": 1', 1)
+    other.write_text(text)
+    with pytest.raises(UserInputError, match="does not match the plan's commitment"):
+        reveal(plan, other)
+    with pytest.raises(UserInputError, match="does not exist"):
+        reveal(plan, tmp_path / "missing.json")
+
+
+@pytest.mark.parametrize("mutate,message", [
+    (lambda raw: raw[:-5], "not valid JSON"),
+    (lambda raw: raw.replace(b'"seed":7', b'"seed":8'), None),
+    (lambda raw: raw + b"\n", "not in canonical form"),
+    (lambda raw: raw.replace(b'"slots":', b'"slotz":'), "missing field 'slots'"),
+])
+def test_bad_plan_files_are_refused_or_change_id(tmp_path: Path, mutate, message) -> None:  # type: ignore[no-untyped-def]
+    plan = make_plan(tmp_path)
+    path = tmp_path / "plan.json"
+    path.write_bytes(mutate(path.read_bytes()))
+    if message is None:
+        assert load_plan(path).plan_id != plan.plan_id
+    else:
+        with pytest.raises(UserInputError, match=message):
+            load_plan(path)
+
+
+def test_amendment_names_its_parent_and_gets_a_new_id(tmp_path: Path) -> None:
+    plan = make_plan(tmp_path)
+    child = amend_plan(plan, {"execution": {**plan.body["execution"], "concurrency": 1}},
+                       "fewer concurrent calls")
+    assert child.plan_id != plan.plan_id and child.parent == plan.plan_id
+    assert child.body["amendments"][-1]["changed"] == ["execution"]
+    with pytest.raises(UserInputError, match="may not change 'outcome_commitment'"):
+        amend_plan(plan, {"outcome_commitment": {}}, "x")
+
+
+def test_signal_child_plan_uses_the_other_seed_outcome(tmp_path: Path) -> None:
+    plan = make_plan(tmp_path)
+    _, outcomes, _ = spine_support.tiny_study()
+    child = freeze_signal_plan(plan, tmp_path / "outcomes.sealed.json", noise_sd=0.01)
+    assert child.parent == plan.plan_id and child.post_outcome
+    assert child.body["outcome_commitment"] == plan.body["outcome_commitment"]
+    by_id = {s["slot_id"]: s for s in child.slots}
+    assert {s["context_id"] for s in child.slots} == {"signal@exact", "signal@noisy",
+                                                    "signal@sign"}
+    # seed_swap partner of t2-feat-s0 is t2-feat-s1 (same cell, other seed)
+    exact = outcomes["t2-feat-s1"]
+    assert by_id["-|t2-feat-s0|signal@exact|1"]["signal"] == exact
+    assert by_id["-|t2-feat-s0|signal@sign|2"]["signal"] == float(np.sign(exact))
+    noisy = by_id["-|t2-feat-s0|signal@noisy|1"]["signal"]
+    draw = np.random.default_rng(slot_seed(plan.seed + 1, "t2-feat-s0")).normal()
+    assert noisy == pytest.approx(exact + 0.01 * draw, abs=1e-15)
+    write_plan(child, tmp_path / "child.json")
+    assert load_plan(tmp_path / "child.json").plan_id == child.plan_id
+
+
+def test_signal_plan_refuses_wrong_outcomes(tmp_path: Path) -> None:
+    plan = make_plan(tmp_path)
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    with pytest.raises(UserInputError, match="commitment"):
+        freeze_signal_plan(plan, bad)
+
+
+def test_slots_carry_the_forecaster_digest(tmp_path: Path) -> None:
+    from foreseen.core.digest import sha256_json
+
+    plan = make_plan(tmp_path)
+    assert {s["forecaster_sha256"] for s in plan.slots} == {sha256_json(plan.body["forecaster"])}
+
+
+def test_amendment_may_not_touch_what_determines_the_slots(tmp_path: Path) -> None:
+    plan = make_plan(tmp_path)
+    for key in ("slots", "forecaster", "explanations", "seed"):
+        with pytest.raises(UserInputError, match=f"may not change '{key}'"):
+            amend_plan(plan, {key: None}, "x")
+    with pytest.raises(UserInputError, match="needs a reason"):
+        amend_plan(plan, {"analysis": {}}, "  ")
+
+
+@pytest.mark.parametrize("content,message", [
+    ('{"study": "spine-test", "version": "1"}', "missing field 'outcomes'"),
+    ('{"study": "other", "version": "1", "outcomes": []}', "is for study 'other'"),
+    ('{"study": "spine-test", "version": "1", "outcomes": [{"state_id": "t0-reg-s0"}]}',
+     "y is not a finite number"),
+    ('{"study": "spine-test", "version": "1", "outcomes": []}', "missing 't0-feat-s0'"),
+    ("not json", "not valid JSON"),
+])
+def test_sealed_file_with_bad_content_is_refused_at_reveal(tmp_path: Path, content: str,
+                                                           message: str) -> None:
+    study, _, _ = spine_support.tiny_study()
+    make_plan(tmp_path)  # writes a valid sealed file; replace it and re-freeze on the bad one
+    (tmp_path / "outcomes.sealed.json").write_text(content)
+    from foreseen.credit.plan.freeze import ForecasterSpec, freeze_plan
+
+    from support.spine import DESIGN
+
+    plan = freeze_plan(study, spine_support.tiny_study()[2], design=DESIGN, repeats=1,
+                       forecaster=ForecasterSpec("support.spine:make_backend", {}),
+                       forecaster_configuration={}, analysis={},
+                       outcomes_path=tmp_path / "outcomes.sealed.json", seed=1,
+                       contexts_module="support.spine")
+    with pytest.raises(UserInputError, match=message):
+        reveal(plan, tmp_path / "outcomes.sealed.json")

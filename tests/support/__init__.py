@@ -1,0 +1,1 @@
+"""Helpers shared by the tests: small studies, plans, fake servers, fixture paths."""

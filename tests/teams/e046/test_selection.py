@@ -1,0 +1,103 @@
+"""Hash split, top-k and greedy (with their tie-breaks) against plain-Python versions."""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import pytest
+
+from foreseen.teams.e046.selection import greedy, hash_split, top_k
+from foreseen.teams.matrix import OutcomeMatrix
+
+
+def reference_greedy(solved: np.ndarray, names: list[str], k: int, tasks: list[int]) -> list[int]:
+    chosen: list[int] = []
+    covered: set[int] = set()
+    solves = [sum(bool(solved[a, t]) for t in tasks) for a in range(len(names))]
+    for _ in range(k):
+        candidates = [a for a in range(len(names)) if a not in chosen]
+        best = max(
+            candidates,
+            key=lambda a: (
+                sum(1 for t in tasks if solved[a, t] and t not in covered),
+                solves[a],
+                tuple(-ord(ch) for ch in names[a]),
+            ),
+        )
+        chosen.append(best)
+        covered |= {t for t in tasks if solved[best, t]}
+    return chosen
+
+
+def reference_top_k(solved: np.ndarray, names: list[str], k: int, tasks: list[int]) -> list[int]:
+    solves = [sum(bool(solved[a, t]) for t in tasks) for a in range(len(names))]
+    return sorted(range(len(names)), key=lambda a: (-solves[a], names[a]))[:k]
+
+
+def test_hash_split_matches_the_integer_reading() -> None:
+    tasks = [f"repo__issue-{i}" for i in range(200)] + ["é-unicode", ""]
+    mask = hash_split(tasks)
+    expected = [int(hashlib.sha256(t.encode("utf-8")).hexdigest(), 16) % 2 == 0 for t in tasks]
+    assert mask.tolist() == expected
+
+
+def test_lite_hash_split_and_k5_selection(lite: OutcomeMatrix) -> None:
+    competent = lite.competent()
+    calibration = hash_split(competent.tasks)
+    assert int(calibration.sum()) == 145 and int((~calibration).sum()) == 155
+    names = list(competent.agents)
+    g = greedy(competent.solved, names, 5, calibration)
+    t = top_k(competent.solved, names, 5, calibration)
+    held = ~calibration
+    g_cov = competent.solved[g][:, held].any(axis=0)
+    t_cov = competent.solved[t][:, held].any(axis=0)
+    assert round(g_cov.mean(), 4) == 0.8258 and round(t_cov.mean(), 4) == 0.7613
+    assert int((g_cov & ~t_cov).sum()) == 13 and int((t_cov & ~g_cov).sum()) == 3
+
+
+def test_greedy_tie_breaks_on_negated_character_codes() -> None:
+    # every agent adds two new tasks in round one and solves two: the name decides.
+    # Keys: "ab" (-97, -98), "abc" (-97, -98, -99), "b" (-98,): the longer "abc" beats its
+    # prefix "ab" (unlike plain string order), and both beat "b".
+    names = ["ab", "abc", "b"]
+    solved = np.array([[0, 0, 1, 1], [1, 0, 1, 0], [0, 1, 0, 1]], dtype=bool)
+    tasks = np.ones(4, dtype=bool)
+    team = greedy(solved, names, 3, tasks)
+    assert team == reference_greedy(solved, names, 3, list(range(4)))
+    assert [names[i] for i in team] == ["abc", "b", "ab"]  # round 2: "b" adds 2, "ab" adds 1
+    # an upper-case initial has the largest negated code: "Ab" beats "ab" and "abc"
+    names_upper = ["Ab", "ab", "abc"]
+    assert names_upper[greedy(solved, names_upper, 1, tasks)[0]] == "Ab"
+
+
+def test_greedy_prefers_more_solves_on_equal_gain() -> None:
+    names = ["a", "b", "c"]
+    solved = np.array([[1, 0, 0, 0], [1, 1, 0, 0], [0, 0, 1, 1]], dtype=bool)
+    # round 1: gains a=1, b=2, c=2; solves b=2, c=2 → tie → name: "b" beats "c"
+    team = greedy(solved, names, 2, np.ones(4, dtype=bool))
+    assert team == [1, 2]
+
+
+def test_top_k_ties_go_to_the_alphabetically_first_name() -> None:
+    names = ["B", "a", "b", "c"]
+    solved = np.array([[1, 0], [1, 1], [1, 0], [0, 1]], dtype=bool)
+    assert top_k(solved, names, 3, np.ones(2, dtype=bool)) == [1, 0, 2]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3, 4])
+def test_selection_matches_reference_on_random_matrices(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n_agents, n_tasks = 15, 90
+    solved = rng.random((n_agents, n_tasks)) < rng.uniform(0.05, 0.4, size=(n_agents, 1))
+    names = sorted(rng.choice(["a", "ab", "b", "B", "abc", "ba"], size=n_agents).tolist())
+    names = [f"{name}{'x' * (i % 3)}{i}" if i % 4 else name + str(i) for i, name in
+             enumerate(names)]
+    order = sorted(range(n_agents), key=lambda i: names[i])
+    names = [names[i] for i in order]
+    solved = solved[order]
+    mask = rng.random(n_tasks) < 0.5
+    tasks = [int(t) for t in np.flatnonzero(mask)]
+    for k in (1, 3, 5, 10):
+        assert greedy(solved, names, k, mask) == reference_greedy(solved, names, k, tasks)
+        assert top_k(solved, names, k, mask) == reference_top_k(solved, names, k, tasks)

@@ -1,0 +1,336 @@
+"""Tests of the outcome-matrix sources: experiments layout, matrix CSVs, dispatch, built-ins.
+
+Expected values are derived independently in the tests (plain ``json``/``csv``/``hashlib``)
+or written out by hand from the fixture files and the parse rules of spec teams.md §2.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from foreseen.core.errors import UserInputError
+from foreseen.teams.sources.dispatch import (
+    builtin_splits,
+    load_experiments_split,
+    load_matrix_csv,
+    load_source,
+)
+from foreseen.teams.sources.fetch_cache import MARKER_NAME, CacheMarker, write_marker
+
+from support.paths import FIXTURES, SHARED
+
+FIXTURES = FIXTURES / "teams"
+MINI_TREE = FIXTURES / "experiments"
+MINI_SPLIT = MINI_TREE / "evaluation" / "mini"
+SHARED = SHARED / "data/swebench"
+BASH_ONLY = SHARED / "experiments" / "evaluation" / "bash-only"
+LITE_CSV = SHARED / "lite.csv"
+
+# Hand-derived from the fixture files by rules 1-3 of spec teams.md §2.
+MINI_EXPECTED_SOLVED = {
+    "Zeta_caps": {"t1"},  # upper case sorts before lower case
+    "a_explicit_empty": set(),  # explicit empty list wins over a per-instance file with passes
+    "b_results_wins": {"t1", "t3"},  # list wins over per-instance (which says t1 failed)
+    "c_per_instance": {"t2"},  # only `resolved` exactly true counts (not 1, "true", true)
+    "f_resolved_not_a_list": {"t11"},  # `resolved` not a list -> per-instance decides
+}
+MINI_EXPECTED_TASKS = {"t1", "t2", "t3", "t4", "t5", "t6", "t7", "t8", "t9", "t11", "t_pi_only"}
+MINI_EXPECTED_FILES = {
+    "r/Zeta_caps.json": "Zeta_caps/results/results.json",
+    "r/a_explicit_empty.json": "a_explicit_empty/results/results.json",
+    "r/b_results_wins.json": "b_results_wins/results/results.json",
+    "p/c_per_instance.json": "c_per_instance/per_instance_details.json",
+    "p/f_resolved_not_a_list.json": "f_resolved_not_a_list/per_instance_details.json",
+}
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _rule4(file_map: dict[str, str]) -> str:
+    text = json.dumps(file_map, sort_keys=True)
+    assert ", " in text or len(file_map) == 1  # default separators
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _solved_sets(matrix_agents: tuple[str, ...], tasks: tuple[str, ...],
+                 solved: np.ndarray) -> dict[str, set[str]]:
+    return {
+        agent: {task for task, hit in zip(tasks, row, strict=True) if hit}
+        for agent, row in zip(matrix_agents, solved, strict=True)
+    }
+
+
+# ---------------------------------------------------------------- experiments layout
+
+
+def test_fixture_split_follows_every_parse_rule() -> None:
+    matrix = load_experiments_split(MINI_SPLIT, "mini", commit="abc1234")
+    assert matrix.agents == tuple(sorted(MINI_EXPECTED_SOLVED))
+    assert matrix.agents[0] == "Zeta_caps"
+    assert set(matrix.tasks) == MINI_EXPECTED_TASKS
+    assert list(matrix.tasks) == sorted(MINI_EXPECTED_TASKS)
+    assert _solved_sets(matrix.agents, matrix.tasks, matrix.solved) == MINI_EXPECTED_SOLVED
+    # dropped: all-false per-instance file, non-object files, a directory without results
+    for dropped in ("d_all_false", "e_non_object", "g_no_results"):
+        assert dropped not in matrix.agents
+    # strings outside list-valued fields, in non-object files or nested objects never join
+    for absent in ("t10", "t12", "t_nested", "t_not_a_list"):
+        assert absent not in matrix.tasks
+
+
+def test_fixture_split_provenance_hashes_recomputed_independently() -> None:
+    matrix = load_experiments_split(MINI_SPLIT, "mini", commit="abc1234")
+    expected = {key: _sha256(MINI_SPLIT / rel) for key, rel in MINI_EXPECTED_FILES.items()}
+    provenance = matrix.provenance
+    assert dict(provenance.file_sha256) == expected
+    assert provenance.files_read == len(expected) == 5
+    assert provenance.files_sha256 == _rule4(expected)
+    assert provenance.commit == "abc1234"
+    assert provenance.split == "mini"
+
+
+def test_explicit_empty_resolved_keeps_agent_with_zero_solved() -> None:
+    matrix = load_experiments_split(MINI_SPLIT, "mini")
+    row = matrix.agents.index("a_explicit_empty")
+    assert int(matrix.solve_counts()[row]) == 0
+    assert matrix.provenance.commit is None
+
+
+def _copy_mini(tmp_path: Path) -> Path:
+    target = tmp_path / "mini"
+    shutil.copytree(MINI_SPLIT, target)
+    return target
+
+
+def test_all_false_per_instance_drops_only_that_agent(tmp_path: Path) -> None:
+    split = _copy_mini(tmp_path)
+    details = split / "d_all_false" / "per_instance_details.json"
+    before = load_experiments_split(split, "mini")
+    details.write_text(json.dumps({"t1": {"resolved": False}, "t8": {"resolved": True}}))
+    after = load_experiments_split(split, "mini")
+    assert "d_all_false" not in before.agents
+    assert "d_all_false" in after.agents
+    assert after.provenance.file_sha256["p/d_all_false.json"] == _sha256(details)
+
+
+def test_invalid_json_is_a_user_error_naming_the_file(tmp_path: Path) -> None:
+    split = _copy_mini(tmp_path)
+    (split / "c_per_instance" / "per_instance_details.json").write_text("{not json")
+    with pytest.raises(UserInputError, match=r"c_per_instance.*not valid JSON"):
+        load_experiments_split(split, "mini")
+
+
+def test_split_without_usable_results_is_a_user_error(tmp_path: Path) -> None:
+    (tmp_path / "only" / "results").mkdir(parents=True)
+    (tmp_path / "only" / "results" / "results.json").write_text('{"applied": ["t1"]}')
+    with pytest.raises(UserInputError, match="no submission"):
+        load_experiments_split(tmp_path, "x")
+    with pytest.raises(UserInputError, match="does not exist"):
+        load_experiments_split(tmp_path / "missing", "x")
+
+
+def test_explicit_empty_lists_only_give_an_empty_matrix_error(tmp_path: Path) -> None:
+    (tmp_path / "s" / "results").mkdir(parents=True)
+    (tmp_path / "s" / "results" / "results.json").write_text('{"resolved": []}')
+    with pytest.raises(UserInputError, match="empty"):
+        load_experiments_split(tmp_path, "x")
+
+
+def test_real_bash_only_per_instance_files_parse() -> None:
+    files = sorted(BASH_ONLY.glob("*/per_instance_details.json"))
+    assert len(files) == 25
+    expected_counts: dict[str, int] = {}
+    universe: set[str] = set()
+    for file in files:
+        with file.open(encoding="utf-8") as handle:
+            details = json.load(handle)
+        universe.update(details)
+        count = sum(1 for v in details.values() if isinstance(v, dict) and v["resolved"] is True)
+        if count:
+            expected_counts[file.parent.name] = count
+    matrix = load_source(BASH_ONLY)
+    assert matrix.provenance.split == "bash-only"
+    assert matrix.n_tasks == len(universe) == 500
+    assert set(matrix.tasks) == universe
+    counts = dict(zip(matrix.agents, matrix.solve_counts().tolist(), strict=True))
+    assert counts == expected_counts
+    assert matrix.provenance.files_read == len(expected_counts)
+    assert matrix.provenance.file_sha256 == {
+        f"p/{f.parent.name}.json": _sha256(f) for f in files if f.parent.name in expected_counts
+    }
+
+
+# ---------------------------------------------------------------- matrix CSV
+
+
+def _independent_csv(path: Path) -> tuple[list[str], dict[str, list[int]]]:
+    with path.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.reader(handle))
+    return rows[0][1:], {row[0]: [int(x) for x in row[1:]] for row in rows[1:] if row}
+
+
+def test_lite_csv_matches_an_independent_reading() -> None:
+    matrix = load_matrix_csv(LITE_CSV)
+    tasks, rows = _independent_csv(LITE_CSV)
+    assert (matrix.n_agents, matrix.n_tasks) == (84, 300)
+    assert list(matrix.agents) == sorted(rows) and list(matrix.tasks) == sorted(tasks)
+    column = {task: i for i, task in enumerate(tasks)}
+    order = [column[t] for t in matrix.tasks]
+    expected = np.array([[rows[a][i] for i in order] for a in matrix.agents], dtype=bool)
+    assert np.array_equal(matrix.solved, expected)
+    provenance = matrix.provenance
+    assert provenance.split == "lite" and provenance.commit is None
+    assert provenance.files_read == 84
+    assert dict(provenance.file_sha256) == {"m/lite.csv": _sha256(LITE_CSV)}
+    assert provenance.files_sha256 == _rule4({"m/lite.csv": _sha256(LITE_CSV)})
+    assert matrix.competent().n_agents == 78  # spec teams.md §6
+
+
+def test_csv_split_name_override_and_unsorted_input(tmp_path: Path) -> None:
+    path = tmp_path / "m.csv"
+    path.write_text(",t2,t1\nb,1,0\na,0,1\n\n")
+    matrix = load_matrix_csv(path, "custom")
+    assert matrix.provenance.split == "custom"
+    assert matrix.agents == ("a", "b") and matrix.tasks == ("t1", "t2")
+    assert matrix.solved.tolist() == [[True, False], [False, True]]
+
+
+def test_csv_with_byte_order_mark_and_crlf_lines(tmp_path: Path) -> None:
+    path = tmp_path / "windows.csv"
+    path.write_bytes(b"\xef\xbb\xbf,t1,t2\r\nz, 1 ,0\r\ny,0,0\r\n")
+    matrix = load_matrix_csv(path)
+    assert matrix.agents == ("y", "z") and matrix.tasks == ("t1", "t2")
+    assert matrix.solve_counts().tolist() == [0, 1]
+    assert matrix.provenance.file_sha256 == {"m/windows.csv": _sha256(path)}
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (",t1,t2\na,1,2\n", r"row 2 \(agent 'a'\), column 3 \(task 't2'\) is '2'"),
+        (",t1,t2\na,1,\n", r"column 3 \(task 't2'\) is ''"),
+        (",t1,t2\na,1,yes\n", "is 'yes', expected 0 or 1"),
+        (",t1,t2\na,1,0\na,0,0\n", "duplicate agent name 'a'"),
+        (",t1,t1\na,1,0\n", "duplicate task name 't1'"),
+        (",t1,t2\na,1\n", r"row 2 \('a'\) has 2 cells, expected 3"),
+        (",t1,t2\na,1,0,1\n", "has 4 cells"),
+        ("", "empty"),
+        (",t1,t2\n", "no agents"),
+        ("corner\na\n", "no tasks"),
+        (",\na,\n", "task 1 has an empty name"),
+        ("\n\n", "empty"),
+        (",t1\n,1\n", "empty name"),
+    ],
+)
+def test_bad_csv_is_one_line_user_error(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "bad.csv"
+    path.write_text(text)
+    with pytest.raises(UserInputError, match=message) as info:
+        load_matrix_csv(path)
+    assert "\n" not in str(info.value)
+    assert str(path) in str(info.value)
+
+
+def test_unreadable_csv_is_a_user_error(tmp_path: Path) -> None:
+    with pytest.raises(UserInputError, match="cannot read"):
+        load_matrix_csv(tmp_path / "missing.csv")
+    (tmp_path / "latin.csv").write_bytes(b",t\xe9\na,1\n")
+    with pytest.raises(UserInputError, match="not UTF-8"):
+        load_matrix_csv(tmp_path / "latin.csv")
+
+
+def test_builtin_splits_are_lite_and_verified() -> None:
+    lite, verified = builtin_splits()
+    assert (lite.provenance.split, lite.n_agents, lite.n_tasks) == ("lite", 84, 300)
+    assert (verified.provenance.split, verified.n_agents, verified.n_tasks) == (
+        "verified", 134, 500)
+    shared_lite = load_matrix_csv(LITE_CSV)
+    assert np.array_equal(lite.solved, shared_lite.solved)
+    assert lite.provenance.files_sha256 == shared_lite.provenance.files_sha256
+    assert verified.provenance.file_sha256 == {"m/verified.csv": _sha256(SHARED / "verified.csv")}
+    assert lite.provenance.source == "foreseen/data/swebench/lite.csv"
+
+
+# ---------------------------------------------------------------- dispatch
+
+
+def _same_matrix(a: object, b: object) -> bool:
+    from foreseen.teams.matrix import OutcomeMatrix
+
+    assert isinstance(a, OutcomeMatrix) and isinstance(b, OutcomeMatrix)
+    return (a.agents == b.agents and a.tasks == b.tasks
+            and bool(np.array_equal(a.solved, b.solved))
+            and a.provenance.files_sha256 == b.provenance.files_sha256)
+
+
+def test_load_source_dispatches_csv_tree_and_split_directory(tmp_path: Path) -> None:
+    direct = load_experiments_split(MINI_SPLIT, "mini")
+    from_tree = load_source(MINI_TREE, "mini")
+    from_dir = load_source(MINI_SPLIT)
+    assert _same_matrix(direct, from_tree) and _same_matrix(direct, from_dir)
+    assert from_tree.provenance.split == from_dir.provenance.split == "mini"
+    assert load_source(MINI_SPLIT, "renamed").provenance.split == "renamed"
+    assert load_source(LITE_CSV).provenance.split == "lite"
+    assert load_source(LITE_CSV, "L").provenance.split == "L"
+
+
+def test_load_source_tree_needs_a_known_split() -> None:
+    with pytest.raises(UserInputError, match=r"choose a split \(available: mini\)"):
+        load_source(MINI_TREE)
+    with pytest.raises(UserInputError, match=r"unknown split 'lite'.*available: mini"):
+        load_source(MINI_TREE, "lite")
+
+
+def test_load_source_refuses_missing_and_non_csv_files(tmp_path: Path) -> None:
+    with pytest.raises(UserInputError, match="does not exist"):
+        load_source(tmp_path / "nothing")
+    (tmp_path / "m.json").write_text("{}")
+    with pytest.raises(UserInputError, match=r"neither a \.csv"):
+        load_source(tmp_path / "m.json")
+
+
+def _make_cache(tmp_path: Path) -> Path:
+    cache = _copy_mini(tmp_path)
+    shutil.rmtree(cache / "g_no_results")
+    (cache / "README.md").unlink()
+    files = {p.relative_to(cache).as_posix(): _sha256(p) for p in cache.rglob("*.json")}
+    subs = tuple(sorted(p.name for p in cache.iterdir() if p.is_dir()))
+    write_marker(cache, CacheMarker("SWE-bench/experiments", "lite", "abc1234", subs, files))
+    return cache
+
+
+def test_load_source_reads_split_and_commit_from_a_cache_marker(tmp_path: Path) -> None:
+    cache = _make_cache(tmp_path)
+    matrix = load_source(cache)
+    assert matrix.provenance.split == "lite"
+    assert matrix.provenance.commit == "abc1234"
+    assert _same_matrix(matrix, load_experiments_split(MINI_SPLIT, "mini"))
+    with pytest.raises(UserInputError, match="holds split 'lite', not 'test'"):
+        load_source(cache, "test")
+
+
+def test_load_source_refuses_a_tampered_cache(tmp_path: Path) -> None:
+    cache = _make_cache(tmp_path)
+    (cache / "c_per_instance" / "per_instance_details.json").write_text('{"t2": {"resolved": 1}}')
+    with pytest.raises(UserInputError, match="changed since it was fetched"):
+        load_source(cache)
+
+
+def test_load_source_refuses_extra_files_and_damaged_markers(tmp_path: Path) -> None:
+    cache = _make_cache(tmp_path)
+    (cache / "new" / "results").mkdir(parents=True)
+    (cache / "new" / "results" / "results.json").write_text('{"resolved": ["t1"]}')
+    with pytest.raises(UserInputError, match="does not list"):
+        load_source(cache)
+    (cache / MARKER_NAME).write_text("{")
+    with pytest.raises(UserInputError, match="damaged marker"):
+        load_source(cache)
