@@ -1,8 +1,21 @@
-"""Errors a user can cause.
+"""Errors a user can cause, as a small typed hierarchy.
 
-Every error a user can cause (a bad file, a wrong split name, a tampered plan)
-is raised as :class:`UserInputError`; the command line prints its message as
-one line on standard error and exits with code 2.
+Every error a user can cause is a :class:`UserInputError`; the command line
+(:mod:`foreseen.cli.app`, the one boundary that maps errors to exit codes)
+prints its message as one line on standard error and exits with its
+``exit_code``. The subclasses say *what kind* of problem it was, so a test or
+a notebook can assert "tampering was detected" rather than "the user did
+something wrong":
+
+* :class:`SourceError` — an input file or folder cannot be read as what it
+  claims to be (a matrix, a mirror, a study folder, a cache entry);
+* :class:`ConfigError` — an option, a run configuration or a plan setting is
+  invalid (a negative replicate count, an unknown backend name, a gate
+  without conditions);
+* :class:`IntegrityError` — something frozen was changed: a tampered ledger,
+  plan or prompt, or an outcome file that fails its commitment;
+* :class:`MissingExtraError` — an optional dependency is not installed; the
+  message names the extra that provides it.
 """
 
 from __future__ import annotations
@@ -15,6 +28,18 @@ class UserInputError(Exception):
 
     def __init__(self, message: str) -> None:
         super().__init__(" ".join(message.split()))
+
+
+class SourceError(UserInputError):
+    """An input file or folder cannot be read as what it claims to be."""
+
+
+class ConfigError(UserInputError):
+    """An option, a run configuration or a frozen setting is invalid."""
+
+
+class IntegrityError(UserInputError):
+    """Something frozen was changed: a ledger, a plan, a prompt or a committed outcome file."""
 
 
 class MissingExtraError(UserInputError):

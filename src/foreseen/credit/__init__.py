@@ -1,1 +1,9 @@
-"""Predictive credit of research explanations: paired forecasts, frozen plans, ledgers."""
+"""The credit instrument: predictive credit of research explanations (spec credit.md).
+
+Data flow: a study (``studies``) → public states, explanations and sealed
+outcomes → a frozen plan (``plan``) → its run into a hash-chained ledger
+(``run``, ``backends``) → the analysis (``analysis``) → report.
+
+Import rule: ``credit`` imports ``foreseen.core`` only (never ``teams``, ``cli``
+or ``report``); nothing in ``credit`` outside ``studies`` imports ``studies``.
+"""

@@ -1,1 +1,9 @@
-"""Team coverage of coding agents: the E046 protocol and what lies beyond it."""
+"""The teams instrument: coverage of coding-agent teams from a pilot (spec teams.md).
+
+Data flow: ``sources`` → :class:`~foreseen.teams.matrix.OutcomeMatrix` (+ provenance)
+→ ``curves`` / ``forecasters`` → the preregistered E046 protocol (``e046``) → record;
+``exploratory`` holds what goes beyond the preregistration.
+
+Import rule: ``teams`` imports ``foreseen.core`` only (never ``credit``, ``cli`` or
+``report``).
+"""

@@ -1,1 +1,4 @@
-"""TODO docstring."""
+"""The controlled-learning study: synthetic mechanisms, scikit-learn recipes, offline explainers.
+
+Import rule: anything in ``credit`` and ``foreseen.core``.
+"""

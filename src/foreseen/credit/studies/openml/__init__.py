@@ -1,1 +1,4 @@
-"""TODO docstring."""
+"""The OpenML study: the mirror, the hash lottery, LightGBM recipes, the probe explainer.
+
+Import rule: anything in ``credit`` and ``foreseen.core``.
+"""

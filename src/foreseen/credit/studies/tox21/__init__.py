@@ -1,1 +1,4 @@
-"""TODO docstring."""
+"""The Tox21 study: MoleculeNet's Tox21, RDKit features, logistic regression recipes.
+
+Import rule: anything in ``credit`` and ``foreseen.core``.
+"""

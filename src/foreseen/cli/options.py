@@ -1,0 +1,34 @@
+"""Options shared by several commands, declared once so they are spelled one way everywhere.
+
+Use them as ``Annotated`` metadata; each command still states its own default::
+
+    def analyze(seed: options.Seed = SEED, out: options.OutFile = Path("record.json")): ...
+
+Spellings: ``--replicates`` (bootstrap replicates), ``--seed``, ``--out``,
+``--split``, ``--format`` (wide | long matrix layout), ``--workers``,
+``--plan`` (a frozen plan file). Global ``-q`` / ``-v`` live on the root app
+(:mod:`foreseen.cli.app`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+Replicates = Annotated[int, typer.Option(
+    "--replicates", min=1, help="Bootstrap replicates (each refits or resamples once).")]
+Seed = Annotated[int, typer.Option("--seed", help="Seed of every random draw (same seed, same bytes).")]
+OutFile = Annotated[Path, typer.Option(
+    "--out", help="Where to write the result (written atomically; a symlink is written through).")]
+OptionalOutFile = Annotated[Path | None, typer.Option(
+    "--out", help="Where to write the result (written atomically; a symlink is written through).")]
+OutDir = Annotated[Path, typer.Option("--out", help="Output folder (created if missing).")]
+Split = Annotated[str | None, typer.Option(
+    "--split", help="Split name (default: the file stem or the cache's recorded split).")]
+MatrixFormat = Annotated[str | None, typer.Option(
+    "--format", help="Matrix layout: wide or long (default: sniffed from the header).")]
+Workers = Annotated[int | None, typer.Option(
+    "--workers", help="Worker processes (0 or none: all CPUs; 1: in this process).")]
+PlanFile = Annotated[Path, typer.Argument(help="A frozen plan file (plan.json).")]

@@ -1,0 +1,167 @@
+"""Typed results at the edge: dataclasses → JSON values, and their JSON Schema.
+
+Results are frozen dataclasses in memory; they become JSON only where they are
+written. Two functions do that for every artefact:
+
+* :func:`to_json` — a dataclass instance (recursively: dataclasses, mappings,
+  lists and tuples, numpy scalars) → plain JSON values. Keys come out in field
+  order, so a dataclass fixes the layout of what it writes. A field whose
+  metadata says ``{"json": False}`` is not written; a field with
+  ``{"json_name": "x"}`` is written under ``x``.
+* :func:`json_schema` — the JSON Schema (draft 2020-12) of a dataclass, read
+  from its type hints: ``int`` → integer, ``float`` → number (integers are
+  numbers too), ``str``, ``bool``, ``None`` → null, ``X | None`` → either,
+  ``list[X]`` / ``tuple[X, ...]`` / ``Sequence[X]`` → array of X,
+  ``tuple[X, Y]`` → an array of exactly those items, ``dict[str, X]`` /
+  ``Mapping[str, X]`` → object with X values, ``Literal[...]`` → enum, a
+  nested dataclass → a ``$defs`` entry referenced by name, ``Any`` → anything.
+  Every field is required and no other property is allowed, except where a
+  dataclass sets ``__schema_open__ = True``. Field metadata ``"doc"`` becomes
+  the property's description; the class docstring's first paragraph becomes
+  the schema's.
+
+A schema generated here is what ``docs/schemas/`` ships and what the tests
+validate the written artefacts against, so the published format cannot drift
+from the types.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import inspect
+import types
+import typing
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+
+
+def to_json(obj: Any) -> Any:
+    """Plain JSON values (dict, list, str, int, float, bool, None) of a typed result."""
+    if obj is None or isinstance(obj, (str, bool, int, float)):
+        return obj
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        custom = getattr(obj, "to_json", None)
+        if custom is not None and getattr(type(obj), "__custom_json__", False):
+            return custom()
+        out: dict[str, Any] = {}
+        for field in dataclasses.fields(obj):
+            if field.metadata.get("json", True) is False:
+                continue
+            out[field.metadata.get("json_name", field.name)] = to_json(getattr(obj, field.name))
+        return out
+    if isinstance(obj, enum.Enum):
+        return to_json(obj.value)
+    if isinstance(obj, Mapping):
+        return {str(key): to_json(value) for key, value in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_json(value) for value in obj]
+    item = getattr(obj, "item", None)  # numpy scalars
+    if callable(item):
+        return to_json(item())
+    tolist = getattr(obj, "tolist", None)  # numpy arrays
+    if callable(tolist):
+        return to_json(tolist())
+    raise TypeError(f"cannot write {type(obj).__name__} as JSON")
+
+
+def _describe(cls: type) -> str | None:
+    doc = inspect.getdoc(cls)
+    if not doc or doc.startswith(f"{cls.__name__}("):
+        return None
+    return " ".join(doc.split("\n\n", 1)[0].split())
+
+
+class _SchemaBuilder:
+    def __init__(self) -> None:
+        self.defs: dict[str, dict[str, Any]] = {}
+
+    def of_type(self, hint: Any) -> dict[str, Any]:
+        if hint is Any or hint is object:
+            return {}
+        if hint is type(None) or hint is None:
+            return {"type": "null"}
+        if hint is bool:
+            return {"type": "boolean"}
+        if hint is int:
+            return {"type": "integer"}
+        if hint is float:
+            return {"type": "number"}
+        if hint is str:
+            return {"type": "string"}
+        if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+            return self.of_dataclass(hint)
+        if isinstance(hint, type) and issubclass(hint, enum.Enum):
+            return {"enum": [member.value for member in hint]}
+        origin = typing.get_origin(hint)
+        args = typing.get_args(hint)
+        if origin is typing.Union or origin is types.UnionType:
+            options = [self.of_type(arg) for arg in args]
+            return {"anyOf": options}
+        if origin is typing.Literal:
+            return {"enum": list(args)}
+        if origin is tuple:
+            if len(args) == 2 and args[1] is Ellipsis:
+                return {"type": "array", "items": self.of_type(args[0])}
+            if not args:
+                return {"type": "array"}
+            return {"type": "array", "prefixItems": [self.of_type(a) for a in args],
+                    "items": False, "minItems": len(args), "maxItems": len(args)}
+        if origin in (list, Sequence, typing.Sequence) or (
+                isinstance(origin, type) and issubclass(origin, Sequence)
+                and not issubclass(origin, (str, bytes))):
+            return {"type": "array", "items": self.of_type(args[0]) if args else {}}
+        if origin in (dict, Mapping, typing.Mapping) or (
+                isinstance(origin, type) and issubclass(origin, Mapping)):
+            values = self.of_type(args[1]) if len(args) == 2 else {}
+            return {"type": "object", "additionalProperties": values}
+        if hint in (dict, Mapping):
+            return {"type": "object"}
+        if hint in (list, tuple, Sequence):
+            return {"type": "array"}
+        raise TypeError(f"no JSON Schema for type {hint!r}")
+
+    def of_dataclass(self, cls: type) -> dict[str, Any]:
+        name = cls.__name__
+        ref = {"$ref": f"#/$defs/{name}"}
+        if name in self.defs:
+            return ref
+        self.defs[name] = {}  # placeholder: recursive types refer to it
+        hints = typing.get_type_hints(cls)
+        properties: dict[str, Any] = {}
+        for field in dataclasses.fields(cls):
+            if field.metadata.get("json", True) is False:
+                continue
+            schema = dict(self.of_type(hints[field.name]))
+            if "doc" in field.metadata:
+                schema["description"] = field.metadata["doc"]
+            properties[field.metadata.get("json_name", field.name)] = schema
+        body: dict[str, Any] = {"type": "object", "properties": properties,
+                                "required": list(properties)}
+        if not getattr(cls, "__schema_open__", False):
+            body["additionalProperties"] = False
+        description = _describe(cls)
+        if description:
+            body["description"] = description
+        self.defs[name] = body
+        return ref
+
+
+def json_schema(cls: type, *, title: str | None = None,
+                schema_id: str | None = None) -> dict[str, Any]:
+    """The JSON Schema of the dataclass ``cls`` (see the module docstring)."""
+    if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)):
+        raise TypeError(f"{cls!r} is not a dataclass")
+    builder = _SchemaBuilder()
+    builder.of_dataclass(cls)
+    root = builder.defs.pop(cls.__name__)
+    schema: dict[str, Any] = {"$schema": JSON_SCHEMA_DIALECT}
+    if schema_id is not None:
+        schema["$id"] = schema_id
+    schema["title"] = title or cls.__name__
+    schema.update(root)
+    if builder.defs:
+        schema["$defs"] = dict(sorted(builder.defs.items()))
+    return schema

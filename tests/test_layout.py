@@ -1,0 +1,198 @@
+"""The package's import rules, read from the source with ``ast`` (docs/architecture.md).
+
+* core/ imports neither instrument, nor cli/ or report/;
+* teams/ and credit/ do not import each other (nor cli/);
+* only cli/ imports typer or builds rich tables and consoles;
+* credit/analysis imports nothing from credit/run, backends, explainers, studies;
+* nothing in credit/ outside studies/ imports credit/studies;
+* the package never imports its own modules through ``importlib``;
+* imports form no cycle (counting imports inside functions too: a deferred import
+  is still an edge);
+* every package's ``__init__`` docstring states its job.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from support.paths import SRC
+
+PACKAGE = SRC / "foreseen"
+
+
+@dataclass(frozen=True)
+class Import:
+    module: str  # importing module, dotted
+    target: str  # imported module (or module.attribute), dotted
+    top_level: bool  # executed when the module is imported
+    line: int
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def modules() -> dict[str, Path]:
+    return {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def _resolve(module: str, is_package: bool, level: int, name: str | None) -> str:
+    base = module.split(".")
+    if not is_package:
+        base = base[:-1]
+    if level > 1:
+        base = base[: len(base) - (level - 1)]
+    return ".".join([*base, *([name] if name else [])])
+
+
+def imports_of(name: str, path: Path) -> Iterator[Import]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    is_package = path.name == "__init__.py"
+    top_nodes = set()
+    for node in tree.body:
+        top_nodes.add(id(node))
+        if isinstance(node, ast.If | ast.Try):  # module-level if/try blocks still run
+            for child in ast.walk(node):
+                top_nodes.add(id(child))
+    for node in ast.walk(tree):
+        top = id(node) in top_nodes
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield Import(name, alias.name, top, node.lineno)
+        elif isinstance(node, ast.ImportFrom):
+            base = (_resolve(name, is_package, node.level, node.module) if node.level
+                    else node.module or "")
+            for alias in node.names:
+                yield Import(name, f"{base}.{alias.name}", top, node.lineno)
+
+
+ALL = modules()
+IMPORTS = [imp for name, path in ALL.items() for imp in imports_of(name, path)]
+
+
+def _in(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def _violations(importer: str, forbidden: tuple[str, ...],
+                allowed_importers: tuple[str, ...] = ()) -> list[str]:
+    found = []
+    for imp in IMPORTS:
+        if not _in(imp.module, importer):
+            continue
+        if any(_in(imp.module, allowed) for allowed in allowed_importers):
+            continue
+        for target in forbidden:
+            if _in(imp.target, target):
+                found.append(f"{imp.module}:{imp.line} imports {imp.target}")
+    return found
+
+
+RULES = [
+    ("foreseen.core", ("foreseen.teams", "foreseen.credit", "foreseen.cli", "foreseen.report"),
+     ()),
+    ("foreseen.teams", ("foreseen.credit", "foreseen.cli", "foreseen.report"), ()),
+    ("foreseen.credit", ("foreseen.teams", "foreseen.cli", "foreseen.report"), ()),
+    ("foreseen.credit.analysis", ("foreseen.credit.run", "foreseen.credit.backends",
+                                  "foreseen.credit.explainers", "foreseen.credit.studies"), ()),
+    ("foreseen.credit", ("foreseen.credit.studies",), ("foreseen.credit.studies",)),
+    ("foreseen", ("typer", "rich.table", "rich.console"), ("foreseen.cli",)),
+]
+
+
+@pytest.mark.parametrize(("importer", "forbidden", "allowed"), RULES,
+                         ids=[f"{r[0]}-not-{'+'.join(r[1])}" for r in RULES])
+def test_import_rule(importer: str, forbidden: tuple[str, ...],
+                     allowed: tuple[str, ...]) -> None:
+    assert _violations(importer, forbidden, allowed) == []
+
+
+def test_the_rule_checker_sees_a_violation() -> None:
+    # the checker itself: a cli module imports typer, so a rule forbidding it there must fire
+    assert _violations("foreseen.cli", ("typer",))
+
+
+def test_no_importlib_imports_of_own_modules() -> None:
+    offenders = []
+    for name, path in ALL.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in ("import_module", "find_spec")):
+                offenders.append(f"{name}:{node.lineno}")
+    assert offenders == []
+
+
+def _module_of(target: str) -> str | None:
+    """The package module a dotted import target names (the longest known prefix)."""
+    parts = target.split(".")
+    for n in range(len(parts), 0, -1):
+        candidate = ".".join(parts[:n])
+        if candidate in ALL:
+            return candidate
+    return None
+
+
+def test_no_import_cycles() -> None:
+    graph: dict[str, set[str]] = {name: set() for name in ALL}
+    for imp in IMPORTS:
+        if not imp.target.startswith("foreseen"):
+            continue
+        target = _module_of(imp.target)
+        if target is not None and target != imp.module:
+            graph[imp.module].add(target)
+    # Tarjan's strongly connected components
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+    counter = [0]
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = counter[0]
+        counter[0] += 1
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph[node]):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            # a package importing its own submodule is not a cycle by itself
+            real = [m for m in component if not any(
+                m != o and o.startswith(m + ".") for o in component)]
+            if len(real) > 1:
+                cycles.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    assert cycles == []
+
+
+def test_every_package_states_its_job() -> None:
+    missing = []
+    for name, path in ALL.items():
+        if path.name != "__init__.py":
+            continue
+        doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")))
+        if not doc or "TODO" in doc or len(doc.split()) < 8:
+            missing.append(name)
+    assert missing == []
