@@ -24,7 +24,7 @@ def plan_command(
 ) -> None:
     """Freeze a plan from a study folder; prints the plan id."""
     from foreseen.credit.plan.freeze import write_plan
-    from foreseen.credit.run.pipeline import freeze_study_dir
+    from foreseen.credit.plan.study_folder import freeze_study_dir
 
     plan = freeze_study_dir(study_dir)
     write_plan(plan, out)

@@ -19,7 +19,8 @@ import typer
 
 Replicates = Annotated[int, typer.Option(
     "--replicates", min=1, help="Bootstrap replicates (each refits or resamples once).")]
-Seed = Annotated[int, typer.Option("--seed", help="Seed of every random draw (same seed, same bytes).")]
+Seed = Annotated[int, typer.Option(
+    "--seed", help="Seed of every random draw (same seed, same bytes).")]
 OutFile = Annotated[Path, typer.Option(
     "--out", help="Where to write the result (written atomically; a symlink is written through).")]
 OptionalOutFile = Annotated[Path | None, typer.Option(

@@ -98,8 +98,9 @@ def run_offline(folder: Path, *, progress: bool = False) -> dict[str, Any]:
     """Freeze the plan from ``folder``, run it offline, reveal, run the known-signal child
     plan (post-outcome, seed-swap signals), analyse both; add the seed noise summary."""
     from foreseen.credit.plan.freeze import write_plan
+    from foreseen.credit.plan.study_folder import freeze_study_dir
     from foreseen.credit.run.calibrated import archive_previous_run, run_with_signal_plan
-    from foreseen.credit.run.pipeline import analyze_run, freeze_study_dir
+    from foreseen.credit.run.pipeline import analyze_run
 
     archive_previous_run(folder)
     plan = freeze_study_dir(folder)

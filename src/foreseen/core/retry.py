@@ -65,7 +65,7 @@ class RetryPolicy:
 
 
 def parse_retry_after(headers: Mapping[str, str], now: float | None = None) -> float | None:
-    """Seconds to wait from ``retry-after-ms`` or ``Retry-After``; None when absent or unreadable."""
+    """Seconds to wait from ``retry-after-ms`` or ``Retry-After``; None if absent/unreadable."""
     lowered = {key.lower(): value for key, value in headers.items()}
     millis = lowered.get("retry-after-ms")
     if millis is not None:

@@ -146,3 +146,8 @@ def _pair(value: Any, what: str) -> tuple[float, float]:
     if low > high:
         raise UserInputError(f"analysis config: {what} must have low <= high")
     return low, high
+
+
+def normalise_analysis_config(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """A (partial) analysis configuration completed with the defaults, as frozen JSON."""
+    return AnalysisConfig.from_json(raw).to_json()

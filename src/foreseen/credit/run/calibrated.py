@@ -22,7 +22,7 @@ from foreseen.credit.run.runner import RunSummary, run_plan
 
 RUN_FILES: tuple[str, ...] = ("ledger.jsonl", "ledger.jsonl.head", "signal_ledger.jsonl",
                               "signal_ledger.jsonl.head", "plan.json", "signal_plan.json",
-                              "report.json", "report.md")
+                              "report.json", "report.md", "study_section.json")
 # commands that write their own sealed outcome file also archive the previous one
 SEALED_OUTCOMES = "outcomes.sealed.json"
 

@@ -10,7 +10,7 @@ plan are byte-identical whatever happened during the runs.
 
 from __future__ import annotations
 
-import importlib
+import json
 import os
 import platform
 import time
@@ -27,12 +27,19 @@ from foreseen.core.digest import (
 )
 from foreseen.core.errors import UserInputError
 from foreseen.core.ledger import Ledger, read_ledger
+from foreseen.credit.analysis.analyze import analyze
+from foreseen.credit.analysis.config import AnalysisConfig
+from foreseen.credit.analysis.markdown import render_markdown
 from foreseen.credit.model import Explanation, SlotRecord, Study
 from foreseen.credit.plan.freeze import FrozenPlan, analysis_code_sha256, reveal
 from foreseen.credit.run.runner import check_ledger_plan, read_slot_records, terminal_slots
 
 REPORT_FORMAT = "foreseen.credit.report/1"
 VARYING_KEYS: tuple[str, ...] = ("ledger", "calibration_ledger", "run_metadata")
+#: a study that adds a section to its report writes it here, in the run folder, as
+#: ``{"name": str, "data": {...}, "markdown": str}``; :func:`analyze_run` copies ``data``
+#: into ``report.json`` under ``study_section`` and puts ``markdown`` above the analysis
+STUDY_SECTION_FILE = "study_section.json"
 
 Analyzer = Callable[[Study, Mapping[str, Mapping[str, Explanation]], Sequence[SlotRecord],
                      Mapping[str, float], Mapping[str, Any], Sequence[SlotRecord]],
@@ -44,26 +51,20 @@ def default_analyzer(study: Study, explanations: Mapping[str, Mapping[str, Expla
                      slots: Sequence[SlotRecord], outcomes: Mapping[str, float],
                      config: Mapping[str, Any], calibration: Sequence[SlotRecord]
                      ) -> dict[str, Any]:
-    """F's ``foreseen.credit.analysis.analyze.analyze`` with the plan's frozen ``AnalysisConfig``."""
-    analysis = importlib.import_module("foreseen.credit.analysis.analyze")
-    config_module = importlib.import_module("foreseen.credit.analysis.config")
-    frozen = config_module.AnalysisConfig.from_json(config)
-    result: dict[str, Any] = analysis.analyze(study, explanations, slots, outcomes, frozen,
-                                              calibration=calibration)
-    return result
+    """:func:`~foreseen.credit.analysis.analyze.analyze` with the plan's frozen configuration."""
+    frozen = AnalysisConfig.from_json(config)
+    return analyze(study, explanations, slots, outcomes, frozen, calibration=calibration)
 
 
 def default_markdown(report: Mapping[str, Any]) -> str:
-    """F's ``foreseen.credit.analysis.markdown.render_markdown``, given the provenance keys it prints."""
-    module = importlib.import_module("foreseen.credit.analysis.markdown")
+    """:func:`~foreseen.credit.analysis.markdown.render_markdown` with the provenance it prints."""
     commitment = report.get("outcome_commitment", {})
     view = {**report,
             "analysis_code_digest": report.get("analysis_code_sha256"),
             "outcome_commitment": commitment.get("expected"),
             "outcome_commitment_check": "ok" if commitment.get("ok") else "MISMATCH",
             "ledger_head": (report.get("ledger") or {}).get("head_hash")}
-    text: str = module.render_markdown(view)
-    return text
+    return render_markdown(view)
 
 
 @dataclass(frozen=True)
@@ -148,6 +149,7 @@ def analyze_run(plan: FrozenPlan, ledger_path: str | os.PathLike[str],
                 "calibration plan does not name this plan as its parent (or is not post-outcome)"
             )
         child_run = check_run(child_plan, child_ledger)
+    section = read_study_section(Path(ledger_path).parent)
     modules = plan.body["analysis_modules"]
     code_now = analysis_code_sha256(modules)
     analysis = analyzer(plan.study, plan.explanations(), run.slots, outcomes,
@@ -174,6 +176,8 @@ def analyze_run(plan: FrozenPlan, ledger_path: str | os.PathLike[str],
         if key in report:
             raise ValueError(f"analysis result key {key!r} collides with the report header")
         report[key] = value
+    if section is not None:
+        report["study_section"] = {"name": section["name"], "data": section["data"]}
     report["run_metadata"] = {
         "varying_keys": list(VARYING_KEYS),
         "host": platform.node(),
@@ -184,6 +188,8 @@ def analyze_run(plan: FrozenPlan, ledger_path: str | os.PathLike[str],
     out = Path(out_dir)
     text = dumps_strict(report) + "\n"
     summary_md = markdown(report)  # rendered before anything is written
+    if section is not None:
+        summary_md = section["markdown"] + summary_md
     write_text_atomic(out / "report.json", text)
     write_text_atomic(out / "report.md", summary_md)
     Ledger.open(ledger_path).append("analysis_written", {
@@ -191,85 +197,22 @@ def analyze_run(plan: FrozenPlan, ledger_path: str | os.PathLike[str],
     return report
 
 
+def read_study_section(folder: Path) -> dict[str, Any] | None:
+    """The study's extra report section from :data:`STUDY_SECTION_FILE`, if the folder has one."""
+    path = folder / STUDY_SECTION_FILE
+    if not path.is_file():
+        return None
+    try:
+        section = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise UserInputError(f"{path.name} is not valid JSON") from None
+    if not (isinstance(section, dict) and isinstance(section.get("name"), str)
+            and isinstance(section.get("data"), dict)
+            and isinstance(section.get("markdown"), str)):
+        raise UserInputError(f"{path.name}: expected name, data and markdown")
+    return section
+
+
 def stable_part(report: Mapping[str, Any]) -> dict[str, Any]:
     """The report without :data:`VARYING_KEYS` (what must be identical across runs)."""
     return {k: v for k, v in report.items() if k not in VARYING_KEYS}
-
-
-def _read_json(path: Path, what: str) -> Any:
-    import json
-
-    if not path.is_file():
-        raise UserInputError(f"{what} {path} does not exist")
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        raise UserInputError(f"{what} {path.name} is not valid JSON") from None
-
-
-def normalise_analysis_config(raw: Mapping[str, Any]) -> dict[str, Any]:
-    """Complete a (partial) analysis config with F's ``AnalysisConfig`` defaults when present."""
-    try:
-        config_module = importlib.import_module("foreseen.credit.analysis.config")
-    except ImportError:
-        return dict(raw)
-    normalised: dict[str, Any] = config_module.AnalysisConfig.from_json(raw).to_json()
-    return normalised
-
-
-def freeze_study_dir(directory: str | os.PathLike[str]) -> FrozenPlan:
-    """Freeze the plan described by a study folder.
-
-    The folder holds ``study.json`` (public :class:`Study`), ``explanations.json``
-    (explainer → state id → explanation), ``outcomes.sealed.json`` (committed
-    by digest, never read) and ``design.json``: ``contexts`` (explainer → context
-    ids, ``"-"`` for the shared description), ``repeats``, ``seed``,
-    ``forecaster`` {``factory``, ``options``}, optional ``contexts_module``,
-    ``analysis`` (AnalysisConfig JSON), ``execution``, ``lottery``.
-    """
-    from foreseen.credit.plan.freeze import (
-        DEFAULT_CONTEXTS_MODULE,
-        ExecutionConfig,
-        ForecasterSpec,
-        freeze_plan,
-    )
-    from foreseen.credit.run.runner import make_backend
-
-    folder = Path(directory)
-    if not folder.is_dir():
-        raise UserInputError(f"study folder {folder} does not exist")
-    study = Study.from_json(_read_json(folder / "study.json", "study file"))
-    raw_explanations = _read_json(folder / "explanations.json", "explanations file")
-    if not isinstance(raw_explanations, dict):
-        raise UserInputError("explanations file: expected an object explainer → state → …")
-    explanations = {str(name): {str(sid): Explanation.from_json(e) for sid, e in by.items()}
-                    for name, by in raw_explanations.items() if isinstance(by, dict)}
-    design = _read_json(folder / "design.json", "design file")
-    if not isinstance(design, dict):
-        raise UserInputError("design file: expected a JSON object")
-    for key in ("contexts", "repeats", "seed", "forecaster"):
-        if key not in design:
-            raise UserInputError(f"design file: missing field {key!r}")
-    contexts = design["contexts"]
-    if not isinstance(contexts, dict) or not all(isinstance(v, list)
-                                                 for v in contexts.values()):
-        raise UserInputError("design file: contexts must map explainer → list of context ids")
-    forecaster = design["forecaster"]
-    if not isinstance(forecaster, dict) or not isinstance(forecaster.get("factory"), str):
-        raise UserInputError("design file: forecaster needs a 'factory' name")
-    spec = ForecasterSpec(forecaster["factory"], dict(forecaster.get("options", {})))
-    backend = make_backend(spec.factory, spec.options)
-    execution = (ExecutionConfig.from_json(design["execution"])
-                 if "execution" in design else ExecutionConfig())
-    if not isinstance(design["repeats"], int) or not isinstance(design["seed"], int):
-        raise UserInputError("design file: repeats and seed must be integers")
-    return freeze_plan(
-        study, explanations,
-        design={(None if k == "-" else str(k)): [str(c) for c in v] for k, v in contexts.items()},
-        repeats=design["repeats"], forecaster=spec,
-        forecaster_configuration=backend.configuration(),
-        analysis=normalise_analysis_config(design.get("analysis", {})),
-        outcomes_path=folder / "outcomes.sealed.json", seed=design["seed"],
-        execution=execution,
-        contexts_module=str(design.get("contexts_module", DEFAULT_CONTEXTS_MODULE)),
-        lottery=design.get("lottery"))

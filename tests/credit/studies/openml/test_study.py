@@ -214,7 +214,7 @@ def test_end_to_end_offline_run(built: OpenMLBuild, mirror: Path, cache: Path,
     gates = {g["name"]: g for g in report["gates"]}
     assert gates["openml_joint"]["status"] == "inconclusive"  # 2 tasks < minimum_tasks
     assert "ours" in gates["openml_joint"]["margins_source"]
-    section = report["openml_study"]
+    section = report["study_section"]["data"]
     assert "re-draw on an offline mirror" in section["draw"]
     assert section["verify_outcomes"]["ok"]
     assert sum(r["states"] for r in section["zero_outcome_share"].values()) == 12

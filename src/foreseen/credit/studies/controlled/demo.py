@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from foreseen.credit.analysis.config import normalise_analysis_config
 from foreseen.credit.backends.base import Backend
 from foreseen.credit.model import Explanation, Study
 from foreseen.credit.plan.freeze import (
@@ -39,7 +40,7 @@ from foreseen.credit.run.calibrated import (
     run_with_signal_plan,
 )
 from foreseen.credit.run.faults import FaultInjectingBackend
-from foreseen.credit.run.pipeline import analyze_run, normalise_analysis_config
+from foreseen.credit.run.pipeline import analyze_run
 from foreseen.credit.run.runner import make_backend
 
 DEMO_SEED = 20261129

@@ -29,7 +29,6 @@ from typing import Any
 
 from foreseen.core.digest import write_json_atomic
 from foreseen.core.parallel import Executor
-from foreseen.credit.model import Explanation, SlotRecord, Study
 from foreseen.credit.studies.controlled.build import zero_outcome_share
 from foreseen.credit.studies.openml.build import (
     DRAW_NOTE,
@@ -104,6 +103,7 @@ def run_openml_study(out: str | Path, *, mirror: str | Path | None,
                      contexts: Sequence[str] = CONTEXTS, row_cap: int | None = None,
                      progress: bool = False) -> dict[str, Any]:
     """The whole offline study into ``out``; returns a summary dict (see module docstring)."""
+    from foreseen.credit.analysis.config import normalise_analysis_config
     from foreseen.credit.analysis.gates import openml_joint_gate
     from foreseen.credit.plan.freeze import (
         ExecutionConfig,
@@ -116,12 +116,7 @@ def run_openml_study(out: str | Path, *, mirror: str | Path | None,
         archive_previous_run,
         run_with_signal_plan,
     )
-    from foreseen.credit.run.pipeline import (
-        analyze_run,
-        default_analyzer,
-        default_markdown,
-        normalise_analysis_config,
-    )
+    from foreseen.credit.run.pipeline import STUDY_SECTION_FILE, analyze_run
     from foreseen.credit.run.runner import make_backend
 
     started = time.monotonic()
@@ -155,20 +150,10 @@ def run_openml_study(out: str | Path, *, mirror: str | Path | None,
     run = run_with_signal_plan(plan, folder, sealed, progress=progress)
     section = _study_section(build, verification)
 
-    def analyzer(study: Study, explanations: Mapping[str, Mapping[str, Explanation]],
-                 slots: Sequence[SlotRecord], outcomes: Mapping[str, float],
-                 config: Mapping[str, Any], calibration: Sequence[SlotRecord]
-                 ) -> dict[str, Any]:
-        result = default_analyzer(study, explanations, slots, outcomes, config, calibration)
-        result["openml_study"] = section
-        return result
-
-    def markdown(report: Mapping[str, Any]) -> str:
-        return study_markdown(section) + default_markdown(report)
-
+    write_json_atomic(folder / STUDY_SECTION_FILE, {
+        "name": "openml_study", "data": section, "markdown": study_markdown(section)})
     report = analyze_run(plan, folder / "ledger.jsonl", sealed, folder,
-                         calibration=(run.child, folder / "signal_ledger.jsonl"),
-                         analyzer=analyzer, markdown=markdown)
+                         calibration=(run.child, folder / "signal_ledger.jsonl"))
     return {"plan_id": plan.plan_id, "slots": run.main.assigned, "build_seconds": build_seconds,
             "seconds": time.monotonic() - started, "gates": report.get("gates"),
             "checks": report.get("checks"), "report": str(folder / "report.json"),

@@ -1,0 +1,81 @@
+"""A study folder → a frozen plan (the input of ``foreseen credit plan DIR``).
+
+A study folder holds ``study.json`` (the public :class:`~foreseen.credit.model.Study`),
+``explanations.json`` (explainer → state id → explanation), ``outcomes.sealed.json``
+(committed by digest, never read here) and ``design.json``: ``contexts``
+(explainer → context ids, ``"-"`` for the shared description), ``repeats``,
+``seed``, ``forecaster`` {``factory``: a registered backend name, ``options``},
+optional ``contexts_module`` (a registered context renderer), ``analysis``
+(:class:`~foreseen.credit.analysis.config.AnalysisConfig` JSON), ``execution``,
+``lottery``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from foreseen.core.errors import UserInputError
+from foreseen.credit.analysis.config import normalise_analysis_config
+from foreseen.credit.backends.registry import make_backend
+from foreseen.credit.model import Explanation, Study
+from foreseen.credit.plan.freeze import (
+    DEFAULT_CONTEXTS_MODULE,
+    ExecutionConfig,
+    ForecasterSpec,
+    FrozenPlan,
+    freeze_plan,
+)
+
+
+def _read_json(path: Path, what: str) -> Any:
+    if not path.is_file():
+        raise UserInputError(f"{what} {path} does not exist")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise UserInputError(f"{what} {path.name} is not valid JSON") from None
+
+
+def freeze_study_dir(directory: str | os.PathLike[str]) -> FrozenPlan:
+    """Freeze the plan described by a study folder (layout in the module docstring)."""
+    folder = Path(directory)
+    if not folder.is_dir():
+        raise UserInputError(f"study folder {folder} does not exist")
+    study = Study.from_json(_read_json(folder / "study.json", "study file"))
+    raw_explanations = _read_json(folder / "explanations.json", "explanations file")
+    if not isinstance(raw_explanations, dict):
+        raise UserInputError("explanations file: expected an object explainer → state → …")
+    explanations = {str(name): {str(sid): Explanation.from_json(e) for sid, e in by.items()}
+                    for name, by in raw_explanations.items() if isinstance(by, dict)}
+    design = _read_json(folder / "design.json", "design file")
+    if not isinstance(design, dict):
+        raise UserInputError("design file: expected a JSON object")
+    for key in ("contexts", "repeats", "seed", "forecaster"):
+        if key not in design:
+            raise UserInputError(f"design file: missing field {key!r}")
+    contexts = design["contexts"]
+    if not isinstance(contexts, dict) or not all(isinstance(v, list)
+                                                 for v in contexts.values()):
+        raise UserInputError("design file: contexts must map explainer → list of context ids")
+    forecaster = design["forecaster"]
+    if not isinstance(forecaster, dict) or not isinstance(forecaster.get("factory"), str):
+        raise UserInputError("design file: forecaster needs a 'factory' name")
+    spec = ForecasterSpec(forecaster["factory"], dict(forecaster.get("options", {})))
+    backend = make_backend({"backend": spec.factory, "options": spec.options})
+    execution = (ExecutionConfig.from_json(design["execution"])
+                 if "execution" in design else ExecutionConfig())
+    if not isinstance(design["repeats"], int) or not isinstance(design["seed"], int):
+        raise UserInputError("design file: repeats and seed must be integers")
+    return freeze_plan(
+        study, explanations,
+        design={(None if k == "-" else str(k)): [str(c) for c in v] for k, v in contexts.items()},
+        repeats=design["repeats"], forecaster=spec,
+        forecaster_configuration=backend.configuration(),
+        analysis=normalise_analysis_config(design.get("analysis", {})),
+        outcomes_path=folder / "outcomes.sealed.json", seed=design["seed"],
+        execution=execution,
+        contexts_module=str(design.get("contexts_module", DEFAULT_CONTEXTS_MODULE)),
+        lottery=design.get("lottery"))
