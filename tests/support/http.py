@@ -15,6 +15,7 @@ from foreseen.credit.plan.freeze import (
     write_plan,
 )
 
+from support import spine
 from support.spine import tiny_study
 
 KEY_ENV = "FORESEEN_TEST_LLM_KEY"
@@ -53,6 +54,6 @@ def http_plan(tmp: Path, api: str, base_url: str, *, n_tasks: int = 25, max_atte
         outcomes_path=sealed, seed=11,
         execution=ExecutionConfig(concurrency=concurrency, max_attempts=max_attempts,
                                   backoff_base_s=0.01, backoff_max_s=0.05),
-        contexts_module="support.spine")
+        contexts_module=spine.NAME)
     write_plan(plan, tmp / "plan.json")
     return plan

@@ -1,10 +1,11 @@
-"""Test scaffolding for the credit spine: a tiny study, a context module and test backends.
+"""Test scaffolding for the credit spine: a tiny study, a context renderer and a test backend.
 
-Importable by name (``spine_support``) from tests and — with ``tests/credit``
-on ``PYTHONPATH`` — from a ``python -m foreseen`` subprocess, so a plan can
-name ``spine_support`` as its context module and ``spine_support:make_backend``
-as its forecaster. Deliberately simple and independent of the real E/D/F
-modules, so the spine's own behaviour (plans, ledger, runner, faults) is
+Importing this module registers the renderer and the backend under the name
+:data:`NAME` (the registries accept code registered in-process, never a name
+read from a file), so a plan can name them. A subprocess gets them through
+``python -m support.foreseen_with_spine`` (with ``tests`` on ``PYTHONPATH``).
+Deliberately simple and independent of the real renderer, forecasters and
+analysis, so the spine's own behaviour (plans, ledger, runner, faults) is
 tested in isolation; the demo test runs the real modules.
 """
 
@@ -13,13 +14,14 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from foreseen.core.errors import UserInputError
-from foreseen.credit.backends.base import BackendResponse, ForecastRequest
+from foreseen.credit.backends.base import Backend, BackendResponse, ForecastRequest
+from foreseen.credit.backends.registry import BACKENDS, register_backend
 from foreseen.credit.model import (
     Card,
     Explanation,
@@ -29,6 +31,7 @@ from foreseen.credit.model import (
     Target,
     Task,
 )
+from foreseen.credit.plan import renderers
 from foreseen.credit.plan.contexts import RenderedContext
 from foreseen.credit.plan.freeze import (
     ExecutionConfig,
@@ -39,7 +42,7 @@ from foreseen.credit.plan.freeze import (
     write_plan,
 )
 
-HERE = Path(__file__).resolve().parent
+NAME = "spine_test"
 PROMPT_TEMPLATE_VERSION = "spine-test/1"
 TEMPLATE = "Forecast y for this state. Reply with JSON point/lower/upper.\n"
 
@@ -138,12 +141,13 @@ def tiny_study(n_tasks: int = 6) -> tuple[Study, dict[str, float], Explanations]
     return study, outcomes, {"mechanism": cards, "placebo": placebo}
 
 
-@dataclass
-class TestBackend:
+class TestBackend(Backend):
     """Deterministic offline forecaster: reads the card's target if shown; sleeps if asked."""
 
-    sleep_ms: float = 0.0
-    name: str = "spine-test"
+    name = "spine-test"
+
+    def __init__(self, sleep_ms: float = 0.0) -> None:
+        self.sleep_ms = sleep_ms
 
     def configuration(self) -> dict[str, Any]:
         return {"model": "spine-test", "temperature": 0.0, "sleep_ms": self.sleep_ms}
@@ -184,7 +188,7 @@ def make_plan(tmp: Path, *, sleep_ms: float = 0.0, seed: int = 7, max_attempts: 
     study, true_outcomes, explanations = tiny_study()
     sealed = tmp / "outcomes.sealed.json"
     write_outcomes(sealed, study, outcomes if outcomes is not None else true_outcomes)
-    spec = ForecasterSpec("support.spine:make_backend", {"sleep_ms": sleep_ms})
+    spec = ForecasterSpec(NAME, {"sleep_ms": sleep_ms})
     plan = freeze_plan(
         study, explanations, design=DESIGN, repeats=2, forecaster=spec,
         forecaster_configuration=make_backend(sleep_ms).configuration(),
@@ -192,7 +196,7 @@ def make_plan(tmp: Path, *, sleep_ms: float = 0.0, seed: int = 7, max_attempts: 
         outcomes_path=sealed, seed=seed,
         execution=ExecutionConfig(concurrency=3, max_attempts=max_attempts,
                                   backoff_base_s=0.0, backoff_max_s=0.0),
-        contexts_module="support.spine")
+        contexts_module=NAME)
     write_plan(plan, tmp / name)
     return plan
 
@@ -213,9 +217,22 @@ def write_study_dir(directory: Path) -> None:
                      "mechanism": ["matched_card", "donor_card@other_intervention"],
                      "placebo": ["matched_card"]},
         "repeats": 2, "seed": 7,
-        "forecaster": {"factory": "support.spine:make_backend", "options": {"sleep_ms": 0}},
-        "contexts_module": "support.spine",
+        "forecaster": {"factory": NAME, "options": {"sleep_ms": 0}},
+        "contexts_module": NAME,
         "analysis": {"bootstrap_b": 200},
         "execution": {"concurrency": 3, "max_attempts": 3, "backoff_base_s": 0.0,
                       "backoff_max_s": 0.0},
     })
+
+
+def register() -> None:
+    """Register the test renderer and backend under :data:`NAME` (once per process)."""
+    if NAME not in BACKENDS:
+        register_backend(NAME, make_backend, summary="spine test backend")
+    try:
+        renderers.renderer(NAME)
+    except UserInputError:
+        renderers.register_renderer(NAME, sys.modules[__name__])  # type: ignore[arg-type]
+
+
+register()

@@ -4,6 +4,8 @@
   ASCII escaping), NaN and infinities refused. Its SHA-256 identifies plans
   and other frozen artefacts.
 * :func:`sha256_file`, :func:`sha256_bytes`, :func:`sha256_text` — hex digests.
+* :func:`stable_int` — a 64-bit integer from SHA-256 of text parts joined by ``|``
+  (a seed that is stable across runs, platforms and Python's hash seed).
 * :func:`code_digest` — one digest over the source of a set of modules, in a
   fixed order, so a report can say exactly which analysis code produced it.
 * :func:`write_json_atomic` / :func:`write_text_atomic` — write to a temporary
@@ -15,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import importlib
 import json
 import math
 import os
@@ -72,13 +73,25 @@ def sha256_file(path: str | os.PathLike[str]) -> str:
     return digest.hexdigest()
 
 
+def stable_int(*parts: object) -> int:
+    """First 8 bytes (big-endian) of SHA-256 of ``"|".join(str(p) for p in parts)``."""
+    digest = hashlib.sha256("|".join(str(p) for p in parts).encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+PACKAGE_ROOT = Path(__file__).resolve().parents[1]
+
+
 def module_source_path(module_name: str) -> Path:
-    """The source file of an importable module."""
-    module = importlib.import_module(module_name)
-    file = getattr(module, "__file__", None)
-    if file is None:
-        raise ValueError(f"module {module_name} has no source file")
-    return Path(file)
+    """The source file of one of foreseen's own modules, found without importing it."""
+    parts = module_name.split(".")
+    if parts[0] != "foreseen" or not all(part.isidentifier() for part in parts):
+        raise ValueError(f"{module_name!r} is not a module of the foreseen package")
+    base = PACKAGE_ROOT.joinpath(*parts[1:])
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    raise ValueError(f"module {module_name} has no source file")
 
 
 def code_digest(module_names: Iterable[str]) -> str:

@@ -4,6 +4,10 @@
   counts b and c (spec teams.md §5 step 5):
   p = min(1, 2 · Σ_{i ≤ min(b, c)} binom(b + c, i) / 2^(b + c)), and p = 1 when
   b + c = 0. Computed in exact rational arithmetic, rounded once to float.
+* :func:`normal_cdf` — the standard normal distribution function,
+  Φ(z) = (1 + erf(z/√2))/2 (Abramowitz & Stegun 1964, 7.1.22 relation to erf);
+  :data:`Z80` = Φ⁻¹(0.9), the half-width in standard deviations of a central
+  80 % normal interval.
 * :func:`percentile_interval` — the bootstrap percentile interval of spec
   teams.md §5 step 2: the sorted replicate values at indices ⌊0.025·R⌋ and
   min(R − 1, ⌊0.975·R⌋).
@@ -14,6 +18,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from fractions import Fraction
+
+Z80 = 1.2815515655446004  # Φ^{-1}(0.9)
+
+
+def normal_cdf(z: float) -> float:
+    """Φ(z) = (1 + erf(z / √2)) / 2."""
+    return 0.5 * (1.0 + math.erf(z / math.sqrt(2.0)))
 
 
 def mcnemar_exact_p(b: int, c: int) -> float:

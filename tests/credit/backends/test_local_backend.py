@@ -21,7 +21,9 @@ llama_cpp = pytest.importorskip(
 from foreseen.core.digest import sha256_file  # noqa: E402
 from foreseen.core.errors import UserInputError  # noqa: E402
 from foreseen.credit.backends.base import ForecastRequest  # noqa: E402
+from foreseen.credit.backends.grammar import gbnf_grammar  # noqa: E402
 from foreseen.credit.backends.local import LocalLlamaBackend, smollm2_gguf  # noqa: E402
+from foreseen.credit.backends.schemas import FORECAST_SCHEMA  # noqa: E402
 from foreseen.credit.explainers import templates as tpl  # noqa: E402
 from foreseen.credit.run.runner import parse_forecast  # noqa: E402
 
@@ -52,9 +54,9 @@ def _request(slot: str, prompt: str = PROMPT, seed: int = 11, **context: object
 
 
 def test_every_grammar_compiles_in_llama_cpp() -> None:
-    for schema in (tpl.FORECAST_SCHEMA, tpl.CARD_SCHEMA, tpl.EXTRACT_SCHEMA,
+    for schema in (FORECAST_SCHEMA, tpl.CARD_SCHEMA, tpl.EXTRACT_SCHEMA,
                    tpl.proposal_schema(["l2_stronger", "early_stop"])):
-        assert llama_cpp.LlamaGrammar.from_string(tpl.gbnf_grammar(schema), verbose=False)
+        assert llama_cpp.LlamaGrammar.from_string(gbnf_grammar(schema), verbose=False)
 
 
 def test_forecast_answers_are_json_under_the_grammar_and_pinned(backend: LocalLlamaBackend

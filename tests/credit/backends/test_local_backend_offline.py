@@ -11,8 +11,8 @@ import pytest
 from foreseen.core.digest import sha256_bytes
 from foreseen.core.errors import MissingExtraError, UserInputError
 from foreseen.credit.backends.base import ForecastRequest
+from foreseen.credit.backends.grammar import GRAMMAR_VERSION
 from foreseen.credit.backends.local import LocalLlamaBackend
-from foreseen.credit.explainers.templates import llm_templates_digest
 
 
 @pytest.fixture()
@@ -29,7 +29,7 @@ def test_configuration_pins_the_digest_not_the_path(fake_gguf: tuple[Path, str])
                                 temperature=0.0, seed=4)
     config = backend.configuration()
     assert config["model"] == f"sha256:{digest}" and str(path.parent) not in str(config)
-    assert config["templates_sha256"] == llm_templates_digest()
+    assert config["grammar_version"] == GRAMMAR_VERSION
     assert backend.model_id == f"sha256:{digest}"
 
 

@@ -11,17 +11,18 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
+from foreseen.core.digest import stable_int
 from foreseen.core.errors import UserInputError
+from foreseen.core.stats import Z80
 from foreseen.credit.backends.base import Backend, ForecastRequest
 from foreseen.credit.backends.offline import (
     CardReadingForecaster,
     ConstantForecaster,
-    make_forecaster,
     read_forecast,
 )
+from foreseen.credit.backends.registry import build_backend
 from foreseen.credit.model import Card, Target
 from foreseen.credit.plan.donors import donor_map
-from foreseen.credit.studies.controlled.explainers import Z80, stable_int
 
 from support.controlled_build import small_build
 
@@ -92,16 +93,16 @@ def test_notes_are_read_through_extraction_and_signals_are_used() -> None:
 
 
 def test_forecasts_are_pure_functions_of_the_request() -> None:
-    forecaster = make_forecaster("card_reader", seed=3)
+    forecaster = build_backend("card_reader", {"seed": 3})
     context = {"public": PUBLIC, "card": Card(direction="improve").to_json()}
     assert _ask(forecaster, context) == _ask(forecaster, context)
     assert read_forecast(context, "matched_card", "s1", 1, seed=3) == _ask(forecaster, context)
-    prior_only = make_forecaster("catalog_prior", seed=3)
+    prior_only = build_backend("catalog_prior", {"seed": 3})
     assert _ask(prior_only, context) == _ask(prior_only, {"public": PUBLIC})
 
 
 def test_constant_forecaster_and_registry() -> None:
-    zero = make_forecaster("zero")
+    zero = build_backend("zero", {})
     assert isinstance(zero, Backend)
     assert _ask(zero, {"public": PUBLIC}) == {"point": 0.0, "lower": 0.0, "upper": 0.0,
                                                "direction_probability": None}
@@ -109,9 +110,9 @@ def test_constant_forecaster_and_registry() -> None:
     assert _ask(declared, {})["upper"] == 0.05
     assert zero.configuration()["name"] == "zero"
     with pytest.raises(UserInputError):
-        make_forecaster("oracle")
+        build_backend("oracle", {})
     with pytest.raises(UserInputError):
-        make_forecaster("card_reader", temperature=0.3)
+        build_backend("card_reader", {"temperature": 0.3})
     with pytest.raises(UserInputError):
         ConstantForecaster(point=1.0, lower=0.0, upper=0.5)
     with pytest.raises(UserInputError):

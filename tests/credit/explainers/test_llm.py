@@ -10,7 +10,9 @@ from typing import Any
 import pytest
 
 from foreseen.core.digest import sha256_json
-from foreseen.credit.backends.base import BackendResponse, ForecastRequest, TransportError
+from foreseen.credit.backends.base import Backend, BackendResponse, ForecastRequest, TransportError
+from foreseen.credit.backends.grammar import gbnf_grammar, max_output_chars
+from foreseen.credit.backends.schemas import FORECAST_SCHEMA, response_schema
 from foreseen.credit.explainers import templates as tpl
 from foreseen.credit.explainers.llm import LLMExplainer, card_from_answer, locate_quotes
 from foreseen.credit.model import Intervention, State, Study, Task
@@ -45,7 +47,7 @@ def _study() -> Study:
 
 
 @dataclass
-class ScriptedBackend:
+class ScriptedBackend(Backend):
     """Answers each (call, state) from a script; a script entry may be an exception."""
 
     script: dict[tuple[str, str], list[Any]]
@@ -180,9 +182,9 @@ def test_elicited_card_is_validated_and_rendered_with_verbatim_spans() -> None:
     card_requests = [r for r in backend.requests if r.context["llm_task"] == "card"]
     assert all(r.context["response_schema"] == {"name": "card", "schema": tpl.CARD_SCHEMA}
                for r in card_requests)
-    assert all(tpl.response_schema_for(r.context) == tpl.CARD_SCHEMA for r in card_requests)
+    assert all(response_schema(r) == ("card", tpl.CARD_SCHEMA) for r in card_requests)
     notes = [r for r in backend.requests if r.context["llm_task"] == "note"]
-    assert notes and all(tpl.response_schema_for(r.context) is None for r in notes)
+    assert notes and all(response_schema(r) is None for r in notes)
 
 
 def test_explainer_is_reproducible_and_seeds_each_call() -> None:
@@ -229,14 +231,14 @@ def _longest_instance(schema: dict[str, Any]) -> Any:
     return "x" * schema["maxLength"]
 
 
-@pytest.mark.parametrize("schema", [tpl.FORECAST_SCHEMA, tpl.CARD_SCHEMA, tpl.EXTRACT_SCHEMA,
+@pytest.mark.parametrize("schema", [FORECAST_SCHEMA, tpl.CARD_SCHEMA, tpl.EXTRACT_SCHEMA,
                                     tpl.proposal_schema(["a", "longest_id", "b"])])
 def test_grammar_bound_matches_the_longest_admitted_json(schema: dict[str, Any]) -> None:
     text = json.dumps(_longest_instance(schema), separators=(", ", ": "))
     text = text.replace('"NUMBER"', "-9999.999999")
     assert json.loads(text) is not None
-    assert tpl.max_output_chars(schema) == len(text)
-    grammar = tpl.gbnf_grammar(schema)
+    assert max_output_chars(schema) == len(text)
+    grammar = gbnf_grammar(schema)
     assert grammar.startswith("root ::= value\n") and "number ::=" in grammar
     for key in schema["properties"]:
         assert f'\\"{key}\\": ' in grammar
@@ -252,10 +254,17 @@ def test_templates_digest_covers_every_template_and_the_forecast_template() -> N
         tpl.TEMPLATES["note"] = original
     assert tpl.llm_templates_digest() == digest
     assert tpl.VERSIONS["forecast"] == "credit-prompt/1"
-    assert tpl.response_schema_for({}) == tpl.FORECAST_SCHEMA
-    assert tpl.response_schema_for({"llm_task": "note", "response_schema": None}) is None
-    assert tpl.response_schema_for({"response_schema": {"name": "x", "schema": {"a": 1}}}) == {
-        "a": 1}
+
+
+def _asking(context: dict[str, Any]) -> ForecastRequest:
+    return ForecastRequest("s|1", "s", "matched_card", 1, "prompt", 0, context)
+
+
+def test_response_schema_is_the_forecast_unless_the_caller_asks_otherwise() -> None:
+    assert response_schema(_asking({})) == ("forecast", FORECAST_SCHEMA)
+    assert response_schema(_asking({"llm_task": "note", "response_schema": None})) is None
+    assert response_schema(_asking({"response_schema": {"name": "x", "schema": {"a": 1}}})) == (
+        "x", {"a": 1})
 
 
 def test_backend_errors_never_stop_other_states() -> None:

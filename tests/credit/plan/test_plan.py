@@ -166,9 +166,9 @@ def test_sealed_file_with_bad_content_is_refused_at_reveal(tmp_path: Path, conte
     from support.spine import DESIGN
 
     plan = freeze_plan(study, spine_support.tiny_study()[2], design=DESIGN, repeats=1,
-                       forecaster=ForecasterSpec("support.spine:make_backend", {}),
+                       forecaster=ForecasterSpec(spine_support.NAME, {}),
                        forecaster_configuration={}, analysis={},
                        outcomes_path=tmp_path / "outcomes.sealed.json", seed=1,
-                       contexts_module="support.spine")
+                       contexts_module=spine_support.NAME)
     with pytest.raises(UserInputError, match=message):
         reveal(plan, tmp_path / "outcomes.sealed.json")

@@ -12,12 +12,12 @@ import pytest
 
 from foreseen.core.digest import sha256_json
 from foreseen.core.errors import UserInputError
-from foreseen.credit.backends.base import BackendResponse, ForecastRequest, TransportError
+from foreseen.credit.backends.base import Backend, BackendResponse, ForecastRequest, TransportError
 from foreseen.credit.run.cache import CachingBackend, ResponseCache, slot_cache_key
 
 
 @dataclass
-class CountingBackend:
+class CountingBackend(Backend):
     """Answers with a counter; fails with TransportError for slots in ``failing`` once."""
 
     temperature: float = 0.0
@@ -124,7 +124,7 @@ def test_cached_rerun_of_a_plan_gives_identical_forecasts_without_calls(tmp_path
     cache = ResponseCache(tmp_path / "cache")
 
     @dataclass
-    class Counted:
+    class Counted(Backend):
         inner: Any
         calls: int = 0
         name: str = "spine-test"

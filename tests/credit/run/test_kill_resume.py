@@ -32,7 +32,8 @@ def _env() -> dict[str, str]:
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "foreseen", "credit", *args], env=_env(),
+    return subprocess.run([sys.executable, "-m", "support.foreseen_with_spine", "credit", *args],
+                          env=_env(),
                           capture_output=True, text=True, timeout=120)
 
 
@@ -61,7 +62,7 @@ def test_sigkill_then_resume_gives_the_same_report(tmp_path: Path, torn: bool) -
     n_slots = len(plan.slots)
     threshold = random.Random(KILL_SEED + torn).randint(n_slots // 4, n_slots // 2)
     process = subprocess.Popen(
-        [sys.executable, "-m", "foreseen", "credit", "run", str(plan_path), "--ledger",
+        [sys.executable, "-m", "support.foreseen_with_spine", "credit", "run", str(plan_path), "--ledger",
          str(ledger)], env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
     while _lines(ledger) < threshold and process.poll() is None and time.monotonic() < deadline:

@@ -13,7 +13,7 @@ import pytest
 
 from foreseen.core.errors import UserInputError
 from foreseen.core.ledger import Ledger, read_ledger, verify_ledger
-from foreseen.credit.backends.base import BackendResponse, ForecastRequest, TransportError
+from foreseen.credit.backends.base import Backend, BackendResponse, ForecastRequest, TransportError
 from foreseen.credit.plan.freeze import FrozenPlan
 from foreseen.credit.run.runner import (
     ForecastParseError,
@@ -49,7 +49,7 @@ def test_valid_response_parses_and_point_outside_interval_is_allowed() -> None:
     assert forecast.valid and forecast.direction_probability is None
 
 
-class ScriptedBackend:
+class ScriptedBackend(Backend):
     """Per slot id, a list of actions: "ok", "bad", "transport", ("retry_after", s)."""
 
     name = "scripted"

@@ -17,9 +17,10 @@ of the slot), never from a stream consumed in completion order.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -59,23 +60,76 @@ class BackendResponse:
 
 
 class TransportError(Exception):
-    """Nothing usable arrived (connection error, timeout, 429, 5xx): the runner may retry."""
+    """Nothing usable arrived (connection error, timeout, 429, 5xx): the runner may retry.
+
+    ``retry_after`` is the server's requested wait in seconds (None: use the
+    plan's backoff). ``billable`` marks failures the provider may still charge
+    for (a timeout after the request was sent); a budget charges their bound.
+    """
+
+    billable = False
 
     def __init__(self, message: str, *, retry_after: float | None = None) -> None:
         super().__init__(message)
         self.retry_after = retry_after
 
 
-@runtime_checkable
-class Backend(Protocol):
-    """A forecaster backend: ``configuration()`` is frozen into the plan's slots."""
+class Backend(ABC):
+    """A forecaster or explainer backend; ``configuration()`` is frozen into the plan.
 
-    name: str
+    Subclasses implement :meth:`configuration` and :meth:`complete` and set
+    ``name``. Capabilities have default bodies, so callers never probe with
+    ``getattr``: :meth:`cost_bound_usd` (0 — costs nothing), :meth:`aclose`
+    and :meth:`close` (nothing to release), :attr:`stand_in` (False: a real
+    model; offline stand-ins set True so every report can say so).
+    """
 
+    name: str = "backend"
+    #: True for offline stand-ins that imitate a model without calling one
+    stand_in: bool = False
+
+    @abstractmethod
     def configuration(self) -> dict[str, Any]:
         """JSON description (model, temperature/effort, template digest; never a secret)."""
-        ...
 
+    @abstractmethod
     async def complete(self, request: ForecastRequest) -> BackendResponse:
         """Return the raw response to one slot, or raise :class:`TransportError`."""
-        ...
+
+    def cost_bound_usd(self, request: ForecastRequest) -> float | None:
+        """Upper bound of one attempt's cost in USD; None when the price is unknown."""
+        return 0.0
+
+    async def aclose(self) -> None:
+        """Release asynchronous resources (an HTTP client); called once a run ends."""
+        return None
+
+    def close(self) -> None:
+        """Release synchronous resources (a loaded local model)."""
+        return None
+
+
+class WrappingBackend(Backend):
+    """A backend around another one (fault injection, a response cache).
+
+    Everything but :meth:`complete` is the inner backend's: its configuration
+    (a wrapper never changes a result, so a plan frozen without it runs with
+    it), its cost bound, its resources and whether it is a stand-in.
+    """
+
+    def __init__(self, inner: Backend) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.stand_in = inner.stand_in
+
+    def configuration(self) -> dict[str, Any]:
+        return self.inner.configuration()
+
+    def cost_bound_usd(self, request: ForecastRequest) -> float | None:
+        return self.inner.cost_bound_usd(request)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    def close(self) -> None:
+        self.inner.close()

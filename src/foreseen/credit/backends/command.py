@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from foreseen.core.errors import UserInputError
-from foreseen.credit.backends.base import BackendResponse, ForecastRequest, TransportError
+from foreseen.credit.backends.base import Backend, BackendResponse, ForecastRequest, TransportError
 
 COMMAND_BACKEND_VERSION = "1"
 STDERR_LINE_LIMIT = 300
@@ -73,7 +73,7 @@ def last_line(data: bytes) -> str:
     return non_empty[-1][:STDERR_LINE_LIMIT] if non_empty else "(no standard error output)"
 
 
-class CommandBackend:
+class CommandBackend(Backend):
     """Run ``argv`` once per slot, prompt on stdin, response on stdout (module docstring)."""
 
     def __init__(self, *, argv: Sequence[str], timeout_s: float = 120.0,

@@ -11,7 +11,7 @@ sampled at the plan's ``temperature`` with ``seed = request.seed`` (the
 per-slot seed), after ``Llama.reset()`` — the key/value cache is cleared, so
 an answer never depends on which call came before (order-independent,
 reproducible). The answer is constrained by the bounded grammar of the
-request's schema (:func:`foreseen.credit.explainers.templates.gbnf_grammar`;
+request's schema (:func:`foreseen.credit.backends.grammar.gbnf_grammar`;
 forecasts use ``FORECAST_SCHEMA``, free-text calls none), and ``max_tokens``
 is raised to the grammar's longest output so a grammar answer is never cut.
 Calls run one at a time in a dedicated worker thread (llama.cpp contexts are
@@ -36,15 +36,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from foreseen.core.digest import sha256_file
+from foreseen.core.digest import sha256_file, sha256_json
 from foreseen.core.errors import MissingExtraError, UserInputError
-from foreseen.credit.backends.base import BackendResponse, ForecastRequest, TransportError
-from foreseen.credit.explainers.templates import (
-    gbnf_grammar,
-    llm_templates_digest,
-    max_output_chars,
-    response_schema_for,
-)
+from foreseen.credit.backends.base import Backend, BackendResponse, ForecastRequest, TransportError
+from foreseen.credit.backends.grammar import GRAMMAR_VERSION, gbnf_grammar, max_output_chars
+from foreseen.credit.backends.schemas import FORECAST_SCHEMA, response_schema
 
 LOCAL_BACKEND_VERSION = "1"
 GRAMMAR_MARGIN_TOKENS = 8
@@ -100,7 +96,7 @@ def _plain_cpu_buffers(llama_cpp: Any) -> Iterator[None]:
             module.llama_model_default_params = original
 
 
-class LocalLlamaBackend:
+class LocalLlamaBackend(Backend):
     """An in-process GGUF model with grammar-constrained JSON answers (module docstring)."""
 
     def __init__(self, *, model_sha256: str, model_path: str | None = None,
@@ -135,7 +131,8 @@ class LocalLlamaBackend:
                 "temperature": self.temperature, "max_tokens": self.max_tokens,
                 "n_ctx": self.n_ctx, "n_threads": self.n_threads, "seed": self.seed,
                 "extra_buffer_types": False,
-                "templates_sha256": llm_templates_digest()}
+                "grammar_version": GRAMMAR_VERSION,
+                "forecast_schema_sha256": sha256_json(FORECAST_SCHEMA)}
 
     @property
     def model_id(self) -> str:
@@ -188,7 +185,8 @@ class LocalLlamaBackend:
         if self._executor is None:
             self._executor = ThreadPoolExecutor(max_workers=1,
                                                 thread_name_prefix="foreseen-llama")
-        schema = response_schema_for(request.context)
+        wanted = response_schema(request)
+        schema = None if wanted is None else wanted[1]
         loop = asyncio.get_running_loop()
         seed = request.seed % (2**31 - 1)
         result = await loop.run_in_executor(self._executor, self.generate, request.prompt,

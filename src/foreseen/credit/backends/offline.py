@@ -35,22 +35,19 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
+from foreseen.core.digest import stable_int
 from foreseen.core.errors import UserInputError
+from foreseen.core.stats import Z80, normal_cdf
 from foreseen.credit.backends.base import Backend, BackendResponse, ForecastRequest
 from foreseen.credit.model import Card
-from foreseen.credit.studies.controlled.explainers import Z80, stable_int
 
 FORECASTER_VERSION = "1"
 DEFAULT_PRIOR = {"typical_effect": 0.0, "typical_magnitude": 0.0, "half_width": 0.01}
-
-
-def _normal_cdf(z: float) -> float:
-    return 0.5 * (1.0 + math.erf(z / math.sqrt(2.0)))
 
 
 def _number(value: Any) -> float | None:
@@ -129,13 +126,15 @@ def read_forecast(context: Mapping[str, Any], context_kind: str, state_id: str, 
     shift = jitter * half * z
     point, lower, upper = point + shift, lower + shift, upper + shift
     if probability is None:
-        probability = _normal_cdf(point / (half / Z80))
+        probability = normal_cdf(point / (half / Z80))
     return {"point": round(point, 6), "lower": round(lower, 6), "upper": round(upper, 6),
             "direction_probability": round(probability, 4)}
 
 
-class CardReadingForecaster:
+class CardReadingForecaster(Backend):
     """Offline card-reading forecaster (``card_reader``); see the module docstring."""
+
+    stand_in = True
 
     def __init__(self, *, seed: int = 0, jitter: float = 0.25, read_explanations: bool = True,
                  name: str = "card_reader") -> None:
@@ -162,8 +161,10 @@ class CardReadingForecaster:
                                cost_usd=0.0)
 
 
-class ConstantForecaster:
+class ConstantForecaster(Backend):
     """A constant forecast for every slot (``zero``: point 0 and interval [0, 0] by default)."""
+
+    stand_in = True
 
     def __init__(self, *, point: float = 0.0, lower: float = 0.0, upper: float = 0.0,
                  direction_probability: float | None = None, name: str = "zero") -> None:
@@ -185,27 +186,3 @@ class ConstantForecaster:
         return BackendResponse(text=json.dumps(answer, sort_keys=True), requested_model=self.name,
                                returned_model=self.name, input_tokens=0, output_tokens=0,
                                cost_usd=0.0)
-
-
-def _catalog_prior_forecaster(**options: Any) -> Backend:
-    return CardReadingForecaster(read_explanations=False, name="catalog_prior", **options)
-
-
-FORECASTERS: dict[str, Callable[..., Backend]] = {
-    "card_reader": CardReadingForecaster,
-    "zero": ConstantForecaster,
-    "catalog_prior": _catalog_prior_forecaster,
-}
-
-
-def make_forecaster(name: str, **options: Any) -> Backend:
-    """A registered forecaster by name: the offline ``card_reader``, ``zero``, ``catalog_prior``;
-    any other name is looked up in :mod:`foreseen.credit.backends.registry` (HTTP and others)."""
-    if name not in FORECASTERS:
-        from foreseen.credit.backends.registry import build_named_backend
-
-        return build_named_backend(name, options)
-    try:
-        return FORECASTERS[name](**options)
-    except TypeError as error:
-        raise UserInputError(f"forecaster {name!r}: bad options ({error})") from None

@@ -1,37 +1,158 @@
-"""One registry of forecaster backends, by name (spec credit.md §10).
+"""The one registry and builder of model backends, by name (spec credit.md §10).
 
-``make_backend({"backend": name, "options": {...}})`` builds a backend; the
-plan's forecaster block (``{"factory": name, "options": {...}}``) is accepted
-as is. Names:
+Every backend a plan, a study or a run configuration names is built here and
+nowhere else: :func:`make_backend` looks the name up in :data:`BACKENDS` and
+calls its factory with the options. A name is never a path to code — nothing
+read from a file can make foreseen import or run code of its choosing.
 
-* offline — ``card_reader``, ``zero``, ``catalog_prior``
-  (:mod:`foreseen.credit.backends.offline`);
-* HTTP (extra ``[llm]``) — ``anthropic`` (:class:`~.anthropic.AnthropicBackend`),
-  ``openai_compatible`` (:class:`~.openai_compatible.OpenAICompatibleBackend`).
+Built in:
 
-Other backends register with one line in :data:`BACKENDS` (``module:class``
-path, imported only when used, so the core never imports an optional extra).
+==================  =======  =================================================
+name                kind     what it is
+==================  =======  =================================================
+``card_reader``     offline  stand-in that reads the card's numbers (no model)
+``catalog_prior``   offline  stand-in that answers the catalog prior only
+``zero``            offline  constant forecast 0 in [0, 0] (a baseline)
+``anthropic``       http     Anthropic Messages API (extra ``[llm]``)
+``openai_compatible`` http   any OpenAI-compatible chat completions server
+``command``         command  a program: prompt on stdin, answer on stdout
+``local``           local    a GGUF model in-process through llama.cpp
+==================  =======  =================================================
+
+Factories import their optional packages when called (inspect-ai's provider
+registry does the same), so listing the registry imports no extra.
+
+Other backends join in two ways, both by code the user installed or runs, never
+by a file: an installed distribution that declares an entry point in the group
+:data:`ENTRY_POINT_GROUP` (``name = "package.module:factory"``), loaded the
+first time an unknown name is asked for; or :func:`register_backend` called in
+the user's own Python process (a notebook, a test).
 """
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from importlib import metadata
+from typing import Any, Literal
 
-from foreseen.core.errors import UserInputError
+from foreseen.core.errors import ConfigError
 from foreseen.credit.backends.base import Backend
 
-#: registry name → ``module:callable`` building the backend from keyword options
-BACKENDS: dict[str, str] = {
-    "card_reader": "foreseen.credit.backends.offline:CardReadingForecaster",
-    "zero": "foreseen.credit.backends.offline:ConstantForecaster",
-    "catalog_prior": "foreseen.credit.backends.offline:_catalog_prior_forecaster",
-    "anthropic": "foreseen.credit.backends.http.anthropic:AnthropicBackend",
-    "openai_compatible": "foreseen.credit.backends.http.openai_compatible:OpenAICompatibleBackend",
-    "command": "foreseen.credit.backends.command:CommandBackend",
-    "local": "foreseen.credit.backends.local:LocalLlamaBackend",
-}
+ENTRY_POINT_GROUP = "foreseen.backends"
+Kind = Literal["offline", "http", "command", "local", "plugin"]
+Factory = Callable[..., Backend]
+
+
+@dataclass(frozen=True)
+class BackendEntry:
+    """A registered backend: its factory, kind, whether it is a stand-in, a one-line summary."""
+
+    name: str
+    factory: Factory
+    kind: Kind
+    stand_in: bool
+    summary: str
+
+
+def _card_reader(**options: Any) -> Backend:
+    from foreseen.credit.backends.offline import CardReadingForecaster
+
+    return CardReadingForecaster(**options)
+
+
+def _catalog_prior(**options: Any) -> Backend:
+    from foreseen.credit.backends.offline import CardReadingForecaster
+
+    return CardReadingForecaster(read_explanations=False, name="catalog_prior", **options)
+
+
+def _zero(**options: Any) -> Backend:
+    from foreseen.credit.backends.offline import ConstantForecaster
+
+    return ConstantForecaster(**options)
+
+
+def _anthropic(**options: Any) -> Backend:
+    from foreseen.credit.backends.http.anthropic import AnthropicBackend
+
+    return AnthropicBackend(**options)
+
+
+def _openai_compatible(**options: Any) -> Backend:
+    from foreseen.credit.backends.http.openai_compatible import OpenAICompatibleBackend
+
+    return OpenAICompatibleBackend(**options)
+
+
+def _command(**options: Any) -> Backend:
+    from foreseen.credit.backends.command import CommandBackend
+
+    return CommandBackend(**options)
+
+
+def _local(**options: Any) -> Backend:
+    from foreseen.credit.backends.local import LocalLlamaBackend
+
+    return LocalLlamaBackend(**options)
+
+
+BACKENDS: dict[str, BackendEntry] = {entry.name: entry for entry in (
+    BackendEntry("card_reader", _card_reader, "offline", True,
+                 "offline stand-in: copies the card's target (no model is called)"),
+    BackendEntry("catalog_prior", _catalog_prior, "offline", True,
+                 "offline stand-in: the intervention's catalog prior, ignoring explanations"),
+    BackendEntry("zero", _zero, "offline", True, "constant forecast 0 in [0, 0]"),
+    BackendEntry("anthropic", _anthropic, "http", False, "Anthropic Messages API"),
+    BackendEntry("openai_compatible", _openai_compatible, "http", False,
+                 "OpenAI-compatible chat completions (OpenAI, vLLM, llama.cpp server, …)"),
+    BackendEntry("command", _command, "command", False,
+                 "a command-line program: prompt on stdin, JSON on stdout"),
+    BackendEntry("local", _local, "local", False, "a GGUF model in-process (llama.cpp)"),
+)}
+_entry_points_loaded = False
+
+
+def register_backend(name: str, factory: Factory, *, kind: Kind = "plugin",
+                     stand_in: bool = False, summary: str = "") -> None:
+    """Add a backend to the registry from the caller's own code (not from a file)."""
+    if not name or ":" in name or name in BACKENDS:
+        raise ConfigError(f"backend name {name!r} is empty, has a colon or is taken")
+    BACKENDS[name] = BackendEntry(name, factory, kind, stand_in, summary)
+
+
+def unregister_backend(name: str) -> None:
+    """Remove a backend added with :func:`register_backend` (tests)."""
+    entry = BACKENDS.get(name)
+    if entry is not None and entry.kind == "plugin":
+        del BACKENDS[name]
+
+
+def _load_entry_points() -> None:
+    global _entry_points_loaded
+    if _entry_points_loaded:
+        return
+    _entry_points_loaded = True
+    for point in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        if point.name in BACKENDS:
+            continue
+
+        def factory(_point: metadata.EntryPoint = point, **options: Any) -> Backend:
+            made: Backend = _point.load()(**options)
+            return made
+
+        BACKENDS[point.name] = BackendEntry(point.name, factory, "plugin", False,
+                                            f"installed plugin {point.value}")
+
+
+def backend_entry(name: str) -> BackendEntry:
+    """The registry entry for ``name``; a one-line :class:`ConfigError` when unknown."""
+    if name not in BACKENDS:
+        _load_entry_points()
+    if name not in BACKENDS:
+        raise ConfigError(
+            f"unknown backend {name!r}; choose one of {', '.join(backend_names())}")
+    return BACKENDS[name]
 
 
 def backend_names() -> list[str]:
@@ -39,26 +160,23 @@ def backend_names() -> list[str]:
     return sorted(BACKENDS)
 
 
-def build_named_backend(name: str, options: Mapping[str, Any]) -> Backend:
+def build_backend(name: str, options: Mapping[str, Any]) -> Backend:
     """Build the backend registered as ``name`` with ``options``; one-line errors."""
-    if name not in BACKENDS:
-        raise UserInputError(
-            f"unknown forecaster backend {name!r}; choose one of {', '.join(backend_names())}")
-    module_name, _, attr = BACKENDS[name].partition(":")
-    maker = getattr(importlib.import_module(module_name), attr)
+    entry = backend_entry(name)
+    if not isinstance(options, Mapping):
+        raise ConfigError(f"backend {name!r}: options must be an object")
     try:
-        backend: Backend = maker(**dict(options))
+        return entry.factory(**dict(options))
     except TypeError as error:
-        raise UserInputError(f"backend {name!r}: bad options ({error})") from None
-    return backend
+        raise ConfigError(f"backend {name!r}: bad options ({error})") from None
 
 
 def make_backend(config: Mapping[str, Any]) -> Backend:
-    """Build a backend from ``{"backend" (or "factory"): name, "options": {...}}``."""
+    """Build a backend from ``{"backend" (or a plan's "factory"): name, "options": {...}}``."""
     name = config.get("backend", config.get("factory"))
     if not isinstance(name, str):
-        raise UserInputError("backend configuration needs a 'backend' name")
+        raise ConfigError("backend configuration needs a 'backend' name")
     options = config.get("options", {})
     if not isinstance(options, Mapping):
-        raise UserInputError(f"backend {name!r}: options must be an object")
-    return build_named_backend(name, options)
+        raise ConfigError(f"backend {name!r}: options must be an object")
+    return build_backend(name, options)

@@ -114,3 +114,32 @@ def card_subset(card: Card, slots: tuple[str, ...],
         counterfactual=kept.get("counterfactual"),
         spans=chosen if spans is None else spans,
     )
+
+
+def _locate(text: str, value: str) -> tuple[Span, ...]:
+    start = text.find(value)
+    return () if start < 0 else (Span(start, start + len(value), value),)
+
+
+def with_spans(card: Card, text: str) -> Card:
+    """``card`` with spans located verbatim in ``text`` (its rendering).
+
+    Text slots and the direction word are found by exact search; the target's
+    span is taken from :func:`extract_card` of the text when it finds one.
+    Slots whose value does not occur verbatim get no span (never invented).
+    """
+    spans: dict[str, tuple[Span, ...]] = {}
+    for slot in ("observable", "regime", "falsification", "counterfactual"):
+        value = getattr(card, slot)
+        if value and _locate(text, value):
+            spans[slot] = _locate(text, value)
+    if card.direction is not None:
+        word = card.direction.replace("_", " ") if card.direction == "no_change" else None
+        found = _locate(text, card.direction) or (_locate(text, word) if word else ())
+        if found:
+            spans["direction"] = found
+    target_spans = extract_card(text).spans.get("target", ())
+    if card.target is not None and target_spans:
+        spans["target"] = tuple(target_spans)
+    return Card(card.direction, card.target, card.observable, card.regime, card.falsification,
+                card.counterfactual, spans)

@@ -332,8 +332,7 @@ class LLMExplainer:
         return card
 
     def _elicited(self, state: State, text: str | None, issues: list[str]) -> Explanation:
-        from foreseen.credit.cards.render import render_card
-        from foreseen.credit.studies.controlled.explainers import with_spans
+        from foreseen.credit.cards.render import render_card, with_spans
 
         if text is None:
             return Explanation(state.id, "llm", self.generator, None, None)

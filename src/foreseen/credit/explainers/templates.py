@@ -42,6 +42,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from foreseen.core.digest import sha256_json
+from foreseen.credit.backends.schemas import FORECAST_SCHEMA
 from foreseen.credit.model import Intervention, State, Study
 from foreseen.credit.plan.prompts import (
     PROMPT_TEMPLATE_VERSION,
@@ -120,9 +121,6 @@ def _object(properties: Mapping[str, Any]) -> dict[str, Any]:
             "additionalProperties": False}
 
 
-FORECAST_SCHEMA: dict[str, Any] = _object({
-    "point": _number(), "lower": _number(), "upper": _number(),
-    "direction_probability": _number()})
 CARD_SCHEMA: dict[str, Any] = _object({
     "direction": {"type": "string", "enum": ["improve", "worsen", "no_change"]},
     "target": _object({"point": _number(), "lower": _number(), "upper": _number(),
@@ -149,19 +147,6 @@ def llm_templates_digest() -> str:
         "limits": {"text": TEXT_MAX, "quote": QUOTE_MAX, "reason": REASON_MAX},
         "forecast_template_sha256": prompt_template_digest(),
     })
-
-
-def response_schema_for(context: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The schema a request asks for (``None``: free text).
-
-    ``context["response_schema"] = {"name", "schema"}`` (the shape K's HTTP
-    backends read) names it; a request with an ``llm_task`` and no schema
-    wants free text; any other request is a forecast (:data:`FORECAST_SCHEMA`).
-    """
-    custom = context.get("response_schema")
-    if isinstance(custom, Mapping) and isinstance(custom.get("schema"), Mapping):
-        return dict(custom["schema"])
-    return None if "llm_task" in context else FORECAST_SCHEMA
 
 
 # --------------------------------------------------------------------------- rendering
@@ -215,63 +200,3 @@ def render_card_request(study: Study, state: State, intervention: Intervention) 
 def render_extract(note: str) -> str:
     """Condition-blind extraction prompt: the note and nothing else about the state."""
     return TEMPLATES["extract"].format(note=note) + "\n"
-
-
-# --------------------------------------------------------------------------- grammars
-
-_GBNF_NUMBER = '"-"? ("0" | [1-9] [0-9]{0,3}) ("." [0-9]{1,6})?'
-_GBNF_CHAR = r'[ !#-\[\]-~]'
-_NUMBER_CHARS = 1 + 4 + 1 + 6
-
-
-def _literal(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def _gbnf_value(schema: Mapping[str, Any], rules: dict[str, str], name: str) -> str:
-    kind = schema.get("type")
-    if kind == "object":
-        parts = []
-        for index, (key, sub) in enumerate(schema["properties"].items()):
-            prefix = "{" if index == 0 else ", "
-            parts.append(_literal(f'{prefix}"{key}": '))
-            parts.append(_gbnf_value(sub, rules, f"{name}-{key}".replace("_", "-")))
-        parts.append(_literal("}"))
-        rules[name] = " ".join(parts)
-        return name
-    if kind == "number":
-        return "number"
-    if kind == "string" and "enum" in schema:
-        rules[name] = " | ".join(_literal(f'"{value}"') for value in schema["enum"])
-        return name
-    if kind == "string":
-        rules[name] = f'"\\"" char{{0,{int(schema["maxLength"])}}} "\\""'
-        return name
-    raise ValueError(f"schema type {kind!r} is outside the supported subset")
-
-
-def gbnf_grammar(schema: Mapping[str, Any]) -> str:
-    """A bounded llama.cpp GBNF grammar admitting exactly the compact JSON of ``schema``."""
-    rules: dict[str, str] = {}
-    root = _gbnf_value(schema, rules, "value")
-    lines = [f"root ::= {root}"]
-    lines += [f"{name} ::= {body}" for name, body in rules.items()]
-    lines += [f"number ::= {_GBNF_NUMBER}", f"char ::= {_GBNF_CHAR}"]
-    return "\n".join(lines) + "\n"
-
-
-def max_output_chars(schema: Mapping[str, Any]) -> int:
-    """The longest text (in characters) the grammar of ``schema`` admits."""
-    kind = schema.get("type")
-    if kind == "object":
-        total = 2  # "{" and "}"
-        for index, (key, sub) in enumerate(schema["properties"].items()):
-            total += (0 if index == 0 else 2) + len(key) + 4 + max_output_chars(sub)
-        return total
-    if kind == "number":
-        return _NUMBER_CHARS
-    if kind == "string" and "enum" in schema:
-        return 2 + max(len(str(v)) for v in schema["enum"])
-    if kind == "string":
-        return 2 + int(schema["maxLength"])
-    raise ValueError(f"schema type {kind!r} is outside the supported subset")

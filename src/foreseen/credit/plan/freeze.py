@@ -22,20 +22,18 @@ plus declared seeded Gaussian noise, or as its sign only.
 from __future__ import annotations
 
 import hashlib
-import importlib
-import importlib.util
 import json
 import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import numpy as np
 
 from foreseen.core.digest import (
+    PACKAGE_ROOT,
     canonical_json,
     code_digest,
     sha256_file,
@@ -45,20 +43,18 @@ from foreseen.core.digest import (
 )
 from foreseen.core.errors import UserInputError
 from foreseen.credit.model import Explanation, Study
+from foreseen.credit.plan.renderers import STANDARD, ContextRenderer, renderer
 
 PLAN_FORMAT = "foreseen.credit.plan.freeze/1"
-DEFAULT_CONTEXTS_MODULE = "foreseen.credit.plan.contexts"
+DEFAULT_CONTEXTS_MODULE = STANDARD
+#: the modules whose source decides a report's numbers: every module of
+#: ``foreseen.credit.analysis`` plus the core statistics it uses (their digest is frozen)
 ANALYSIS_MODULES: tuple[str, ...] = (
     "foreseen.core.bootstrap",
     "foreseen.core.stats",
-    "foreseen.credit.analysis.analyze",
-    "foreseen.credit.analysis.baselines",
-    "foreseen.credit.analysis.checks",
-    "foreseen.credit.analysis.config",
-    "foreseen.credit.analysis.contrasts",
-    "foreseen.credit.analysis.gates",
-    "foreseen.credit.analysis.metrics",
-    "foreseen.credit.analysis.markdown",
+    *sorted(f"foreseen.credit.analysis.{path.stem}"
+            for path in (PACKAGE_ROOT / "credit" / "analysis").glob("*.py")
+            if path.stem != "__init__"),
 )
 SIGNAL_NAMES: tuple[str, ...] = ("exact", "noisy", "sign")
 
@@ -155,32 +151,20 @@ def plan_id_of(body: Mapping[str, Any]) -> str:
     return sha256_text(canonical_json(body))
 
 
-def load_contexts_module(name: str) -> ModuleType:
-    """Import the module that renders contexts (E's ``foreseen.credit.plan.contexts`` by default)."""
-    try:
-        module = importlib.import_module(name)
-    except ImportError:
-        raise UserInputError(f"cannot import the context module {name!r}") from None
-    for attr in ("render_context", "donor_map", "parse_context_id", "prompt_template_digest"):
-        if not hasattr(module, attr):
-            raise UserInputError(f"context module {name!r} lacks {attr}()")
-    return module
-
-
-def analysis_code_modules() -> tuple[str, ...]:
-    """The analysis modules that exist in this installation (their source is digested)."""
-    return tuple(m for m in ANALYSIS_MODULES if importlib.util.find_spec(m) is not None)
+def load_contexts_module(name: str) -> ContextRenderer:
+    """The context renderer a plan names (a registry name, never imported)."""
+    return renderer(name)
 
 
 def analysis_code_sha256(modules: Sequence[str]) -> str:
     """``code_digest`` over the analysis modules (see :func:`foreseen.core.digest.code_digest`)."""
     try:
         return code_digest(modules)
-    except (ImportError, ValueError):
+    except ValueError:
         raise UserInputError("analysis code module missing; cannot digest it") from None
 
 
-def _donor_maps_needed(study: Study, context_ids: Sequence[str], contexts: ModuleType,
+def _donor_maps_needed(study: Study, context_ids: Sequence[str], contexts: ContextRenderer,
                        seed: int, extra: Sequence[str]) -> dict[str, dict[str, str]]:
     names = set(study.donor_maps) | set(extra)
     for cid in context_ids:
@@ -192,7 +176,7 @@ def _donor_maps_needed(study: Study, context_ids: Sequence[str], contexts: Modul
 
 def _build_slots(study: Study, explanations: Mapping[str, Mapping[str, Explanation]],
                  design: Mapping[str | None, Sequence[str]], repeats: int, seed: int,
-                 contexts: ModuleType, donors: Mapping[str, Mapping[str, str]],
+                 contexts: ContextRenderer, donors: Mapping[str, Mapping[str, str]],
                  forecaster_sha256: str,
                  signals: Mapping[tuple[str, str], float] | None = None) -> list[dict[str, Any]]:
     slots: list[dict[str, Any]] = []
@@ -270,7 +254,7 @@ def freeze_plan(
     forecaster_json = {**forecaster.to_json(), "configuration": dict(forecaster_configuration)}
     slots = _build_slots(study, explanations, design, repeats, seed, contexts, donors,
                          sha256_json(forecaster_json))
-    modules = analysis_code_modules()
+    modules = ANALYSIS_MODULES
     body: dict[str, Any] = {
         "format": PLAN_FORMAT,
         "study": study.to_json(),
@@ -282,7 +266,7 @@ def freeze_plan(
         "forecaster": forecaster_json,
         "contexts_module": contexts_module,
         "prompt_template_sha256": contexts.prompt_template_digest(),
-        "prompt_template_version": getattr(contexts, "PROMPT_TEMPLATE_VERSION", None),
+        "prompt_template_version": contexts.PROMPT_TEMPLATE_VERSION,
         "donor_maps": donors,
         "lottery": None if lottery is None else dict(lottery),
         "analysis": dict(analysis),

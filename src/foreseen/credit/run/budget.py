@@ -34,7 +34,12 @@ from typing import Any
 
 from foreseen.core.errors import UserInputError
 from foreseen.core.ledger import LedgerEvent
-from foreseen.credit.backends.base import Backend, BackendResponse, ForecastRequest
+from foreseen.credit.backends.base import (
+    Backend,
+    BackendResponse,
+    ForecastRequest,
+    TransportError,
+)
 
 BUDGET_EVENT = "budget_exhausted"
 CHARGE_FIELD = "budget_charge_usd"
@@ -106,10 +111,7 @@ def call_bound_usd(backend: Backend, request: ForecastRequest) -> float:
     returns None (model missing from the pricing table) a budget cannot be
     enforced and the run is refused.
     """
-    method = getattr(backend, "cost_bound_usd", None)
-    if method is None:
-        return 0.0
-    bound = method(request)
+    bound = backend.cost_bound_usd(request)
     if bound is None:
         raise UserInputError(
             "a budget needs the model's price: add it to the forecaster's pricing table")
@@ -121,6 +123,6 @@ def charge_for_response(response: BackendResponse, bound_usd: float) -> float:
     return float(response.cost_usd) if response.cost_usd is not None else bound_usd
 
 
-def charge_for_failure(error: Exception, bound_usd: float) -> float:
+def charge_for_failure(error: TransportError, bound_usd: float) -> float:
     """Timeouts (``billable``) are charged their bound; other transport failures nothing."""
-    return bound_usd if getattr(error, "billable", False) else 0.0
+    return bound_usd if error.billable else 0.0

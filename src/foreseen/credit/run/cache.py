@@ -33,7 +33,7 @@ from typing import Any
 
 from foreseen.core.digest import sha256_json, sha256_text, write_json_atomic
 from foreseen.core.errors import UserInputError
-from foreseen.credit.backends.base import Backend, BackendResponse, ForecastRequest
+from foreseen.credit.backends.base import Backend, BackendResponse, ForecastRequest, WrappingBackend
 
 CACHE_FORMAT = "foreseen.credit.run.cache/1"
 
@@ -117,7 +117,7 @@ class ResponseCache:
         self.stats.stored += 1
 
 
-class CachingBackend:
+class CachingBackend(WrappingBackend):
     """Wrap a backend: replay cached responses by slot key; store new arrivals.
 
     ``configuration()`` is the inner backend's, unchanged: a cache never
@@ -125,13 +125,9 @@ class CachingBackend:
     """
 
     def __init__(self, inner: Backend, cache: ResponseCache) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.cache = cache
-        self.name = inner.name
         self.configuration_sha256 = configuration_digest(inner.configuration())
-
-    def configuration(self) -> dict[str, Any]:
-        return self.inner.configuration()
 
     def key(self, request: ForecastRequest) -> str:
         return slot_cache_key(request.slot_id, request.state_id, request.context_kind,

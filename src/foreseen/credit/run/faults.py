@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
 from typing import Any
 
 from foreseen.credit.backends.base import (
@@ -26,6 +25,7 @@ from foreseen.credit.backends.base import (
     BackendResponse,
     ForecastRequest,
     TransportError,
+    WrappingBackend,
 )
 
 TRANSPORT = "transport"
@@ -85,19 +85,14 @@ def _mangle(text: str, fault: str) -> str:
     raise ValueError(f"unknown content fault {fault!r}")
 
 
-@dataclass
-class FaultInjectingBackend:
+class FaultInjectingBackend(WrappingBackend):
     """Wraps a backend; faults follow :func:`fault_schedule` (attempts counted per slot)."""
 
-    inner: Backend
-    seed: int
-
-    def __post_init__(self) -> None:
-        self.name = f"{self.inner.name}+faults"
+    def __init__(self, inner: Backend, seed: int) -> None:
+        super().__init__(inner)
+        self.seed = seed
+        self.name = f"{inner.name}+faults"
         self._attempts: dict[str, int] = {}
-
-    def configuration(self) -> dict[str, Any]:
-        return self.inner.configuration()
 
     async def complete(self, request: ForecastRequest) -> BackendResponse:
         attempt = self._attempts.get(request.slot_id, 0) + 1

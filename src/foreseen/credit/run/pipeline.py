@@ -31,7 +31,7 @@ from foreseen.credit.analysis.analyze import analyze
 from foreseen.credit.analysis.config import AnalysisConfig
 from foreseen.credit.analysis.markdown import render_markdown
 from foreseen.credit.model import Explanation, SlotRecord, Study
-from foreseen.credit.plan.freeze import FrozenPlan, analysis_code_sha256, reveal
+from foreseen.credit.plan.freeze import ANALYSIS_MODULES, FrozenPlan, analysis_code_sha256, reveal
 from foreseen.credit.run.runner import check_ledger_plan, read_slot_records, terminal_slots
 
 REPORT_FORMAT = "foreseen.credit.report/1"
@@ -150,8 +150,7 @@ def analyze_run(plan: FrozenPlan, ledger_path: str | os.PathLike[str],
             )
         child_run = check_run(child_plan, child_ledger)
     section = read_study_section(Path(ledger_path).parent)
-    modules = plan.body["analysis_modules"]
-    code_now = analysis_code_sha256(modules)
+    code_now = analysis_code_sha256(ANALYSIS_MODULES)
     analysis = analyzer(plan.study, plan.explanations(), run.slots, outcomes,
                         plan.body["analysis"], child_run.slots if child_run else [])
     report: dict[str, Any] = {

@@ -24,7 +24,6 @@
 from __future__ import annotations
 
 import asyncio
-import importlib
 import json
 import math
 import os
@@ -37,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from foreseen.core.digest import canonical_json, sha256_text
-from foreseen.core.errors import UserInputError
+from foreseen.core.errors import ConfigError, IntegrityError, UserInputError
 from foreseen.core.ledger import Ledger, LedgerEvent, read_ledger
 from foreseen.credit.backends.base import (
     Backend,
@@ -45,6 +44,7 @@ from foreseen.credit.backends.base import (
     ForecastRequest,
     TransportError,
 )
+from foreseen.credit.backends.registry import build_backend as registry_build_backend
 from foreseen.credit.model import Forecast, SlotRecord
 from foreseen.credit.plan.freeze import FrozenPlan, load_contexts_module, slot_seed
 from foreseen.credit.run.budget import (
@@ -109,42 +109,20 @@ def fallback_forecast(plan: FrozenPlan, reason: str) -> Forecast:
     return Forecast(point, float(low), float(high), None, valid=False, reason=reason)
 
 
-def build_backend(plan: FrozenPlan, factory: str | None = None) -> Backend:
-    """Build the plan's forecaster backend and check its configuration equals the frozen one.
+def build_backend(plan: FrozenPlan, name: str | None = None) -> Backend:
+    """Build the plan's backend from the registry; its configuration must equal the frozen one.
 
-    ``factory`` is a registry name of :func:`foreseen.credit.backends.offline.make_forecaster`
-    or ``module:callable``; when given it must equal the plan's.
+    ``name`` (a ``--forecaster`` option), when given, must equal the plan's.
     """
     frozen = plan.body["forecaster"]
-    if factory is not None and factory != frozen["factory"]:
-        raise UserInputError(
-            f"the plan was frozen for forecaster {frozen['factory']!r}, not {factory!r}"
-        )
-    name, options = frozen["factory"], dict(frozen.get("options", {}))
-    backend = make_backend(name, options)
+    if name is not None and name != frozen["factory"]:
+        raise ConfigError(
+            f"the plan was frozen for forecaster {frozen['factory']!r}, not {name!r}")
+    backend = registry_build_backend(frozen["factory"], dict(frozen.get("options", {})))
     if canonical_json(backend.configuration()) != canonical_json(frozen["configuration"]):
-        raise UserInputError(
-            f"forecaster {name!r} configuration differs from the frozen plan's"
-        )
+        raise IntegrityError(
+            f"forecaster {frozen['factory']!r} configuration differs from the frozen plan's")
     return backend
-
-
-def make_backend(factory: str, options: Mapping[str, Any]) -> Backend:
-    """Instantiate a backend from a registry name or ``module:callable``."""
-    if ":" in factory:
-        module_name, attr = factory.split(":", 1)
-        try:
-            maker = getattr(importlib.import_module(module_name), attr)
-        except (ImportError, AttributeError):
-            raise UserInputError(f"cannot import forecaster {factory!r}") from None
-        backend: Backend = maker(**options)
-        return backend
-    try:
-        forecasters = importlib.import_module("foreseen.credit.backends.offline")
-    except ImportError:
-        raise UserInputError("the offline forecasters module is not installed") from None
-    made: Backend = forecasters.make_forecaster(factory, **options)
-    return made
 
 
 def build_requests(plan: FrozenPlan) -> list[tuple[dict[str, Any], ForecastRequest]]:
@@ -442,9 +420,7 @@ async def run_plan_async(plan: FrozenPlan, ledger_path: str | os.PathLike[str],
     finally:
         writer.flush()
         bar.stop()
-        close = getattr(backend, "aclose", None)
-        if close is not None:
-            await close()
+        await backend.aclose()
     return summary
 
 

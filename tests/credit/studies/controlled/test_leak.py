@@ -6,8 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from foreseen.core.ledger import read_ledger
+from foreseen.credit.backends.registry import build_backend
 from foreseen.credit.plan.freeze import read_outcomes
-from foreseen.credit.run.runner import make_backend, run_plan
+from foreseen.credit.run.runner import run_plan
 from foreseen.credit.studies.controlled.demo import FORECASTER, freeze_demo_plan
 
 
@@ -35,6 +36,6 @@ def test_permuted_outcomes_leave_explanations_prompts_and_forecasts_unchanged(
     assert plan.slots == permuted.slots  # prompts (by digest), donors, delivery, seeds
     for frozen, folder in ((plan, true_dir), (permuted, permuted_dir)):
         run_plan(frozen, folder / "ledger.jsonl",
-                 backend=make_backend(FORECASTER.factory, FORECASTER.options))
+                 backend=build_backend(FORECASTER.factory, FORECASTER.options))
     assert _forecasts(true_dir / "ledger.jsonl") == _forecasts(permuted_dir / "ledger.jsonl")
     assert len(_forecasts(true_dir / "ledger.jsonl")) == len(plan.slots)

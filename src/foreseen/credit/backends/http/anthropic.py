@@ -22,9 +22,9 @@ from foreseen.credit.backends.base import ForecastRequest
 from foreseen.credit.backends.http.backend import Extracted, HttpBackend
 from foreseen.credit.backends.http.common import (
     HttpOptions,
-    response_schema,
     usage_numbers,
 )
+from foreseen.credit.backends.schemas import response_schema
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 DEFAULT_KEY_ENV = "ANTHROPIC_API_KEY"

@@ -10,12 +10,12 @@ modules only say how to build the body and headers and how to read the answer
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from foreseen.credit.backends.base import BackendResponse, ForecastRequest
+from foreseen.credit.backends.base import Backend, BackendResponse, ForecastRequest
 from foreseen.credit.backends.http.common import (
     SLOT_HEADER,
     HttpAnswer,
@@ -39,7 +39,7 @@ class Extracted:
     output_tokens: int | None
 
 
-class HttpBackend(ABC):
+class HttpBackend(Backend):
     """Shared implementation; subclasses set ``name``, ``path`` and the three hooks."""
 
     name = "http"

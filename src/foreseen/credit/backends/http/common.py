@@ -38,6 +38,7 @@ from foreseen.core.digest import sha256_json
 from foreseen.core.errors import MissingExtraError, UserInputError
 from foreseen.credit.backends.base import BackendResponse, ForecastRequest, TransportError
 from foreseen.credit.backends.http.pricing import PricingTable, prompt_token_bound
+from foreseen.credit.backends.schemas import FORECAST_SCHEMA, response_schema
 
 SLOT_HEADER = "X-Foreseen-Slot"
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
@@ -46,42 +47,10 @@ REDACTED = "[REDACTED]"
 FRAMING_TOKENS = 256
 ERROR_TEXT_LIMIT = 300
 
-FORECAST_SCHEMA_NAME = "forecast"
-FORECAST_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "point": {"type": "number", "description": "expected change of the outcome"},
-        "lower": {"type": "number", "description": "lower end of the 80% interval"},
-        "upper": {"type": "number", "description": "upper end of the 80% interval"},
-        "direction_probability": {"type": "number",
-                                  "description": "probability that the change helps, 0..1"},
-    },
-    "required": ["point", "lower", "upper", "direction_probability"],
-    "additionalProperties": False,
-}
-
-
 class RequestTimeout(TransportError):
     """The request timed out; the provider may still have billed it (``billable``)."""
 
     billable = True
-
-
-def response_schema(request: ForecastRequest) -> tuple[str, dict[str, Any]] | None:
-    """The JSON schema the answer must follow: the forecast schema by default.
-
-    A caller other than the forecast runner (an LLM explainer) may ask for its
-    own schema with ``request.context["response_schema"] = {"name", "schema"}``;
-    an explainer call that wants free text (``llm_task`` set and
-    ``response_schema`` null, e.g. an ordinary note) gets ``None``: no
-    structured output is requested.
-    """
-    custom = request.context.get("response_schema")
-    if isinstance(custom, Mapping) and isinstance(custom.get("schema"), Mapping):
-        return str(custom.get("name") or "answer"), dict(custom["schema"])
-    if request.context.get("llm_task") is not None and custom is None:
-        return None
-    return FORECAST_SCHEMA_NAME, FORECAST_SCHEMA
 
 
 def read_api_key(env_name: str) -> str:

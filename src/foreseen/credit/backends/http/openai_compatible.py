@@ -19,9 +19,9 @@ from foreseen.credit.backends.base import ForecastRequest
 from foreseen.credit.backends.http.backend import Extracted, HttpBackend
 from foreseen.credit.backends.http.common import (
     HttpOptions,
-    response_schema,
     usage_numbers,
 )
+from foreseen.credit.backends.schemas import response_schema
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"

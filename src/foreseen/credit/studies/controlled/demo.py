@@ -25,6 +25,7 @@ from typing import Any
 
 from foreseen.credit.analysis.config import normalise_analysis_config
 from foreseen.credit.backends.base import Backend
+from foreseen.credit.backends.registry import build_backend
 from foreseen.credit.model import Explanation, Study
 from foreseen.credit.plan.freeze import (
     ExecutionConfig,
@@ -41,7 +42,6 @@ from foreseen.credit.run.calibrated import (
 )
 from foreseen.credit.run.faults import FaultInjectingBackend
 from foreseen.credit.run.pipeline import analyze_run
-from foreseen.credit.run.runner import make_backend
 
 DEMO_SEED = 20261129
 CARD_CONTEXTS: tuple[str, ...] = ("matched_card", "donor_card@other_intervention",
@@ -101,7 +101,7 @@ def seal_and_freeze(out: Path, study: Study,
     """
     sealed = out / "outcomes.sealed.json"
     write_outcomes(sealed, study, outcomes)
-    backend = make_backend(forecaster.factory, forecaster.options)
+    backend = build_backend(forecaster.factory, forecaster.options)
     analysis = normalise_analysis_config({"bootstrap_b": bootstrap_b, "gates": demo_gates()})
     plan = freeze_plan(
         study, explanations, design=design, repeats=REPEATS,
@@ -129,7 +129,7 @@ def run_demo(out: str | os.PathLike[str], *, inject_faults: int | None = None,
     sealed = folder / "outcomes.sealed.json"
     run = run_with_signal_plan(
         plan, folder, sealed, progress=progress,
-        backend=_faulty(make_backend(FORECASTER.factory, FORECASTER.options), inject_faults))
+        backend=_faulty(build_backend(FORECASTER.factory, FORECASTER.options), inject_faults))
     report = analyze_run(plan, folder / "ledger.jsonl", sealed, folder,
                          calibration=(run.child, folder / "signal_ledger.jsonl"))
     return summarise(report, run.main.assigned, time.monotonic() - started, folder)

@@ -30,28 +30,22 @@ delivery check can find evidence-backed content. Randomness is seeded per
 
 from __future__ import annotations
 
-import hashlib
-import math
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
-from foreseen.credit.model import Card, Direction, Explanation, Span, State, Study, Target
+from foreseen.core.digest import stable_int
+from foreseen.core.stats import Z80, normal_cdf
+from foreseen.credit.cards.render import with_spans
+from foreseen.credit.model import Card, Direction, Explanation, State, Study, Target
 from foreseen.credit.studies.controlled.catalog import CATALOG
 from foreseen.credit.studies.controlled.mechanisms import MECHANISM_BY_NAME
 from foreseen.credit.studies.controlled.probes import Probe
 
 EXPLAINERS: tuple[str, ...] = ("mechanism", "plain_note", "placebo")
-Z80 = 1.2815515655446004  # Φ^{-1}(0.9): half-width of a central 80 % normal interval
 NO_CHANGE_BAND = 0.001
 _NAMES = {entry.id: entry.name for entry in CATALOG}
-
-
-def stable_int(*parts: object) -> int:
-    """A 64-bit integer from SHA-256 of the parts' text (stable across runs and platforms)."""
-    digest = hashlib.sha256("|".join(str(p) for p in parts).encode("utf-8")).digest()
-    return int.from_bytes(digest[:8], "big")
 
 
 def _direction(point: float) -> Direction:
@@ -62,51 +56,16 @@ def _direction(point: float) -> Direction:
     return "no_change"
 
 
-def _normal_cdf(z: float) -> float:
-    return 0.5 * (1.0 + math.erf(z / math.sqrt(2.0)))
-
-
 def probe_target(probe: Probe) -> tuple[Direction, Target]:
     """Direction and target of a mechanism card from its K-fold probe (formula above)."""
     point = probe.mean
     se = probe.standard_error
     spread = max(se, abs(point) / 4.0, 0.002)
-    benefit = _normal_cdf(point / se) if se > 0 else (1.0 if point > 0 else 0.0)
+    benefit = normal_cdf(point / se) if se > 0 else (1.0 if point > 0 else 0.0)
     target = Target(point=round(point, 4),
                     intervals=((round(point - Z80 * spread, 4), round(point + Z80 * spread, 4)),),
                     benefit_probability=round(benefit, 2))
     return _direction(point), target
-
-
-def _locate(text: str, value: str) -> tuple[Span, ...]:
-    start = text.find(value)
-    return () if start < 0 else (Span(start, start + len(value), value),)
-
-
-def with_spans(card: Card, text: str) -> Card:
-    """``card`` with spans located verbatim in ``text`` (its rendering).
-
-    Text slots and the direction word are found by exact search; the target's
-    span is taken from :func:`extract_card` of the text when it finds one.
-    Slots whose value does not occur verbatim get no span (never invented).
-    """
-    from foreseen.credit.cards.render import extract_card
-
-    spans: dict[str, tuple[Span, ...]] = {}
-    for slot in ("observable", "regime", "falsification", "counterfactual"):
-        value = getattr(card, slot)
-        if value and _locate(text, value):
-            spans[slot] = _locate(text, value)
-    if card.direction is not None:
-        word = card.direction.replace("_", " ") if card.direction == "no_change" else None
-        found = _locate(text, card.direction) or (_locate(text, word) if word else ())
-        if found:
-            spans["direction"] = found
-    target_spans = extract_card(text).spans.get("target", ())
-    if card.target is not None and target_spans:
-        spans["target"] = tuple(target_spans)
-    return Card(card.direction, card.target, card.observable, card.regime, card.falsification,
-                card.counterfactual, spans)
 
 
 def _written(card: Card) -> tuple[str, Card]:

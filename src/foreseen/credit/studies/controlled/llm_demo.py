@@ -29,7 +29,7 @@ from typing import Any
 from foreseen.core.digest import write_json_atomic
 from foreseen.core.errors import UserInputError
 from foreseen.core.ledger import read_ledger
-from foreseen.credit.backends.base import Backend
+from foreseen.credit.backends.registry import build_backend
 from foreseen.credit.plan.freeze import ForecasterSpec, FrozenPlan
 from foreseen.credit.run.calibrated import (
     SEALED_OUTCOMES,
@@ -37,7 +37,6 @@ from foreseen.credit.run.calibrated import (
     run_with_signal_plan,
 )
 from foreseen.credit.run.pipeline import analyze_run
-from foreseen.credit.run.runner import make_backend
 from foreseen.credit.studies.controlled.demo import (
     DEMO_DESIGN,
     DEMO_SEED,
@@ -46,8 +45,8 @@ from foreseen.credit.studies.controlled.demo import (
     summarise,
 )
 
-LOCAL_FACTORY = "foreseen.credit.backends.local:LocalLlamaBackend"
-COMMAND_FACTORY = "foreseen.credit.backends.command:CommandBackend"
+LOCAL_FACTORY = "local"
+COMMAND_FACTORY = "command"
 LLM_CONTEXTS: tuple[str, ...] = ("matched_card", "matched_note", "donor_card@other_intervention")
 PARSE_FAILURES = ("response is not valid JSON", "response is not a JSON object")
 EXPLAINERS: tuple[str, ...] = ("local",)
@@ -130,12 +129,6 @@ def answer_quality(ledger_path: Path) -> dict[str, Any]:
             "returned_models": dict(sorted(models.items()))}
 
 
-def _close(backend: Backend) -> None:
-    close = getattr(backend, "close", None)
-    if callable(close):
-        close()
-
-
 def run_llm_demo(out: str | os.PathLike[str], *, forecaster: str, explainer: str | None,
                  command: Sequence[str] | None = None, bootstrap_b: int = 10_000,
                  n_tasks: int = 24, progress: bool = False, cache: Path | None = None) -> str:
@@ -147,7 +140,7 @@ def run_llm_demo(out: str | os.PathLike[str], *, forecaster: str, explainer: str
     folder.mkdir(parents=True, exist_ok=True)
     archive_previous_run(folder, ("llm_explainer.json", SEALED_OUTCOMES))
     spec = forecaster_spec(forecaster, command)
-    backend = make_backend(spec.factory, spec.options)  # user errors before the study build
+    backend = build_backend(spec.factory, spec.options)  # user errors before the study build
     plan = freeze_llm_demo_plan(folder, spec, explainer=explainer, n_tasks=n_tasks,
                                 bootstrap_b=bootstrap_b, cache=cache)
     sealed = folder / "outcomes.sealed.json"
@@ -155,7 +148,7 @@ def run_llm_demo(out: str | os.PathLike[str], *, forecaster: str, explainer: str
         run = run_with_signal_plan(plan, folder, sealed, progress=progress, backend=backend,
                                    child_backend=backend)
     finally:
-        _close(backend)
+        backend.close()
     report = analyze_run(plan, folder / "ledger.jsonl", sealed, folder,
                          calibration=(run.child, folder / "signal_ledger.jsonl"))
     quality = answer_quality(folder / "ledger.jsonl")

@@ -29,13 +29,13 @@ an explanation (the context then delivers nothing; the plan records it).
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import math
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
+from foreseen.core.digest import stable_int
+from foreseen.core.stats import normal_cdf
 from foreseen.credit.backends.base import Backend, ForecastRequest, TransportError
 from foreseen.credit.model import Direction, Explanation, State, Study
 
@@ -45,21 +45,12 @@ MIN_SPREAD = 0.001
 PROBE_GENERATOR = "openml-probe/1"
 
 
-def _stable(*parts: object) -> int:
-    digest = hashlib.sha256("|".join(str(p) for p in parts).encode("utf-8")).digest()
-    return int.from_bytes(digest[:8], "big")
-
-
-def _normal_cdf(z: float) -> float:
-    return 0.5 * (1.0 + math.erf(z / math.sqrt(2.0)))
-
-
 def probe_numbers(estimate: float, standard_error: float) -> dict[str, Any]:
     """Direction, point, 80 % interval and benefit probability of a probe (module docstring)."""
     point = round(estimate, 4)
     spread = max(standard_error, MIN_SPREAD)
     if standard_error > 0:
-        benefit = _normal_cdf(estimate / standard_error)
+        benefit = normal_cdf(estimate / standard_error)
     else:
         benefit = 0.5 if estimate == 0 else (1.0 if estimate > 0 else 0.0)
     direction: Direction = ("improve" if point > NO_CHANGE_BAND else
@@ -148,7 +139,7 @@ def probe_explanations(study: Study, probes: Mapping[str, Mapping[str, float]],
         if state.condition == "elicited":
             note = elicited_note(state, name, numbers)
         else:
-            rng = np.random.default_rng([seed, _stable("openml-probe", state.id)])
+            rng = np.random.default_rng([seed, stable_int("openml-probe", state.id)])
             note = ordinary_note(state, name, numbers, rng)
         result[state.id] = Explanation(state.id, state.condition, PROBE_GENERATOR, note,
                                        extract_card(note))
@@ -180,7 +171,7 @@ async def _ask_all(study: Study, backend: Backend, seed: int, concurrency: int
         request = ForecastRequest(slot_id=f"explain|{state.id}", state_id=state.id,
                                   context_kind=f"explain@{state.condition}", repeat=1,
                                   prompt=explainer_prompt(study, state),
-                                  seed=_stable(seed, state.id) % (2**31),
+                                  seed=stable_int(seed, state.id) % (2**31),
                                   context={"public": dict(state.public),
                                            "condition": state.condition})
         async with gate:

@@ -105,6 +105,7 @@ def run_openml_study(out: str | Path, *, mirror: str | Path | None,
     """The whole offline study into ``out``; returns a summary dict (see module docstring)."""
     from foreseen.credit.analysis.config import normalise_analysis_config
     from foreseen.credit.analysis.gates import openml_joint_gate
+    from foreseen.credit.backends.registry import build_backend
     from foreseen.credit.plan.freeze import (
         ExecutionConfig,
         ForecasterSpec,
@@ -117,7 +118,6 @@ def run_openml_study(out: str | Path, *, mirror: str | Path | None,
         run_with_signal_plan,
     )
     from foreseen.credit.run.pipeline import STUDY_SECTION_FILE, analyze_run
-    from foreseen.credit.run.runner import make_backend
 
     started = time.monotonic()
     folder = Path(out)
@@ -134,7 +134,7 @@ def run_openml_study(out: str | Path, *, mirror: str | Path | None,
                                                                         donor_maps=maps)))
     sealed = write_study_files(build, folder)
     forecaster = ForecasterSpec("card_reader", {"seed": FORECASTER_SEED})
-    backend = make_backend(forecaster.factory, forecaster.options)
+    backend = build_backend(forecaster.factory, forecaster.options)
     analysis = normalise_analysis_config({
         "bootstrap_b": bootstrap_b, "stratify_by_kind": True,
         "gates": [openml_joint_gate(explainer=EXPLAINER)]})

@@ -24,12 +24,12 @@ note), so the delivery check can find evidence-backed content.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from foreseen.core.stats import normal_cdf
 from foreseen.credit.model import Card, Direction, Explanation, State, Study, Target
 from foreseen.credit.studies.fold_changes import FoldChanges
 from foreseen.credit.studies.tox21.catalog import change
@@ -51,10 +51,6 @@ class ProbeResult(FoldChanges):
         return super().standard_error if len(self.fold_changes) > 1 else 0.0
 
 
-def _normal_cdf(z: float) -> float:
-    return 0.5 * (1.0 + math.erf(z / math.sqrt(2.0)))
-
-
 def probe_direction(point: float) -> Direction:
     if point > NO_CHANGE_BAND:
         return "improve"
@@ -69,7 +65,7 @@ def probe_target(probe: ProbeResult) -> Target:
     spread = max(probe.standard_error, MIN_SPREAD)
     return Target(point=round(point, 4),
                   intervals=((round(point - Z80 * spread, 4), round(point + Z80 * spread, 4)),),
-                  benefit_probability=round(_normal_cdf(point / spread), 2))
+                  benefit_probability=round(normal_cdf(point / spread), 2))
 
 
 def _texts(state: State, direction: Direction) -> dict[str, str]:
@@ -104,8 +100,7 @@ def probe_card(state: State, probe: ProbeResult) -> Card:
 def probe_explanations(study: Study, probes: Mapping[str, ProbeResult]
                        ) -> dict[str, Explanation]:
     """One rendered probe card per state (note = its rendering; spans into the note)."""
-    from foreseen.credit.cards.render import render_card
-    from foreseen.credit.studies.controlled.explainers import with_spans
+    from foreseen.credit.cards.render import render_card, with_spans
 
     result: dict[str, Explanation] = {}
     for state in study.states:
