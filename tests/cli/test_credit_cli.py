@@ -53,7 +53,7 @@ def test_plan_run_reveal_verify_analyze(tmp_path: Path, study_dir: Path,
     assert code == 0, err
     code, _, err = _call(capsys, "run", str(child), "--ledger", str(tmp_path / "c.jsonl"))
     assert code == 0, err
-    code, _, err = _call(capsys, "analyze", "--plan", str(plan), "--ledger", str(ledger),
+    code, _, err = _call(capsys, "analyze", str(plan), "--ledger", str(ledger),
                          "--outcomes", str(sealed), "--out", str(out),
                          "--calibration-plan", str(child),
                          "--calibration-ledger", str(tmp_path / "c.jsonl"))
@@ -96,7 +96,7 @@ def test_bad_inputs_exit_2_with_one_line_and_nothing_half_written(
     assert _call(capsys, "run", str(plan), "--ledger", str(ledger))[0] == 0
     wrong = tmp_path / "wrong.json"
     wrong.write_text(sealed.read_text().replace('"y": ', '"y": 1', 1))
-    code, _, err = _call(capsys, "analyze", "--plan", str(plan), "--ledger", str(ledger),
+    code, _, err = _call(capsys, "analyze", str(plan), "--ledger", str(ledger),
                          "--outcomes", str(wrong), "--out", str(out))
     _one_error_line(code, err, "does not match the plan's commitment")
     assert not out.exists()
@@ -116,7 +116,7 @@ def test_bad_inputs_exit_2_with_one_line_and_nothing_half_written(
     code, _, err = _call(capsys, "run", str(other_plan), "--ledger", str(ledger))
     _one_error_line(code, err, "belongs to plan")
     assert ledger.read_bytes() == before
-    code, _, err = _call(capsys, "analyze", "--plan", str(other_plan), "--ledger", str(ledger),
+    code, _, err = _call(capsys, "analyze", str(other_plan), "--ledger", str(ledger),
                          "--outcomes", str(other_dir / "outcomes.sealed.json"), "--out",
                          str(out))
     _one_error_line(code, err, "belongs to plan")
@@ -144,7 +144,7 @@ def test_incomplete_run_is_refused_by_analyze(tmp_path: Path, study_dir: Path,
     plan_path, ledger = tmp_path / "plan.json", tmp_path / "l.jsonl"
     assert _call(capsys, "plan", str(study_dir), "--out", str(plan_path))[0] == 0
     Ledger.open(ledger).append("plan_frozen", {"plan_id": load_plan(plan_path).plan_id})
-    code, _, err = _call(capsys, "analyze", "--plan", str(plan_path), "--ledger", str(ledger),
+    code, _, err = _call(capsys, "analyze", str(plan_path), "--ledger", str(ledger),
                          "--outcomes", str(study_dir / "outcomes.sealed.json"), "--out",
                          str(tmp_path / "r"))
     _one_error_line(code, err, "192 of 192 slots have no result yet")

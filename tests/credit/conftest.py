@@ -10,9 +10,8 @@ import pytest
 @pytest.fixture(scope="session")
 def study_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One build of the real controlled study (24 tasks), shared by the demo and leak tests."""
-    from foreseen.credit.studies.controlled.build import build_controlled_study
-    from foreseen.credit.studies.controlled.demo import DEMO_SEED
+    from foreseen.credit.studies.controlled.build import DEFAULT_SEED, build_controlled_study
 
     cache = tmp_path_factory.mktemp("study-cache")
-    build_controlled_study(DEMO_SEED, n_tasks=24, cache=cache)
+    build_controlled_study(DEFAULT_SEED, n_tasks=24, cache=cache)
     return cache

@@ -1,19 +1,29 @@
-"""The ``foreseen`` command: one typer app with ``teams`` and ``credit`` groups.
+"""The ``foreseen`` command: the one composition root of every command.
 
-Errors a user can cause (:class:`~foreseen.core.errors.UserInputError`) end
-with one line on standard error and exit code 2.
+``foreseen teams …`` (:mod:`foreseen.cli.teams`) and ``foreseen credit …``
+(:mod:`foreseen.cli.credit`, :mod:`foreseen.cli.credit_study`) are assembled
+here, in this order, and nowhere else. Global options: ``--version``, ``-q``
+(quiet: no progress bars or status lines) and ``-v`` (verbose).
+
+Errors a user can cause are :class:`~foreseen.core.errors.UserInputError` and
+its kinds (source, configuration, integrity, missing extra); :func:`main` is
+the one boundary that turns them into one line on standard error and their
+exit code (2). Nothing else catches them.
 """
 
 from __future__ import annotations
 
 import sys
+from typing import Annotated, NoReturn
 
 import typer
 
 from foreseen import __version__
-from foreseen.cli.credit import app as credit_app
+from foreseen.cli import console, credit, credit_study
 from foreseen.cli.teams import app as teams_app
 from foreseen.core.errors import UserInputError
+
+USAGE_EXIT_CODE = 2
 
 app = typer.Typer(
     name="foreseen",
@@ -22,25 +32,76 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+credit_app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False)
+credit.register(credit_app)
+credit_study.register(credit_app)
 app.add_typer(teams_app, name="teams", help="Coverage of coding-agent teams from a pilot.")
 app.add_typer(credit_app, name="credit", help="Predictive credit of research explanations.")
 
 
-@app.command()
-def version() -> None:
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(__version__)
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    version: Annotated[bool, typer.Option(
+        "--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+    quiet: Annotated[bool, typer.Option(
+        "-q", "--quiet", help="No progress bars or status lines.")] = False,
+    verbose: Annotated[bool, typer.Option("-v", "--verbose", help="More detail.")] = False,
+) -> None:
+    """Forecast the outcomes of AI agents' work before it is paid for."""
+    console.configure(quiet=quiet, verbose=verbose)
+
+
+@app.command("version")
+def version_command() -> None:
     """Print the package version."""
     typer.echo(__version__)
 
 
+def _fail(message: str, code: int) -> NoReturn:
+    sys.stderr.write(f"foreseen: error: {' '.join(message.split())}\n")
+    raise SystemExit(code)
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: run the app, turning user errors into one line and exit code 2."""
+    """Entry point: run the app; user errors become one line on stderr and their exit code.
+
+    Command-line usage errors (an unknown option, a missing argument, a value of
+    the wrong type) are user errors too: one line naming the command, exit 2.
+    """
     try:
-        app(args=argv, standalone_mode=True)
+        result = app(args=argv, standalone_mode=False)
     except UserInputError as error:
-        sys.stderr.write(f"foreseen: error: {error}\n")
-        raise SystemExit(error.exit_code) from None
+        _fail(str(error), error.exit_code)
+    except typer.Exit as stop:
+        raise SystemExit(stop.exit_code) from None
+    except typer.Abort:
+        _fail("aborted", 130)
+    except Exception as error:
+        if not _is_usage_error(error):
+            raise
+        context = getattr(error, "ctx", None)
+        if type(error).__name__ == "NoArgsIsHelpError" and context is not None:
+            typer.echo(context.get_help())  # a group called without a command: its help
+            raise SystemExit(0) from None
+        where = f"{context.command_path}: " if context is not None else ""
+        _fail(f"{where}{error.format_message()}", USAGE_EXIT_CODE)  # type: ignore[attr-defined]
+    if isinstance(result, int) and result != 0:
+        raise SystemExit(result)
+    raise SystemExit(0)
+
+
+def _is_usage_error(error: Exception) -> bool:
+    """A command-line usage error of the click machinery typer runs on (vendored or not)."""
+    return hasattr(error, "format_message") and any(
+        cls.__name__ == "UsageError" for cls in type(error).__mro__)
 
 
 if __name__ == "__main__":
     main()
-

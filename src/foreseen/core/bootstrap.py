@@ -31,7 +31,6 @@ from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import stats
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -248,6 +247,8 @@ def summarize(estimate: float, replicates: FloatArray, n_clusters: int, *, b: in
         if n_clusters < 2:
             return BootstrapSummary(estimate, None, None, None, n_clusters, b, seed, name,
                                     "too_few_clusters")
+        from scipy import stats  # imported here: scipy.stats costs ~1 s at start-up
+
         se = float(np.std(reps, ddof=1))
         t975, t95 = (float(stats.t.ppf(p, n_clusters - 1)) for p in (0.975, 0.95))
         return BootstrapSummary(

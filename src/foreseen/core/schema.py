@@ -20,9 +20,15 @@ written. Two functions do that for every artefact:
   the property's description; the class docstring's first paragraph becomes
   the schema's.
 
+* :func:`from_json` — the way back: plain JSON values → a dataclass, checked
+  against the same type hints, with one clear line naming the key path of the
+  first value that does not fit (used for run configuration files and for
+  reading artefacts back).
+
 A schema generated here is what ``docs/schemas/`` ships and what the tests
 validate the written artefacts against, so the published format cannot drift
-from the types.
+from the types. ``json_schema(cls, for_input=True)`` describes a file a user
+writes: only fields without a default are required.
 """
 
 from __future__ import annotations
@@ -33,9 +39,12 @@ import inspect
 import types
 import typing
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+
 
 
 def to_json(obj: Any) -> Any:
@@ -75,8 +84,9 @@ def _describe(cls: type) -> str | None:
 
 
 class _SchemaBuilder:
-    def __init__(self) -> None:
+    def __init__(self, for_input: bool = False) -> None:
         self.defs: dict[str, dict[str, Any]] = {}
+        self.for_input = for_input
 
     def of_type(self, hint: Any) -> dict[str, Any]:
         if hint is Any or hint is object:
@@ -138,8 +148,16 @@ class _SchemaBuilder:
             if "doc" in field.metadata:
                 schema["description"] = field.metadata["doc"]
             properties[field.metadata.get("json_name", field.name)] = schema
+        if self.for_input:
+            required = [field.metadata.get("json_name", field.name)
+                        for field in dataclasses.fields(cls)
+                        if field.metadata.get("json", True) is not False
+                        and field.default is dataclasses.MISSING
+                        and field.default_factory is dataclasses.MISSING]
+        else:
+            required = list(properties)
         body: dict[str, Any] = {"type": "object", "properties": properties,
-                                "required": list(properties)}
+                                "required": required}
         if not getattr(cls, "__schema_open__", False):
             body["additionalProperties"] = False
         description = _describe(cls)
@@ -149,12 +167,12 @@ class _SchemaBuilder:
         return ref
 
 
-def json_schema(cls: type, *, title: str | None = None,
-                schema_id: str | None = None) -> dict[str, Any]:
+def json_schema(cls: type, *, title: str | None = None, schema_id: str | None = None,
+                for_input: bool = False) -> dict[str, Any]:
     """The JSON Schema of the dataclass ``cls`` (see the module docstring)."""
     if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)):
         raise TypeError(f"{cls!r} is not a dataclass")
-    builder = _SchemaBuilder()
+    builder = _SchemaBuilder(for_input)
     builder.of_dataclass(cls)
     root = builder.defs.pop(cls.__name__)
     schema: dict[str, Any] = {"$schema": JSON_SCHEMA_DIALECT}
@@ -165,3 +183,101 @@ def json_schema(cls: type, *, title: str | None = None,
     if builder.defs:
         schema["$defs"] = dict(sorted(builder.defs.items()))
     return schema
+
+
+class SchemaError(ValueError):
+    """A JSON value does not fit the type it is read as; the message names the key path."""
+
+
+def _kind(value: Any) -> str:
+    return {dict: "an object", list: "a list", str: "a string", bool: "true/false",
+            int: "an integer", float: "a number", type(None): "null"}.get(
+        type(value), type(value).__name__)
+
+
+def _read(hint: Any, value: Any, where: str) -> Any:
+    if hint is Any or hint is object:
+        return value
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin is typing.Union or origin is types.UnionType:
+        if value is None and type(None) in args:
+            return None
+        errors = []
+        for option in (a for a in args if a is not type(None)):
+            try:
+                return _read(option, value, where)
+            except SchemaError as error:
+                errors.append(str(error))
+        raise SchemaError(errors[0] if len(errors) == 1 else
+                          f"{where}: {_kind(value)} is not allowed here")
+    if hint is type(None):
+        if value is not None:
+            raise SchemaError(f"{where}: expected null, got {_kind(value)}")
+        return None
+    if hint is bool:
+        if not isinstance(value, bool):
+            raise SchemaError(f"{where}: expected true or false, got {_kind(value)}")
+        return value
+    if hint is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise SchemaError(f"{where}: expected an integer, got {_kind(value)}")
+        return value
+    if hint is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise SchemaError(f"{where}: expected a number, got {_kind(value)}")
+        number = float(value)
+        if number != number or number in (float("inf"), float("-inf")):
+            raise SchemaError(f"{where}: expected a finite number")
+        return number
+    if hint is str:
+        if not isinstance(value, str):
+            raise SchemaError(f"{where}: expected a string, got {_kind(value)}")
+        return value
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return from_json(hint, value, where)
+    if origin is typing.Literal:
+        if value not in args:
+            raise SchemaError(f"{where}: expected one of {', '.join(map(repr, args))},"
+                              f" got {value!r}")
+        return value
+    if origin is tuple or origin in (list, Sequence, typing.Sequence):
+        if not isinstance(value, list):
+            raise SchemaError(f"{where}: expected a list, got {_kind(value)}")
+        if origin is tuple and not (len(args) == 2 and args[1] is Ellipsis):
+            if len(value) != len(args):
+                raise SchemaError(f"{where}: expected {len(args)} items, got {len(value)}")
+            return tuple(_read(a, v, f"{where}[{i}]")
+                         for i, (a, v) in enumerate(zip(args, value, strict=True)))
+        item = args[0] if args else Any
+        items = [_read(item, v, f"{where}[{i}]") for i, v in enumerate(value)]
+        return tuple(items) if origin is tuple else items
+    if origin in (dict, Mapping, typing.Mapping):
+        if not isinstance(value, dict):
+            raise SchemaError(f"{where}: expected an object, got {_kind(value)}")
+        item = args[1] if len(args) == 2 else Any
+        return {str(k): _read(item, v, f"{where}.{k}") for k, v in value.items()}
+    raise TypeError(f"cannot read type {hint!r}")
+
+
+def from_json(cls: type[T], data: Any, where: str = "$") -> T:
+    """A ``cls`` instance from JSON values, checked against its type hints (one-line errors)."""
+    if not isinstance(data, dict):
+        raise SchemaError(f"{where}: expected an object, got {_kind(data)}")
+    hints = typing.get_type_hints(cls)
+    fields = {field.metadata.get("json_name", field.name): field
+              for field in dataclasses.fields(cls)  # type: ignore[arg-type]
+              if field.metadata.get("json", True) is not False}
+    unknown = sorted(set(data) - set(fields))
+    if unknown:
+        raise SchemaError(f"{where}: unknown key {unknown[0]!r}"
+                          f" (known: {', '.join(sorted(fields))})")
+    values: dict[str, Any] = {}
+    for key, field in fields.items():
+        if key not in data:
+            if field.default is dataclasses.MISSING and \
+                    field.default_factory is dataclasses.MISSING:
+                raise SchemaError(f"{where}: missing key {key!r}")
+            continue
+        values[field.name] = _read(hints[field.name], data[key], f"{where}.{key}")
+    return cls(**values)

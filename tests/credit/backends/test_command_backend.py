@@ -147,29 +147,32 @@ def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
     from foreseen.cli.app import main
 
     try:
-        main(["credit", "demo", *args])
+        main(["credit", "study", "controlled", "--tasks", "1", *args])
         code = 0
     except SystemExit as exit_:
         code = int(exit_.code or 0)
     return code, capsys.readouterr().err
 
 
-def test_demo_user_errors_exit_2_with_one_line(capsys: pytest.CaptureFixture[str],
-                                               tmp_path: Path) -> None:
-    out = str(tmp_path / "demo")
+def test_study_user_errors_exit_2_with_one_line(capsys: pytest.CaptureFixture[str],
+                                                tmp_path: Path) -> None:
+    out = str(tmp_path / "run")
     code, err = _cli(capsys, "--forecaster", "command", "--out", out)
-    assert code == 2 and "needs --command" in err and err.count("\n") == 1
+    assert code == 2 and "needs command" in err and err.count("\n") == 1
     code, err = _cli(capsys, "--forecaster", "command", "--command", "no-such-prog-xyz",
                      "--out", out)
     assert code == 2 and "not found on PATH" in err and err.count("\n") == 1
     code, err = _cli(capsys, "--explainer", "remote", "--out", out)
-    assert code == 2 and "unknown --explainer" in err
+    assert code == 2 and "unknown backend 'remote'" in err and err.count("\n") == 1
+    code, err = _cli(capsys, "--model", "m", "--out", out)
+    assert code == 2 and "need a forecaster" in err
+    assert not (tmp_path / "run" / "plan.json").exists()
 
 
 def test_answer_quality_counts_parse_failures_and_reasons_from_the_ledger(tmp_path: Path
                                                                          ) -> None:
     from foreseen.core.ledger import Ledger
-    from foreseen.credit.studies.controlled.llm_demo import answer_quality
+    from foreseen.credit.run.quality import AnswerQuality, answer_quality
 
     ledger = Ledger.open(tmp_path / "l.jsonl")
     reasons = [None, None, "response is not valid JSON", "lower > upper", "lower > upper",
@@ -178,8 +181,8 @@ def test_answer_quality_counts_parse_failures_and_reasons_from_the_ledger(tmp_pa
                                             "reason": r, "returned_model": "m"})
                         for i, r in enumerate(reasons)]
                        + [("call_failed", {"slot_id": "s9", "attempt": 1})])
-    quality = answer_quality(tmp_path / "l.jsonl")
-    assert quality == {"arrived": 7, "json_parse_failures": 2,
-                       "semantic_invalid_by_reason": {
-                           "direction_probability is not in [0, 1]": 1, "lower > upper": 2},
-                       "returned_models": {"m": 7}}
+    assert answer_quality(tmp_path / "l.jsonl") == AnswerQuality(
+        arrived=7, json_parse_failures=2,
+        semantic_invalid_by_reason={"direction_probability is not in [0, 1]": 1,
+                                    "lower > upper": 2},
+        returned_models={"m": 7})

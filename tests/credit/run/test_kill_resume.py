@@ -62,8 +62,8 @@ def test_sigkill_then_resume_gives_the_same_report(tmp_path: Path, torn: bool) -
     n_slots = len(plan.slots)
     threshold = random.Random(KILL_SEED + torn).randint(n_slots // 4, n_slots // 2)
     process = subprocess.Popen(
-        [sys.executable, "-m", "support.foreseen_with_spine", "credit", "run", str(plan_path), "--ledger",
-         str(ledger)], env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        [sys.executable, "-m", "support.foreseen_with_spine", "credit", "run", str(plan_path),
+         "--ledger", str(ledger)], env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
     while _lines(ledger) < threshold and process.poll() is None and time.monotonic() < deadline:
         time.sleep(0.002)

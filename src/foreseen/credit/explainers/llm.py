@@ -16,10 +16,10 @@ For every state of a study, :class:`LLMExplainer` makes (prompts in
 2. **ordinary** states: a free-text note; its card is extracted blind to the
    condition — ``extractor="llm"``: the model returns slot → quoted passage
    (:func:`locate_quotes` keeps a slot only if its quote occurs verbatim in
-   the note; direction and target are then read from the quote by E's
+   the note; direction and target are then read from the quote by the
    rule-based :func:`~foreseen.credit.cards.extraction.extract_card`, their spans
-   shifted into the note), or ``extractor="rules"``: E's extractor on the
-   whole note.
+   shifted into the note), or ``extractor="rules"``: the rule-based extractor on
+   the whole note.
 3. **elicited** states: a JSON card (``CARD_SCHEMA``), validated slot by slot
    (direction in the enum; target numbers finite, lower ≤ upper, benefit
    probability in [0, 1], else the target is dropped; text slots non-empty);
@@ -27,14 +27,21 @@ For every state of a study, :class:`LLMExplainer` makes (prompts in
    spans located verbatim in that note. An answer that is not a JSON object
    leaves the explanation without note or card.
 
+Every study uses this one explainer. A study adds only its ``brief`` (a
+versioned paragraph on what its experiments are, e.g. "a toxicity classifier
+scored by ROC AUC"), printed under the prompt header; everything else — the
+public state, the intervention, the requested note or card — is the same
+template (:mod:`foreseen.credit.explainers.templates`).
+
 Every explanation is ``Explanation(source="llm", generator=…)`` with
 generator ``llm:<backend name>:<SHA-256 of the backend configuration>:
-<llm_templates_digest>`` (first 16 hex digits of each). Transport failures
-are retried (``max_attempts``; wait = the server's retry-after or
-``min(2, 0.05·2^(a−1))·(0.5 + U)``, U seeded by (seed, call, attempt)); an
-exhausted call leaves the state with an empty explanation (intention to
-treat) and its reason in :attr:`LLMExplainerRun.issues`. Each call's
-``request.seed`` is :func:`~foreseen.credit.plan.freeze.slot_seed` of
+<SHA-256 of the templates and the brief>`` (first 16 hex digits of each).
+Transport failures are retried by one policy
+(:class:`foreseen.core.retry.RetryPolicy`: ``max_attempts``; wait = the
+server's retry-after or ``min(2, 0.05·2^i)·(0.5 + u)``, u seeded by (seed,
+call, attempt)); an exhausted call leaves the state with an empty explanation
+(intention to treat) and its reason in :attr:`ExplainerRun.issues`. Each
+call's ``request.seed`` is :func:`~foreseen.credit.plan.freeze.slot_seed` of
 (seed, call slot id), so a seeded backend is reproducible call by call.
 """
 
@@ -46,12 +53,16 @@ import math
 import random
 import re
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any, cast
 
 from foreseen.core.digest import sha256_json
+from foreseen.core.errors import ConfigError
+from foreseen.core.retry import RetryPolicy
 from foreseen.credit.backends.base import Backend, ForecastRequest, TransportError
+from foreseen.credit.cards.extraction import extract_card
+from foreseen.credit.cards.render import render_card, with_spans
 from foreseen.credit.explainers import templates as tpl
+from foreseen.credit.explainers.base import Explainer, ExplainerRun, Proposal
 from foreseen.credit.model import (
     DIRECTIONS,
     Card,
@@ -66,42 +77,6 @@ from foreseen.credit.plan.freeze import slot_seed
 
 EXTRACTORS: tuple[str, ...] = ("llm", "rules")
 Sleep = Callable[[float], Awaitable[None]]
-
-
-@dataclass(frozen=True)
-class Proposal:
-    """A model's proposed intervention (or the declared fallback) for one state."""
-
-    state_id: str
-    intervention_id: str
-    valid: bool
-    reason: str | None
-    raw: str | None
-    matches_assigned: bool
-
-    def to_json(self) -> dict[str, Any]:
-        return {"state_id": self.state_id, "intervention_id": self.intervention_id,
-                "valid": self.valid, "reason": self.reason, "raw": self.raw,
-                "matches_assigned": self.matches_assigned}
-
-
-@dataclass
-class LLMExplainerRun:
-    """Explanations by state, proposals by state, and per-state issues (reason lists)."""
-
-    explanations: dict[str, Explanation]
-    proposals: dict[str, Proposal] = field(default_factory=dict)
-    issues: dict[str, list[str]] = field(default_factory=dict)
-    calls: int = 0
-    transport_failures: int = 0
-
-    def issue_counts(self) -> dict[str, int]:
-        """Reason → number of states with it (for the report)."""
-        counts: dict[str, int] = {}
-        for reasons in self.issues.values():
-            for reason in reasons:
-                counts[reason] = counts.get(reason, 0) + 1
-        return dict(sorted(counts.items()))
 
 
 # --------------------------------------------------------------------------- validation
@@ -179,12 +154,10 @@ def locate_quotes(note: str, quotes: Mapping[str, Any]) -> tuple[Card, list[str]
     """A card from slot → quote: only quotes found verbatim in ``note`` count (first occurrence).
 
     Text slots take the quote as value and its span. Direction and target are
-    read from the quote alone by E's :func:`extract_card`; their spans (inside
+    read from the quote alone by :func:`extract_card`; their spans (inside
     the quote) are shifted by the quote's offset, so every span indexes
     ``note``. Returns the card and the reasons for rejected quotes.
     """
-    from foreseen.credit.cards.extraction import extract_card
-
     reasons: list[str] = []
     spans: dict[str, tuple[Span, ...]] = {}
     values: dict[str, Any] = {}
@@ -219,30 +192,43 @@ def locate_quotes(note: str, quotes: Mapping[str, Any]) -> tuple[Card, list[str]
 # --------------------------------------------------------------------------- the explainer
 
 
-class LLMExplainer:
-    """An explainer backed by any :class:`Backend` (see the module docstring)."""
+class LLMExplainer(Explainer):
+    """The explainer backed by any :class:`Backend` (see the module docstring)."""
+
+    name = "llm"
 
     def __init__(self, backend: Backend, *, seed: int = 0, propose: bool = False,
                  extractor: str = "llm", concurrency: int = 1, max_attempts: int = 4,
-                 sleep: Sleep = asyncio.sleep) -> None:
+                 brief: str = "", sleep: Sleep = asyncio.sleep) -> None:
         if extractor not in EXTRACTORS:
-            raise ValueError(f"extractor must be one of {EXTRACTORS}")
+            raise ConfigError(f"extractor must be one of {', '.join(EXTRACTORS)}")
         self.backend = backend
+        self.stand_in = backend.stand_in
         self.seed = seed
         self.propose = propose
         self.extractor = extractor
+        self.brief = brief
         self.concurrency = max(1, concurrency)
-        self.max_attempts = max(1, max_attempts)
+        self.retry = RetryPolicy(max_attempts=max(1, max_attempts), base_s=0.05, max_s=2.0,
+                                 jitter=True)
         self.sleep = sleep
+        self.prompts_sha256 = tpl.prompts_digest(brief)
         self.generator = (f"llm:{backend.name}:{sha256_json(backend.configuration())[:16]}:"
-                          f"{tpl.llm_templates_digest()[:16]}")
+                          f"{self.prompts_sha256[:16]}")
 
-    def explain(self, study: Study) -> LLMExplainerRun:
+    def configuration(self) -> dict[str, Any]:
+        return {"explainer": self.name, "generator": self.generator,
+                "backend": self.backend.configuration(), "propose": self.propose,
+                "extractor": self.extractor, "seed": self.seed,
+                "prompts_sha256": self.prompts_sha256,
+                "templates_version": tpl.LLM_TEMPLATES_VERSION}
+
+    def explain(self, study: Study) -> ExplainerRun:
         """Explain every state of ``study`` (runs its own event loop)."""
         return asyncio.run(self.explain_async(study))
 
-    async def explain_async(self, study: Study) -> LLMExplainerRun:
-        run = LLMExplainerRun(explanations={})
+    async def explain_async(self, study: Study) -> ExplainerRun:
+        run = ExplainerRun(explanations={})
         gate = asyncio.Semaphore(self.concurrency)
 
         async def one(state: State) -> None:
@@ -255,7 +241,7 @@ class LLMExplainer:
         run.issues = dict(sorted(run.issues.items()))
         return run
 
-    async def _call(self, run: LLMExplainerRun, state: State, task: str, prompt: str,
+    async def _call(self, run: ExplainerRun, state: State, task: str, prompt: str,
                     schema: Mapping[str, Any] | None) -> str | None:
         call_id = f"explain:{task}|{state.id}"
         request = ForecastRequest(
@@ -264,47 +250,43 @@ class LLMExplainer:
             context={"llm_task": task, "template_version": tpl.VERSIONS[task],
                      "response_schema": None if schema is None else {
                          "name": task, "schema": dict(schema)}})
-        for attempt in range(1, self.max_attempts + 1):
+        for attempt in range(1, self.retry.max_attempts + 1):
             run.calls += 1
             try:
                 response = await self.backend.complete(request)
             except TransportError as error:
                 run.transport_failures += 1
-                if attempt < self.max_attempts:
-                    await self.sleep(self._delay(call_id, attempt, error.retry_after))
+                if attempt < self.retry.max_attempts:
+                    jitter = random.Random(
+                        slot_seed(self.seed, f"{call_id}#retry{attempt}")).random()
+                    await self.sleep(self.retry.delay(attempt - 1, error.retry_after, jitter))
                 continue
             return response.text
         run.issues.setdefault(state.id, []).append(f"{task}: transport_exhausted")
         return None
 
-    def _delay(self, call_id: str, attempt: int, retry_after: float | None) -> float:
-        if retry_after is not None and math.isfinite(retry_after) and retry_after >= 0:
-            return float(retry_after)
-        jitter = random.Random(slot_seed(self.seed, f"{call_id}#retry{attempt}")).random()
-        return min(2.0, 0.05 * 2.0 ** (attempt - 1)) * (0.5 + jitter)
-
-    async def _explain_state(self, study: Study, state: State, run: LLMExplainerRun) -> None:
+    async def _explain_state(self, study: Study, state: State, run: ExplainerRun) -> None:
         issues = run.issues.setdefault(state.id, [])
         if self.propose:
             run.proposals[state.id] = await self._propose(study, state, run)
         intervention = study.intervention(state.intervention_id)
         if state.condition == "ordinary":
-            note = await self._call(run, state, "note", tpl.render_note(study, state,
-                                                                        intervention), None)
+            note = await self._call(run, state, "note", tpl.render_note(study, state, intervention,
+                                                                        self.brief), None)
             card = await self._extract(state, note, run) if note else None
             run.explanations[state.id] = Explanation(state.id, "llm", self.generator,
                                                      note, card)
         else:
             text = await self._call(run, state, "card",
-                                    tpl.render_card_request(study, state, intervention),
+                                    tpl.render_card_request(study, state, intervention, self.brief),
                                     tpl.CARD_SCHEMA)
             run.explanations[state.id] = self._elicited(state, text, issues)
         if not issues:
             del run.issues[state.id]
 
-    async def _propose(self, study: Study, state: State, run: LLMExplainerRun) -> Proposal:
+    async def _propose(self, study: Study, state: State, run: ExplainerRun) -> Proposal:
         catalog = tuple(i.id for i in study.interventions)
-        text = await self._call(run, state, "propose", tpl.render_propose(study, state),
+        text = await self._call(run, state, "propose", tpl.render_propose(study, state, self.brief),
                                 tpl.proposal_schema(catalog))
         chosen, reason = (None, "transport_exhausted") if text is None else validate_proposal(
             text, catalog)
@@ -314,10 +296,8 @@ class LLMExplainer:
         return Proposal(state.id, chosen, reason is None, reason, text,
                         chosen == state.intervention_id)
 
-    async def _extract(self, state: State, note: str, run: LLMExplainerRun) -> Card | None:
+    async def _extract(self, state: State, note: str, run: ExplainerRun) -> Card | None:
         if self.extractor == "rules":
-            from foreseen.credit.cards.extraction import extract_card
-
             return extract_card(note)
         text = await self._call(run, state, "extract", tpl.render_extract(note),
                                 tpl.EXTRACT_SCHEMA)
@@ -332,7 +312,6 @@ class LLMExplainer:
         return card
 
     def _elicited(self, state: State, text: str | None, issues: list[str]) -> Explanation:
-        from foreseen.credit.cards.render import render_card, with_spans
 
         if text is None:
             return Explanation(state.id, "llm", self.generator, None, None)

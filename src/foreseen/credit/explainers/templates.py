@@ -6,7 +6,7 @@ Five calls, each with a template version, a text and a response schema:
 call          version                   response
 ============  ========================  =========================================
 forecast      ``credit-prompt/1``       :data:`FORECAST_SCHEMA` (the prompt text is
-                                        E's :mod:`foreseen.credit.plan.prompts`, unchanged)
+                                        :mod:`foreseen.credit.plan.prompts`, unchanged)
 propose       ``credit-llm-propose/1``  ``{"intervention_id", "reason"}`` (ids of the
                                         study's catalog as an enum)
 note          ``credit-llm-note/1``     free text (an ordinary note)
@@ -16,24 +16,25 @@ extract       ``credit-llm-extract/1``  :data:`EXTRACT_SCHEMA`: slot → a verba
 ============  ========================  =========================================
 
 :func:`llm_templates_digest` is the SHA-256 of the canonical JSON of every
-version, text and schema together with E's forecast-template digest; LLM
-explainers write it into each explanation's ``generator`` and LLM backends
-into their ``configuration()``, so both are frozen into the plan.
+version, text and schema together with the forecast-template digest; the LLM
+explainer writes it (with the study's brief, :func:`prompts_digest`) into each
+explanation's ``generator``, so it is frozen into the plan with the
+explanations.
 
 Structured output. A schema is plain JSON Schema (objects with every property
 required and no others, numbers, strings with ``maxLength``, string enums):
-HTTP backends send it as is; :func:`gbnf_grammar` turns it into a **bounded**
-llama.cpp grammar for the local backend — properties in schema order, one
-space after each colon and comma, numbers ``-?(0|[1-9]d{0,3})(.d{1,6})?``,
-strings of printable ASCII without ``"`` or ``\\`` up to ``maxLength`` — so
-every output the grammar admits is valid JSON of bounded length
-(:func:`max_output_chars`), and a token limit above that bound can never
-truncate it.
+HTTP backends send it as is; :func:`foreseen.credit.backends.grammar.gbnf_grammar`
+turns it into a **bounded** llama.cpp grammar for the local backend — properties
+in schema order, one space after each colon and comma, numbers
+``-?(0|[1-9]d{0,3})(.d{1,6})?``, strings of printable ASCII without ``"`` or
+``\\`` up to ``maxLength`` — so every output the grammar admits is valid JSON
+of bounded length (:func:`~foreseen.credit.backends.grammar.max_output_chars`),
+and a token limit above that bound can never truncate it.
 
 Requests carry their call in ``request.context["llm_task"]`` and the schema as
 ``request.context["response_schema"] = {"name": <call>, "schema": <JSON
 Schema>}`` (``None`` for free text); a request without either is a forecast
-(:func:`response_schema_for`).
+(:func:`foreseen.credit.backends.schemas.response_schema`).
 """
 
 from __future__ import annotations
@@ -70,6 +71,7 @@ TEMPLATES: dict[str, str] = {
         "change is run. The outcome y is the change in {metric} on a held-out evaluation set "
         "that nobody has seen, oriented so that y > 0 is an improvement ({orientation})."
     ),
+    "brief": "## The study\n{brief}",
     "public_state": "## Public state of the experiment (task {task_id})\n{lines}",
     "catalog": "## Catalog of changes\n{lines}",
     "catalog_line": "- {id}: {name}. {text}",
@@ -138,8 +140,15 @@ def proposal_schema(catalog_ids: Sequence[str]) -> dict[str, Any]:
                     "reason": _text(REASON_MAX)})
 
 
+def prompts_digest(brief: str = "") -> str:
+    """SHA-256 of the templates and a study's brief (what an LLM explainer's prompts depend on)."""
+    if not brief:
+        return llm_templates_digest()
+    return sha256_json({"templates": llm_templates_digest(), "brief": brief})
+
+
 def llm_templates_digest() -> str:
-    """SHA-256 of versions, texts and static schemas, plus E's forecast-template digest."""
+    """SHA-256 of versions, texts and static schemas, plus the forecast-template digest."""
     return sha256_json({
         "version": LLM_TEMPLATES_VERSION, "versions": VERSIONS, "templates": TEMPLATES,
         "schemas": {"forecast": FORECAST_SCHEMA, "card": CARD_SCHEMA,
@@ -152,10 +161,11 @@ def llm_templates_digest() -> str:
 # --------------------------------------------------------------------------- rendering
 
 
-def _header(study: Study) -> str:
+def _header(study: Study, brief: str = "") -> str:
     key = "orientation_higher" if study.higher_is_better else "orientation_lower"
-    return TEMPLATES["header"].format(
+    header = TEMPLATES["header"].format(
         metric=study.metric, orientation=TEMPLATES[key].format(metric=study.metric))
+    return header + ("\n\n" + TEMPLATES["brief"].format(brief=brief) if brief else "")
 
 
 def proposal_public(state: State) -> dict[str, Any]:
@@ -163,19 +173,20 @@ def proposal_public(state: State) -> dict[str, Any]:
     return {k: v for k, v in state.public.items() if k != "intervention_prior"}
 
 
-def render_propose(study: Study, state: State) -> str:
+def render_propose(study: Study, state: State, brief: str = "") -> str:
     """Proposal prompt: header, public state (no intervention-specific keys), the catalog."""
     catalog = "\n".join(TEMPLATES["catalog_line"].format(id=i.id, name=i.name, text=i.text)
                         for i in study.interventions)
-    blocks = [_header(study),
+    blocks = [_header(study, brief),
               TEMPLATES["public_state"].format(task_id=state.task_id,
                                                lines=render_public_state(proposal_public(state))),
               TEMPLATES["catalog"].format(lines=catalog), TEMPLATES["propose"]]
     return "\n\n".join(blocks) + "\n"
 
 
-def _explain_blocks(study: Study, state: State, intervention: Intervention) -> list[str]:
-    return [_header(study),
+def _explain_blocks(study: Study, state: State, intervention: Intervention,
+                    brief: str) -> list[str]:
+    return [_header(study, brief),
             TEMPLATES["public_state"].format(task_id=state.task_id,
                                              lines=render_public_state(state.public)),
             TEMPLATES["intervention"].format(name=intervention.name,
@@ -183,16 +194,18 @@ def _explain_blocks(study: Study, state: State, intervention: Intervention) -> l
                                              text=intervention.text)]
 
 
-def render_note(study: Study, state: State, intervention: Intervention) -> str:
+def render_note(study: Study, state: State, intervention: Intervention,
+                brief: str = "") -> str:
     """Ordinary-note prompt for the state's assigned change (free text answer)."""
-    blocks = [*_explain_blocks(study, state, intervention),
+    blocks = [*_explain_blocks(study, state, intervention, brief),
               TEMPLATES["note"].format(metric=study.metric)]
     return "\n\n".join(blocks) + "\n"
 
 
-def render_card_request(study: Study, state: State, intervention: Intervention) -> str:
+def render_card_request(study: Study, state: State, intervention: Intervention,
+                        brief: str = "") -> str:
     """Elicited-card prompt for the state's assigned change (JSON answer, :data:`CARD_SCHEMA`)."""
-    blocks = [*_explain_blocks(study, state, intervention),
+    blocks = [*_explain_blocks(study, state, intervention, brief),
               TEMPLATES["card"].format(level=format_level(study.alpha))]
     return "\n\n".join(blocks) + "\n"
 

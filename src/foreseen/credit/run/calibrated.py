@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from foreseen.credit.backends.base import Backend
-from foreseen.credit.plan.freeze import FrozenPlan, freeze_signal_plan, write_plan
+from foreseen.credit.plan.freeze import FrozenPlan, freeze_signal_plan, load_plan, write_plan
 from foreseen.credit.run.pipeline import record_reveal
 from foreseen.credit.run.runner import RunSummary, run_plan
 
@@ -57,15 +57,21 @@ class CalibratedRun:
 
 def run_with_signal_plan(plan: FrozenPlan, folder: Path, sealed: Path, *,
                          progress: bool = False, backend: Backend | None = None,
-                         child_backend: Backend | None = None) -> CalibratedRun:
+                         child_backend: Backend | None = None,
+                         concurrency: int | None = None,
+                         budget_usd: float | None = None) -> CalibratedRun:
     """Run ``plan``, reveal ``sealed``, then freeze, write and run the known-signal child plan.
 
     ``backend`` serves the plan and ``child_backend`` the child plan; None builds
     each plan's own backend (:func:`foreseen.credit.run.runner.run_plan`).
     """
-    main = run_plan(plan, folder / "ledger.jsonl", backend=backend, progress=progress)
+    main = run_plan(plan, folder / "ledger.jsonl", backend=backend, progress=progress,
+                    concurrency=concurrency, budget_usd=budget_usd)
     outcomes = record_reveal(plan, folder / "ledger.jsonl", sealed)
     child = freeze_signal_plan(plan, sealed)
-    write_plan(child, folder / "signal_plan.json")
-    run_plan(child, folder / "signal_ledger.jsonl", backend=child_backend, progress=progress)
+    child_path = folder / "signal_plan.json"
+    if not child_path.is_file() or load_plan(child_path).plan_id != child.plan_id:
+        write_plan(child, child_path)
+    run_plan(child, folder / "signal_ledger.jsonl", backend=child_backend, progress=progress,
+             concurrency=concurrency, budget_usd=budget_usd)
     return CalibratedRun(main, outcomes, child)

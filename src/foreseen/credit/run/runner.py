@@ -28,7 +28,6 @@ import json
 import math
 import os
 import random
-import sys
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -38,6 +37,7 @@ from typing import Any
 from foreseen.core.digest import canonical_json, sha256_text
 from foreseen.core.errors import ConfigError, IntegrityError, UserInputError
 from foreseen.core.ledger import Ledger, LedgerEvent, read_ledger
+from foreseen.core.progress import Bar, progress_bar
 from foreseen.credit.backends.base import (
     Backend,
     BackendResponse,
@@ -258,26 +258,6 @@ def _is_terminal(event: LedgerEvent) -> bool:
 Sleep = Callable[[float], Awaitable[None]]
 
 
-class _Progress:
-    def __init__(self, total: int, enabled: bool) -> None:
-        self._progress: Any = None
-        self._task: Any = None
-        if enabled and sys.stderr.isatty():
-            from rich.progress import Progress
-
-            self._progress = Progress(transient=True)
-            self._progress.start()
-            self._task = self._progress.add_task("forecast calls", total=total)
-
-    def advance(self) -> None:
-        if self._progress is not None:
-            self._progress.advance(self._task)
-
-    def stop(self) -> None:
-        if self._progress is not None:
-            self._progress.stop()
-
-
 async def _run_slot(plan: FrozenPlan, backend: Backend, slot: Mapping[str, Any],
                     request: ForecastRequest, writer: _Writer, summary: RunSummary,
                     sleep: Sleep, budget: Budget | None = None) -> bool:
@@ -390,12 +370,11 @@ async def run_plan_async(plan: FrozenPlan, ledger_path: str | os.PathLike[str],
             _count_fallback(summary, reason)
             continue
         queue.put_nowait((slot, request))
-    bar = _Progress(queue.qsize(), progress)
     workers = max(1, concurrency if concurrency is not None else plan.execution.concurrency)
 
     unstarted: list[str] = []
 
-    async def worker() -> None:
+    async def worker(bar: Bar) -> None:
         while True:
             try:
                 slot, request = queue.get_nowait()
@@ -410,7 +389,8 @@ async def run_plan_async(plan: FrozenPlan, ledger_path: str | os.PathLike[str],
             bar.advance()
 
     try:
-        await asyncio.gather(*(worker() for _ in range(workers)))
+        with progress_bar("forecast calls", queue.qsize(), show=progress) as bar:
+            await asyncio.gather(*(worker(bar) for _ in range(workers)))
         if budget is not None:
             summary.spent_usd = budget.spent_usd
             if budget.exhausted:
@@ -419,7 +399,6 @@ async def run_plan_async(plan: FrozenPlan, ledger_path: str | os.PathLike[str],
                 writer.add((BUDGET_EVENT, budget.event_payload(len(unstarted))))
     finally:
         writer.flush()
-        bar.stop()
         await backend.aclose()
     return summary
 

@@ -1,6 +1,7 @@
-"""Checks on a built study's sealed outcomes shared by the controlled and Tox21 studies.
+"""Checks on a built study's sealed outcomes shared by the studies.
 
-:func:`count_zero_outcomes` reports, per intervention, how many outcomes are
+:func:`count_zero_outcomes` (and :func:`zero_outcome_share`) report, per
+intervention, how many outcomes are
 exactly 0 (spec §9); :func:`reproduce_sample` re-executes a seeded share of
 states and compares the recomputed outcomes bit for bit. Neither defines an
 outcome, so this module is not part of any study's code digest.
@@ -36,6 +37,11 @@ def count_zero_outcomes(study: Study, outcomes: Sequence[Outcome],
             entry["reason"] = empty_reason
         result[intervention.id] = entry
     return result
+
+
+def zero_outcome_share(study: Study, outcomes: Sequence[Outcome]) -> dict[str, dict[str, Any]]:
+    """Per intervention: number of states, number with y == 0 exactly, and their share."""
+    return count_zero_outcomes(study, outcomes, "no states with this intervention")
 
 
 def check_fraction(fraction: float) -> None:

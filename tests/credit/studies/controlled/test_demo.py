@@ -20,7 +20,7 @@ B = 500
 
 def _demo(capsys: pytest.CaptureFixture[str], out: Path, cache: Path, *extra: str) -> str:
     with pytest.raises(SystemExit) as exit_:
-        main(["credit", "demo", "--out", str(out), "--b", str(B), "--cache", str(cache),
+        main(["credit", "demo", "--out", str(out), "--replicates", str(B), "--cache", str(cache),
               *extra])
     assert exit_.value.code in (0, None)
     return capsys.readouterr().out

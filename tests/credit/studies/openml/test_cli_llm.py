@@ -1,4 +1,4 @@
-"""The OpenML command line (registered on a fresh app) and the LLM explainer path."""
+"""The OpenML command line and the LLM explainer on an OpenML study."""
 
 from __future__ import annotations
 
@@ -6,58 +6,48 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import typer
 
-from foreseen.cli.study_openml import register
-from foreseen.core.errors import UserInputError
-from foreseen.credit.backends.base import BackendResponse, ForecastRequest, TransportError
+from foreseen.cli.app import main
+from foreseen.credit.backends.base import Backend, BackendResponse, ForecastRequest, TransportError
+from foreseen.credit.explainers.llm import LLMExplainer
 from foreseen.credit.model import Intervention, State, Study, Task
-from foreseen.credit.studies.openml.probe import (
-    explainer_prompt,
-    llm_explanations,
-    probe_numbers,
-)
+from foreseen.credit.studies.openml.probe import probe_numbers
+from foreseen.credit.studies.openml.study import OpenMLStudy
 
 from support.openml_mirror import write_dataset
 
 
-def _app() -> typer.Typer:
-    app = typer.Typer(pretty_exceptions_enable=False)
-
-    @app.command("noop")
-    def _noop() -> None:
-        """A placeholder so the app is a group."""
-
-    register(app)
-    return app
-
-
-def _invoke(args: list[str]) -> None:
+def _invoke(capsys: pytest.CaptureFixture[str], args: list[str]) -> tuple[int, str]:
     try:
-        _app()(args=args, standalone_mode=True)
+        main(["credit", *args])
+        code = 0
     except SystemExit as stop:
-        assert stop.code in (0, None)
+        code = int(stop.code or 0)
+    return code, capsys.readouterr().err
 
 
 def test_study_without_a_mirror_is_one_clear_error(tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+                                                   monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.delenv("FORESEEN_OPENML_MIRROR", raising=False)
-    with pytest.raises(UserInputError, match="no OpenML mirror given"):
-        _invoke(["study", "openml", "--out", str(tmp_path / "out")])
+    code, err = _invoke(capsys, ["study", "openml", "--out", str(tmp_path / "out")])
+    assert code == 2 and "no OpenML mirror given" in err and err.count("\n") == 1
     assert not (tmp_path / "out" / "plan.json").exists()
 
 
-def test_study_with_a_too_small_mirror_names_the_shortfall(tmp_path: Path) -> None:
+def test_study_with_a_too_small_mirror_names_the_shortfall(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     write_dataset(tmp_path, "only-one", ["x", "label"], [["1", "a"], ["2", "b"]])
-    with pytest.raises(UserInputError, match="OpenML-CC18 has only 1 datasets"):
-        _invoke(["study", "openml", "--out", str(tmp_path / "out"), "--mirror",
-                 str(tmp_path), "--workers", "1"])
+    code, err = _invoke(capsys, ["study", "openml", "--out", str(tmp_path / "out"),
+                                 "--mirror", str(tmp_path), "--workers", "1"])
+    assert code == 2 and "OpenML-CC18 has only 1 datasets" in err
 
 
-def test_mirror_command_offline_is_one_clear_error(tmp_path: Path) -> None:
-    with pytest.raises(UserInputError, match="OpenML is not reachable"):
-        _invoke(["openml", "mirror", "--suite", "OpenML-CC18", "--out", str(tmp_path),
-                 "--api", "http://127.0.0.1:9/api"])
+def test_mirror_command_offline_is_one_clear_error(tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    code, err = _invoke(capsys, ["openml", "mirror", "--suite", "OpenML-CC18", "--out",
+                                 str(tmp_path), "--api", "http://127.0.0.1:9/api"])
+    assert code == 2 and "OpenML is not reachable" in err
 
 
 def _study() -> Study:
@@ -72,7 +62,7 @@ def _study() -> Study:
                  (Intervention("c", "shallower trees", "Depth 2."),), states)
 
 
-class _FakeLLM:
+class _FakeLLM(Backend):
     name = "fake-llm"
 
     def __init__(self) -> None:
@@ -85,29 +75,37 @@ class _FakeLLM:
         self.prompts[request.state_id] = request.prompt
         if request.state_id == "s3":
             raise TransportError("down")
-        if "six lines" in request.prompt:
-            text = ("Direction: improve\nTarget: +0.02 (interval 0.0 to 0.04)\n"
-                    "Observable: held-out skill\nRegime: small data\n"
-                    "Falsification: skill falls\nCounterfactual: parent stays")
+        if request.context.get("llm_task") == "card":
+            text = ('{"direction": "improve", "target": {"point": 0.02, "lower": 0.0, '
+                    '"upper": 0.04, "benefit_probability": 0.7}, "observable": "held-out '
+                    'skill", "regime": "small data", "falsification": "skill falls", '
+                    '"counterfactual": "parent stays"}')
         else:
             text = "I expect shallower trees to improve the held-out skill by about 0.01."
         return BackendResponse(text, "fake", "fake")
 
 
-def test_llm_explanations_extract_cards_blind_and_skip_transport_failures() -> None:
+def test_llm_explainer_on_an_openml_study_uses_its_brief_and_keeps_failures() -> None:
     study = _study()
     backend = _FakeLLM()
-    explanations = llm_explanations(study, backend, seed=1)
-    assert sorted(explanations) == ["s0", "s1", "s2"]
+    run = LLMExplainer(backend, seed=1, extractor="rules", max_attempts=1,
+                       brief=OpenMLStudy.llm_brief, sleep=_no_sleep).explain(study)
+    explanations = run.explanations
+    assert sorted(explanations) == ["s0", "s1", "s2", "s3"]
+    assert explanations["s3"].note is None and run.issues["s3"]  # kept empty: ITT
     assert explanations["s1"].card is not None and explanations["s1"].card.is_complete
     ordinary = explanations["s0"].card
     assert ordinary is not None and ordinary.direction == "improve"
     assert ordinary.target is not None and ordinary.target.point == pytest.approx(0.01)
-    assert all(e.source == "llm" and e.generator == "llm/fake-llm"
+    assert all(e.source == "llm" and e.generator.startswith("llm:fake-llm:")
                for e in explanations.values())
-    assert "six lines" in backend.prompts["s1"] and "six lines" not in backend.prompts["s0"]
-    assert backend.prompts["s0"] == explainer_prompt(study, study.state("s0"))
+    assert "OpenML dataset" in backend.prompts["s0"]  # the study's brief
     assert "0.25" in backend.prompts["s0"]  # the public parent skill is shown
+    assert "typical_effect" in backend.prompts["s0"]  # notes see the intervention prior
+
+
+async def _no_sleep(_: float) -> None:
+    return None
 
 
 def test_probe_numbers_formula() -> None:

@@ -201,12 +201,12 @@ def test_leak_test_heldout_labels_change_outcomes_only(built: OpenMLBuild, mirro
 
 def test_end_to_end_offline_run(built: OpenMLBuild, mirror: Path, cache: Path,
                                 tmp_path: Path) -> None:
-    from foreseen.credit.studies.openml.run import run_openml_study
+    from foreseen.credit.studies.openml.study import OpenMLStudy
+    from foreseen.credit.studies.pipeline import StudySettings, run_study
 
-    summary = run_openml_study(
-        tmp_path / "run", mirror=mirror, quotas=QUOTAS, executor=SerialExecutor(),
-        cache=cache, bootstrap_b=200, verify=True,
-        contexts=("matched_card", "numeric", "prose", "donor_card@seed_swap"))
+    settings = StudySettings(options={"mirror": mirror, "classification": 1, "regression": 1},
+                             replicates=200, cache=cache, verify_fraction=0.1)
+    result = run_study(OpenMLStudy(), tmp_path / "run", settings, executor=SerialExecutor())
     report = json.loads((tmp_path / "run" / "report.json").read_text())
     assert report["outcome_commitment"]["ok"]
     assert set(report["checks"]) >= {"commitment", "delivery", "predictive_gain", "alignment",
@@ -223,6 +223,6 @@ def test_end_to_end_offline_run(built: OpenMLBuild, mirror: Path, cache: Path,
     plan = json.loads((tmp_path / "run" / "plan.json").read_text())
     assert plan["lottery"]["index_sha256"] == section["mirror_index_sha256"]
     assert plan["analysis"]["stratify_by_kind"] is True
-    assert summary["slots"] == 12 * 2 * 5
+    assert result.slots == 12 * 2 * 5
     sealed = (tmp_path / "run" / "outcomes.sealed.json").read_text()
     assert all(o.state_id in sealed for o in built.build.outcomes)

@@ -10,12 +10,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import typer
 
-from foreseen.cli.study_tox21 import register, study_command
 from foreseen.core.errors import UserInputError
-from foreseen.core.parallel import LocalProcessExecutor
+from foreseen.core.parallel import LocalProcessExecutor, SerialExecutor
+from foreseen.credit.backends.base import Backend, BackendResponse, ForecastRequest, TransportError
+from foreseen.credit.explainers.llm import LLMExplainer
 from foreseen.credit.model import Outcome
+from foreseen.credit.studies.pipeline import StudySettings, run_study
 from foreseen.credit.studies.tox21 import build as tox21_module
 from foreseen.credit.studies.tox21.build import (
     Tox21Build,
@@ -24,10 +25,11 @@ from foreseen.credit.studies.tox21.build import (
     seed_pair_summary,
     study_jobs,
     verify_outcomes,
-    zero_outcome_share,
 )
 from foreseen.credit.studies.tox21.data import EndpointSplit
 from foreseen.credit.studies.tox21.probe import PROBE_FOLDS, ProbeResult, probe_target
+from foreseen.credit.studies.tox21.study import Tox21Study
+from foreseen.credit.studies.verification import zero_outcome_share
 
 ENDPOINTS = ("NR-AR", "NR-PPAR-gamma")
 
@@ -177,13 +179,14 @@ def test_seed_pair_summary_and_zero_share_by_brute_force(built: Tox21Build) -> N
 
 def test_offline_run_end_to_end(built: Tox21Build, cache_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "study"
-    summary = study_command(out, endpoints=ENDPOINTS, workers=1, cache=cache_dir,
-                            check_outcomes=True, run=True, bootstrap_b=200)
-    assert "gate tox21_harm:" in summary and "8 of 7831 unparseable" in summary
+    settings = StudySettings(options={"endpoints": ENDPOINTS}, replicates=200, cache=cache_dir,
+                             verify_fraction=0.1)
+    result = run_study(Tox21Study(), out, settings, executor=SerialExecutor())
+    assert result.verification is not None and result.verification.ok
+    assert any("8 of 7831 unparseable" in line for line in result.built.summary_lines)
     for name in ("study.json", "explanations.json", "outcomes.sealed.json", "design.json",
                  "build.json", "plan.json", "ledger.jsonl", "report.json", "report.md",
-                 "verify_outcomes.json", "tox21_seed_noise.json", "signal_plan.json",
-                 "signal_ledger.jsonl"):
+                 "study_section.json", "signal_plan.json", "signal_ledger.jsonl"):
         assert (out / name).is_file(), name
     design = json.loads((out / "design.json").read_text())
     assert design["repeats"] == 2
@@ -204,26 +207,23 @@ def test_offline_run_end_to_end(built: Tox21Build, cache_dir: Path, tmp_path: Pa
     assert report["checks"]["commitment"]["value"]["probe"]["reason"]
     assert report["checks"]["known_signal"].get("value") is not None  # child plan was run
     assert report["calibration_plan"]["parent_plan_id"] == report["plan_id"]
-    noise = json.loads((out / "tox21_seed_noise.json").read_text())
+    noise = report["study_section"]["data"]["seed_noise"]
     outcomes = {o.state_id: o.y for o in built.build.outcomes}
     assert noise["pairs"] == 6
     assert noise["median_seed_gap"] == seed_pair_summary(built.build.study,
                                                           outcomes)["median_seed_gap"]
-    assert noise["point_mae"] == report["metrics"]["probe|matched_card"]["itt"]["point_mae"]
+    assert "Seed noise" in (out / "report.md").read_text()
 
 
-def test_cli_registration_and_user_errors(tmp_path: Path) -> None:
-    app = typer.Typer()
+def test_cli_user_errors_leave_no_study_folder(tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    from foreseen.cli.app import main
 
-    @app.command("noop")
-    def noop() -> None:
-        """Placeholder so the app has more than one command."""
-
-    register(app)
-    with pytest.raises((UserInputError, SystemExit)) as caught:
-        app(args=["study", "tox21", "--out", str(tmp_path / "x"), "--endpoint", "NR-XX"],
-            standalone_mode=False)
-    assert caught.type is UserInputError or caught.value.code == 2  # type: ignore[union-attr]
+    with pytest.raises(SystemExit) as caught:
+        main(["credit", "study", "tox21", "--out", str(tmp_path / "x"), "--endpoints", "NR-XX"])
+    assert caught.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "NR-XX" in err
     assert not (tmp_path / "x" / "study.json").exists()
 
 
@@ -235,7 +235,7 @@ def _no_leftover_workers() -> Iterator[None]:
     assert not multiprocessing.active_children()
 
 
-class _OfflineExplainer:
+class _OfflineExplainer(Backend):
     """A stand-in model: answers from the prompt's public numbers only; fails one state."""
 
     name = "offline-explainer"
@@ -246,32 +246,32 @@ class _OfflineExplainer:
     def configuration(self) -> dict[str, object]:
         return {"backend": "test", "name": self.name}
 
-    async def complete(self, request: object) -> object:
-        from foreseen.credit.backends.base import BackendResponse, TransportError
-
-        prompt = request.prompt  # type: ignore[attr-defined]
-        self.prompts.append(prompt)
-        if request.state_id.endswith("s1-add_descriptors"):  # type: ignore[attr-defined]
+    async def complete(self, request: ForecastRequest) -> BackendResponse:
+        self.prompts.append(request.prompt)
+        if request.state_id.endswith("s1-add_descriptors"):
             raise TransportError("connection reset")
-        text = ("Direction: improve\nTarget: 0.01 (interval -0.01 to 0.03)\n"
-                "Observable: held-out ROC AUC change\nRegime: few actives\n"
-                "Falsification: AUC does not rise\nCounterfactual: parent unchanged")
+        text = ('{"direction": "improve", "target": {"point": 0.01, "lower": -0.01, '
+                '"upper": 0.03, "benefit_probability": 0.6}, "observable": "held-out ROC AUC '
+                'change", "regime": "few actives", "falsification": "AUC does not rise", '
+                '"counterfactual": "parent unchanged"}')
         return BackendResponse(text=text, requested_model=self.name, returned_model=self.name)
 
 
-def test_llm_explainer_path_sees_public_state_only(built: Tox21Build) -> None:
-    from foreseen.credit.studies.tox21.llm import llm_explanations, outcome_free
-
+def test_llm_explainer_sees_the_public_state_only(built: Tox21Build) -> None:
     backend = _OfflineExplainer()
-    explanations = llm_explanations(built.build.study, backend, concurrency=2)  # type: ignore[arg-type]
+    run = LLMExplainer(backend, max_attempts=1, brief=Tox21Study.llm_brief,
+                       concurrency=2).explain(built.build.study)
+    explanations = run.explanations
     assert set(explanations) == {s.id for s in built.build.study.states}
     outcomes = {o.state_id: o.y for o in built.build.outcomes}
-    assert outcome_free(explanations, outcomes)
+    notes = " ".join(e.note or "" for e in explanations.values())
+    assert not any(repr(float(y)) in notes for y in outcomes.values())
     for prompt in backend.prompts:
         assert not any(repr(y) in prompt for y in outcomes.values())
         assert "held_out_positives" not in prompt
-    failed = [e for e in explanations.values() if "transport_failed" in e.generator]
-    assert len(failed) == 1 and failed[0].note is None
+        assert "Tox21 assay endpoint" in prompt  # the study's brief
+    failed = [sid for sid, reasons in run.issues.items() if "card: transport_exhausted" in reasons]
+    assert len(failed) == 1 and explanations[failed[0]].note is None  # kept, empty: ITT
     ok = next(e for e in explanations.values() if e.note)
     assert ok.source == "llm" and ok.card is not None and ok.card.direction == "improve"
     assert ok.card.evidence_backed_slots(ok.note or "")

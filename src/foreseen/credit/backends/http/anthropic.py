@@ -55,6 +55,7 @@ class AnthropicBackend(HttpBackend):
 
     def payload(self, request: ForecastRequest) -> dict[str, Any]:
         body: dict[str, Any] = {
+            **self.options.provider_options,
             "model": self.options.model,
             "max_tokens": self.options.max_tokens,
             "temperature": self.options.temperature,

@@ -24,18 +24,17 @@
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import json
 import math
 import os
 import ssl
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from foreseen.core.digest import sha256_json
 from foreseen.core.errors import MissingExtraError, UserInputError
+from foreseen.core.retry import parse_retry_after
 from foreseen.credit.backends.base import BackendResponse, ForecastRequest, TransportError
 from foreseen.credit.backends.http.pricing import PricingTable, prompt_token_bound
 from foreseen.credit.backends.schemas import FORECAST_SCHEMA, response_schema
@@ -45,6 +44,9 @@ RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
 FATAL_STATUS = frozenset({401, 403, 404})
 REDACTED = "[REDACTED]"
 FRAMING_TOKENS = 256
+#: request-body fields foreseen sets itself; provider options may add others, not these
+RESERVED_BODY_FIELDS = frozenset({"model", "messages", "max_tokens", "temperature", "system",
+                                  "tools", "tool_choice", "response_format"})
 ERROR_TEXT_LIMIT = 300
 
 class RequestTimeout(TransportError):
@@ -68,39 +70,6 @@ def scrub(text: str, *secrets: str) -> str:
         if secret:
             text = text.replace(secret, REDACTED)
     return text
-
-
-def parse_retry_after(headers: Mapping[str, str], now: float | None = None) -> float | None:
-    """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or HTTP date).
-
-    RFC 9110 §10.2.3: ``Retry-After`` is delay-seconds or an HTTP-date; a date
-    in the past means 0. Unparseable or non-finite values give None (the runner
-    then uses its own backoff).
-    """
-    lowered = {k.lower(): v for k, v in headers.items()}
-    millis = lowered.get("retry-after-ms")
-    if millis is not None:
-        try:
-            value = float(millis) / 1000.0
-        except ValueError:
-            value = math.nan
-        if math.isfinite(value):
-            return max(0.0, value)
-    raw = lowered.get("retry-after")
-    if raw is None:
-        return None
-    try:
-        seconds = float(raw)
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(raw)
-        except (TypeError, ValueError):
-            return None
-        if when is None:
-            return None
-        current = time.time() if now is None else now
-        return max(0.0, when.timestamp() - current)
-    return max(0.0, seconds) if math.isfinite(seconds) else None
 
 
 def _number_option(options: Mapping[str, Any], key: str, default: float | None,
@@ -130,13 +99,14 @@ class HttpOptions:
     tokens_per_minute: float | None = None
     max_connections: int = 100
     system: str | None = None
+    provider_options: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
     def parse(cls, options: Mapping[str, Any], *, default_base_url: str,
               default_key_env: str) -> HttpOptions:
         known = {"base_url", "model", "api_key_env", "max_tokens", "temperature", "timeout_s",
                  "pricing", "requests_per_minute", "tokens_per_minute", "max_connections",
-                 "system", "api_version"}
+                 "system", "api_version", "provider_options"}
         unknown = sorted(set(options) - known)
         if unknown:
             raise UserInputError(f"unknown backend option {unknown[0]!r}")
@@ -159,6 +129,13 @@ class HttpOptions:
         system = options.get("system")
         if system is not None and not isinstance(system, str):
             raise UserInputError("backend option system must be a string")
+        provider = options.get("provider_options") or {}
+        if not isinstance(provider, Mapping) or not all(isinstance(k, str) for k in provider):
+            raise UserInputError("backend option provider_options must be an object")
+        reserved = sorted(set(provider) & RESERVED_BODY_FIELDS)
+        if reserved:
+            raise UserInputError(
+                f"provider_options may not set {reserved[0]!r} (it has its own option)")
         return cls(
             base_url=base_url.rstrip("/"), model=model, api_key_env=key_env,
             max_tokens=max_tokens,
@@ -168,7 +145,8 @@ class HttpOptions:
             requests_per_minute=_number_option(options, "requests_per_minute", None,
                                                strict=True),
             tokens_per_minute=_number_option(options, "tokens_per_minute", None, strict=True),
-            max_connections=connections, system=system)
+            max_connections=connections, system=system,
+            provider_options=dict(provider))
 
     def configuration(self, backend: str, **extra: Any) -> dict[str, Any]:
         """What changes a result, frozen into the plan: never the key, never rate limits."""
@@ -176,6 +154,7 @@ class HttpOptions:
                 "api_key_env": self.api_key_env, "max_tokens": self.max_tokens,
                 "temperature": self.temperature, "timeout_s": self.timeout_s,
                 "pricing": self.pricing.to_json(), "system": self.system,
+                "provider_options": dict(self.provider_options),
                 "forecast_schema_sha256": sha256_json(FORECAST_SCHEMA), **extra}
 
     def token_bound(self, request: ForecastRequest) -> int:

@@ -50,6 +50,7 @@ class OpenAICompatibleBackend(HttpBackend):
             messages.append({"role": "system", "content": self.options.system})
         messages.append({"role": "user", "content": request.prompt})
         body: dict[str, Any] = {
+            **self.options.provider_options,
             "model": self.options.model,
             "max_tokens": self.options.max_tokens,
             "temperature": self.options.temperature,

@@ -41,6 +41,7 @@ import numpy as np
 from foreseen.core.digest import code_digest, sha256_json, write_json_atomic
 from foreseen.core.errors import UserInputError
 from foreseen.credit.model import Condition, Explanation, Outcome, State, Study, Task
+from foreseen.credit.studies.base import StudyBuild
 from foreseen.credit.studies.controlled.catalog import (
     CATALOG,
     CATALOG_IDS,
@@ -59,8 +60,8 @@ from foreseen.credit.studies.controlled.probes import (
 )
 from foreseen.credit.studies.verification import (
     check_fraction,
-    count_zero_outcomes,
     reproduce_sample,
+    zero_outcome_share,
 )
 
 STUDY_NAME = "controlled-learning"
@@ -206,16 +207,13 @@ def propose(public: Mapping[str, Any], rng: np.random.Generator, k: int) -> list
 
 
 @dataclass(frozen=True)
-class StudyBuild:
-    """A built study. ``outcomes`` are SEALED: never pass them to explainers or forecasters.
+class ControlledBuild(StudyBuild):
+    """A built controlled study; ``outcomes`` are SEALED (never shown to explainers or forecasters).
 
     ``mechanisms`` (task id → mechanism) and ``probes`` (state id → training-only
     probe) are private inputs of the offline explainers, not part of the study.
     """
 
-    study: Study
-    outcomes: tuple[Outcome, ...]
-    explanations: dict[str, dict[str, Explanation]]
     mechanisms: dict[str, str] = field(default_factory=dict)
     probes: dict[str, Probe] = field(default_factory=dict)
 
@@ -230,7 +228,7 @@ class StudyBuild:
         }
 
     @classmethod
-    def from_json(cls, obj: Mapping[str, Any]) -> StudyBuild:
+    def from_json(cls, obj: Mapping[str, Any]) -> ControlledBuild:
         return cls(
             study=Study.from_json(obj["study"]),
             outcomes=tuple(Outcome.from_json(o) for o in obj["outcomes"]),
@@ -239,11 +237,6 @@ class StudyBuild:
             mechanisms=dict(obj["mechanisms"]),
             probes={sid: Probe.from_json(p) for sid, p in obj["probes"].items()},
         )
-
-    def outcomes_file(self) -> dict[str, Any]:
-        """The sealed outcome file's JSON (write it with canonical key order)."""
-        return {"study": self.study.name, "version": self.study.version,
-                "outcomes": [o.to_json() for o in self.outcomes]}
 
 
 def task_id(task_index: int) -> str:
@@ -300,7 +293,7 @@ def build_key(seed: int, n_tasks: int) -> str:
 
 
 def build_controlled_study(seed: int = DEFAULT_SEED, *, n_tasks: int = 24,
-                           cache: Path | None = None) -> StudyBuild:
+                           cache: Path | None = None) -> ControlledBuild:
     """Build (or load from ``cache``) the controlled-learning study and its explanations."""
     if isinstance(n_tasks, bool) or not isinstance(n_tasks, int) or not 1 <= n_tasks <= MAX_TASKS:
         raise UserInputError(f"n_tasks must be an integer in [1, {MAX_TASKS}], got {n_tasks!r}")
@@ -310,7 +303,7 @@ def build_controlled_study(seed: int = DEFAULT_SEED, *, n_tasks: int = 24,
         if cache_file.exists():
             import json
 
-            return StudyBuild.from_json(json.loads(cache_file.read_text(encoding="utf-8")))
+            return ControlledBuild.from_json(json.loads(cache_file.read_text(encoding="utf-8")))
     with single_thread():
         build = _build(seed, n_tasks)
     if cache_file is not None:
@@ -318,7 +311,7 @@ def build_controlled_study(seed: int = DEFAULT_SEED, *, n_tasks: int = 24,
     return build
 
 
-def _build(seed: int, n_tasks: int) -> StudyBuild:
+def _build(seed: int, n_tasks: int) -> ControlledBuild:
     from foreseen.credit.studies.controlled.explainers import build_explanations
 
     prior = pilot_prior(seed)
@@ -356,12 +349,7 @@ def _build(seed: int, n_tasks: int) -> StudyBuild:
                       "code_digest": code_digest(_code_modules())},
         })
     explanations = build_explanations(study, mechanisms, probes, seed)
-    return StudyBuild(study, tuple(outcomes), explanations, mechanisms, probes)
-
-
-def zero_outcome_share(study: Study, outcomes: Sequence[Outcome]) -> dict[str, dict[str, Any]]:
-    """Per intervention: number of states, number with y == 0 exactly, and their share."""
-    return count_zero_outcomes(study, outcomes, "no states with this intervention")
+    return ControlledBuild(study, tuple(outcomes), explanations, mechanisms, probes)
 
 
 def verify_outcomes(study: Study, outcomes: Sequence[Outcome], fraction: float = 0.1,

@@ -49,7 +49,7 @@ from foreseen.core.digest import code_digest, sha256_json, write_json_atomic
 from foreseen.core.errors import UserInputError
 from foreseen.core.parallel import Executor, LocalProcessExecutor, SerialExecutor
 from foreseen.credit.model import Condition, Explanation, Intervention, Outcome, State, Study, Task
-from foreseen.credit.studies.controlled.build import StudyBuild, zero_outcome_share
+from foreseen.credit.studies.base import StudyBuild
 from foreseen.credit.studies.openml.lottery import LOTTERY_SEED, Lottery, draw
 from foreseen.credit.studies.openml.mirror import (
     LoadedDataset,
@@ -72,6 +72,7 @@ from foreseen.credit.studies.openml.pipeline import (
     probe,
     split_dataset,
 )
+from foreseen.credit.studies.verification import zero_outcome_share
 
 STUDY_NAME = "openml"
 STUDY_VERSION = "1"

@@ -40,7 +40,7 @@ from foreseen.core.digest import canonical_json, code_digest, sha256_json, write
 from foreseen.core.errors import UserInputError
 from foreseen.core.parallel import Executor, SerialExecutor
 from foreseen.credit.model import Explanation, Outcome, State, Study, Task
-from foreseen.credit.studies.controlled.build import StudyBuild
+from foreseen.credit.studies.base import StudyBuild
 from foreseen.credit.studies.tox21.catalog import (
     CATALOG,
     PARENT,
@@ -69,8 +69,8 @@ from foreseen.credit.studies.tox21.probe import (
 )
 from foreseen.credit.studies.verification import (
     check_fraction,
-    count_zero_outcomes,
     reproduce_sample,
+    zero_outcome_share,
 )
 
 STUDY_NAME = "tox21"
@@ -368,11 +368,6 @@ def build_tox21_study(endpoints: Sequence[str] = ENDPOINTS, *, executor: Executo
 def _job_of(state: State, data_path: str | None) -> StateJob:
     return StateJob(state.task_id, state.budget_index, state.seed, state.intervention_id,
                     data_path)
-
-
-def zero_outcome_share(study: Study, outcomes: Sequence[Outcome]) -> dict[str, dict[str, Any]]:
-    """Per change: states, states with y == 0 exactly, and their share (null with a reason)."""
-    return count_zero_outcomes(study, outcomes, "no states with this change in the build")
 
 
 def verify_outcomes(study: Study, outcomes: Sequence[Outcome], fraction: float = 0.1,

@@ -1,0 +1,206 @@
+"""``foreseen credit study NAME …`` for every registered study, ``credit demo``, ``openml mirror``.
+
+One command per entry of :data:`foreseen.credit.studies.registry.STUDIES`, all
+with the same shared options (``--out``, ``--replicates``, ``--seed``,
+``--repeats``, ``--workers``, ``--cache``, ``--verify-outcomes``,
+``--inject-faults``) plus the study's own build options (generated from its
+:class:`~foreseen.credit.studies.base.StudyParameter` list). ``credit demo`` is
+the documented shortcut for the controlled study.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from foreseen.cli import options
+from foreseen.cli.credit_summary import study_summary
+from foreseen.core.errors import ConfigError
+
+VERIFY_FRACTION = 0.1
+_KINDS: dict[str, Any] = {"int": int, "str": str, "path": Path, "str_list": list[str]}
+
+Out = Annotated[Path, typer.Option("--out", help="Run folder (created; a previous run with"
+                                   " another plan moves to OUT/previous/<n>).")]
+OptionalOut = Annotated[Path | None, typer.Option(
+    "--out", help="Run folder (default: the configuration's, else out/STUDY; a previous run"
+    " with another plan moves to OUT/previous/<n>).")]
+OptionalReplicates = Annotated[int | None, typer.Option(
+    "--replicates", min=1, help="Bootstrap replicates (default 10,000).")]
+Config = Annotated[Path | None, typer.Option(
+    "--config", help="Run configuration file (.toml, .yaml or .json; see examples/).")]
+Forecaster = Annotated[str | None, typer.Option(
+    "--forecaster", help="Forecaster backend: anthropic, openai_compatible, command, local,"
+    " or an offline stand-in (card_reader, catalog_prior, zero).")]
+Model = Annotated[str | None, typer.Option("--model", help="The forecaster's model name.")]
+BaseUrl = Annotated[str | None, typer.Option(
+    "--base-url", help="The forecaster's API base URL (e.g. a local vLLM server).")]
+ApiKeyEnv = Annotated[str | None, typer.Option(
+    "--api-key-env", help="NAME of the environment variable holding the API key.")]
+Temperature = Annotated[float | None, typer.Option(
+    "--temperature", help="Sampling temperature of the forecaster (and explainer).")]
+Command = Annotated[str | None, typer.Option(
+    "--command", help="Program and arguments for a command backend (prompt on stdin).")]
+ExplainerBackend = Annotated[str | None, typer.Option(
+    "--explainer", help="Add an LLM explainer on this backend (its model settings default"
+    " to the forecaster's).")]
+ExplainerModel = Annotated[str | None, typer.Option(
+    "--explainer-model", help="The LLM explainer's model name.")]
+Concurrency = Annotated[int | None, typer.Option(
+    "--concurrency", min=1, help="Concurrent forecast calls (default: the plan's).")]
+BudgetUsd = Annotated[float | None, typer.Option(
+    "--budget-usd", help="Stop cleanly (resumably) before spending more than this.")]
+Repeats = Annotated[int | None, typer.Option(
+    "--repeats", min=1, help="Forecasts per slot (default: the study's).")]
+OptionalSeed = Annotated[int | None, typer.Option(
+    "--seed", help="Plan seed (default: the study's).")]
+Cache = Annotated[Path | None, typer.Option("--cache", help="Cache folder for the build.")]
+VerifyOutcomes = Annotated[bool, typer.Option(
+    "--verify-outcomes", help="Re-execute a seeded 10 % of states and compare bit for bit.")]
+InjectFaults = Annotated[int | None, typer.Option(
+    "--inject-faults", help="Seeded transport/content faults in the main run (tests the"
+    " machinery).")]
+
+
+def run_and_print(name: str, out: Path | None, values: Mapping[str, Any], *,
+                  config: Path | None = None, replicates: int | None = None,
+                  seed: int | None = None, repeats: int | None = None,
+                  workers: int | None = None, cache: Path | None = None,
+                  verify_outcomes: bool = False, inject_faults: int | None = None,
+                  forecaster: str | None = None, model: str | None = None,
+                  base_url: str | None = None, api_key_env: str | None = None,
+                  temperature: float | None = None, command: str | None = None,
+                  explainer: str | None = None, explainer_model: str | None = None,
+                  concurrency: int | None = None, budget_usd: float | None = None) -> None:
+    """Run study ``name`` from its configuration file and flags; print its summary."""
+    from foreseen.core.parallel import make_executor
+    from foreseen.credit.studies.config import RunConfig, load_config
+    from foreseen.credit.studies.overrides import Overrides, apply_overrides
+    from foreseen.credit.studies.pipeline import run_study
+    from foreseen.credit.studies.registry import study_named
+
+    definition = study_named(name)
+    base = load_config(config) if config is not None else RunConfig(study=name)
+    if base.study != name:
+        raise ConfigError(f"{config} configures study {base.study!r}, not {name!r}")
+    run = apply_overrides(base, Overrides(
+        options={k: v for k, v in values.items() if v is not None}, out=out,
+        replicates=replicates, seed=seed, repeats=repeats, workers=workers, cache=cache,
+        verify_outcomes=verify_outcomes or None, forecaster=forecaster, model=model,
+        base_url=base_url, api_key_env=api_key_env, temperature=temperature,
+        command=command, explainer=explainer, explainer_model=explainer_model,
+        concurrency=concurrency, budget_usd=budget_usd))
+    folder = Path(run.out) if run.out is not None else Path("out") / name
+    settings = run.settings(VERIFY_FRACTION)
+    if inject_faults is not None:
+        from dataclasses import replace
+
+        settings = replace(settings, inject_faults=inject_faults)
+    result = run_study(definition, folder, settings, executor=make_executor(run.workers),
+                       progress=True)
+    typer.echo(study_summary(result))
+
+
+def _study_command(name: str, title: str,
+                   parameters: tuple[tuple[str, str, Any, str], ...]) -> Callable[..., None]:
+    """A typer command for one study, its signature built from the study's parameters."""
+    own = [p[0] for p in parameters]
+
+    def command(**kwargs: Any) -> None:
+        values = {key: kwargs.pop(key) for key in own}
+        for key, value in list(values.items()):
+            if isinstance(value, list):
+                values[key] = tuple(value) if value else None
+        run_and_print(name, values=values, **kwargs)
+
+    shared = [
+        ("config", Config, None),
+        ("out", OptionalOut, None),
+        ("replicates", OptionalReplicates, None),
+        ("seed", OptionalSeed, None),
+        ("repeats", Repeats, None),
+        ("workers", options.Workers, None),
+        ("cache", Cache, None),
+        ("verify_outcomes", VerifyOutcomes, False),
+        ("inject_faults", InjectFaults, None),
+        ("forecaster", Forecaster, None),
+        ("model", Model, None),
+        ("base_url", BaseUrl, None),
+        ("api_key_env", ApiKeyEnv, None),
+        ("temperature", Temperature, None),
+        ("command", Command, None),
+        ("explainer", ExplainerBackend, None),
+        ("explainer_model", ExplainerModel, None),
+        ("concurrency", Concurrency, None),
+        ("budget_usd", BudgetUsd, None),
+    ]
+    signature = [inspect.Parameter(param, inspect.Parameter.KEYWORD_ONLY, annotation=kind,
+                                   default=default) for param, kind, default in shared]
+    for param, kind, default, help_text in parameters:
+        flag = "--" + param.replace("_", "-")
+        if kind == "str_list":
+            annotation: Any = Annotated[list[str] | None, typer.Option(
+                flag, help=f"{help_text} (repeatable)")]
+            default = None
+        else:
+            annotation = Annotated[_KINDS[kind] | None, typer.Option(flag, help=help_text)]
+        signature.append(inspect.Parameter(param, inspect.Parameter.KEYWORD_ONLY,
+                                           annotation=annotation, default=default))
+    command.__signature__ = inspect.Signature(signature)  # type: ignore[attr-defined]
+    command.__doc__ = f"{title}: build, explain, freeze, run, reveal, report."
+    command.__name__ = f"study_{name}"
+    return command
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``study NAME`` (one per registered study), ``demo`` and ``openml mirror``."""
+    from foreseen.credit.studies.registry import STUDIES
+
+    study_app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False,
+                            help="Run a study end to end: build, explain, freeze, run, reveal,"
+                                 " report.")
+    for name, definition in STUDIES.items():
+        parameters = tuple((p.name, p.kind, p.default, p.help)
+                           for p in definition.parameters())
+        study_app.command(name)(_study_command(name, definition.title, parameters))
+    app.add_typer(study_app, name="study")
+    app.command("demo")(demo_command)
+    openml_app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False,
+                             help="OpenML mirror tools.")
+    openml_app.command("mirror")(mirror_command)
+    app.add_typer(openml_app, name="openml")
+
+
+def demo_command(
+    out: Out = Path("out/credit"),
+    replicates: options.Replicates = 10_000,
+    tasks: Annotated[int, typer.Option("--tasks", help="Tasks in the controlled study.")] = 24,
+    cache: Cache = None,
+    inject_faults: InjectFaults = None,
+) -> None:
+    """The controlled study end to end with the offline stand-ins (a check of the machinery).
+
+    The shortcut for ``foreseen credit study controlled``; use that command with
+    ``--config`` or ``--forecaster`` to run a real model.
+    """
+    run_and_print("controlled", out, {"tasks": tasks}, replicates=replicates, workers=1,
+                  cache=cache, inject_faults=inject_faults)
+
+
+def mirror_command(
+    suite: Annotated[str, typer.Option("--suite", help="OpenML-CC18 or OpenML-CTR23.")],
+    out: Annotated[Path, typer.Option("--out", help="Mirror folder to write.")],
+    api: Annotated[str | None, typer.Option(
+        "--api", help="OpenML API base URL (default: the public server).")] = None,
+    limit: Annotated[int | None, typer.Option(
+        "--limit", min=1, help="Fetch at most this many datasets.")] = None,
+) -> None:
+    """Fetch an OpenML suite into the mirror format (needs the network)."""
+    from foreseen.credit.studies.openml.fetch import DEFAULT_API, fetch_suite
+
+    written = fetch_suite(suite, out, api=api or DEFAULT_API, limit=limit)
+    typer.echo(f"{len(written)} datasets of {suite} -> {out} (index.tsv updated)")

@@ -1,0 +1,45 @@
+"""Amendment settings from ``KEY.PATH=JSON`` strings (``foreseen credit amend --set``).
+
+``analysis.bootstrap_b=2000`` sets one field inside the plan's ``analysis``
+block; ``execution={"concurrency": 2, …}`` replaces a whole block. The value
+is JSON. Which blocks may change at all is decided by
+:func:`foreseen.credit.plan.freeze.amend_plan`.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from foreseen.core.errors import ConfigError
+from foreseen.credit.plan.freeze import FrozenPlan
+
+
+def parse_settings(parent: FrozenPlan, items: Sequence[str]) -> dict[str, Any]:
+    """The changed top-level blocks, each a deep copy of the parent's with the settings applied."""
+    changes: dict[str, Any] = {}
+    for item in items:
+        path, sep, raw = item.partition("=")
+        keys = path.split(".")
+        if not sep or not all(keys):
+            raise ConfigError(f"--set {item!r}: expected KEY.PATH=JSON")
+        try:
+            value = json.loads(raw)
+        except (json.JSONDecodeError, RecursionError):
+            raise ConfigError(f"--set {item!r}: the value is not JSON") from None
+        top = keys[0]
+        if len(keys) == 1:
+            changes[top] = value
+            continue
+        tree = changes.setdefault(top, copy.deepcopy(parent.body.get(top)))
+        node = tree
+        for key in keys[1:-1]:
+            if not isinstance(node, dict) or key not in node:
+                raise ConfigError(f"--set {item!r}: {key!r} is not in the plan")
+            node = node[key]
+        if not isinstance(node, dict):
+            raise ConfigError(f"--set {item!r}: cannot set a field inside a non-object")
+        node[keys[-1]] = value
+    return changes

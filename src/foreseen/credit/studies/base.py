@@ -1,0 +1,172 @@
+"""What every study shares: the built study, its design, its extra report section, the interface.
+
+A study is executed for real (models are trained, outcomes measured on
+held-out data nobody sees) and yields:
+
+* :class:`StudyBuild` — the public :class:`~foreseen.credit.model.Study`, the
+  SEALED outcomes (never shown to an explainer or forecaster), and the
+  explanations its offline explainers computed while it was built;
+* :class:`BuiltStudy` — a build plus the public files the study adds to its
+  folder (diagnostics such as ``build.json``, the OpenML lottery) and whether
+  it came from the cache;
+* :class:`StudyDesign` — the plan's shape: contexts per explainer, repeats,
+  seed, the analysis configuration with the study's gates, execution
+  parameters, and the contexts an LLM explainer gets;
+* :class:`StudySection` — an extra report section (written to the run folder
+  as ``study_section.json`` and read back by the analysis, so ``credit
+  analyze`` on the folder reproduces the report).
+
+:class:`StudyDefinition` is the interface every study implements (build,
+design, verify, section); :data:`foreseen.credit.studies.registry.STUDIES`
+lists them, and the command line is generated from that registry.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from foreseen.core.errors import ConfigError
+from foreseen.core.parallel import Executor
+from foreseen.credit.analysis.config import AnalysisConfig
+from foreseen.credit.model import Explanation, Outcome, Study
+from foreseen.credit.plan.freeze import ExecutionConfig
+
+
+@dataclass(frozen=True)
+class StudyBuild:
+    """A built study. ``outcomes`` are SEALED: never pass them to explainers or forecasters."""
+
+    study: Study
+    outcomes: tuple[Outcome, ...]
+    explanations: dict[str, dict[str, Explanation]]
+
+    def outcomes_file(self) -> dict[str, Any]:
+        """The sealed outcome file's JSON (write it with canonical key order)."""
+        return {"study": self.study.name, "version": self.study.version,
+                "outcomes": [o.to_json() for o in self.outcomes]}
+
+    def outcome_map(self) -> dict[str, float]:
+        """State id → y (for sealing; never for anything an explainer or forecaster sees)."""
+        return {o.state_id: o.y for o in self.outcomes}
+
+
+@dataclass(frozen=True)
+class BuiltStudy:
+    """A build, the public files the study adds to its folder, and whether it was cached.
+
+    ``native`` is the study's own build object (e.g. the OpenML lottery and jobs),
+    for the study's own ``verify`` and ``section``; it may hold sealed numbers.
+    """
+
+    build: StudyBuild
+    files: Mapping[str, Any] = field(default_factory=dict)
+    from_cache: bool = False
+    summary_lines: tuple[str, ...] = ()
+    native: Any = None
+
+
+@dataclass(frozen=True)
+class StudyDesign:
+    """The plan's shape for one study (contexts per explainer; ``None`` = the description arm)."""
+
+    contexts: Mapping[str | None, tuple[str, ...]]
+    repeats: int
+    seed: int
+    analysis: AnalysisConfig
+    execution: ExecutionConfig
+    llm_contexts: tuple[str, ...]
+    lottery: Mapping[str, Any] | None = None
+
+    def with_explainer(self, name: str, contexts: Sequence[str]) -> StudyDesign:
+        """The design with one more explainer and its contexts."""
+        merged = {**self.contexts, name: tuple(contexts)}
+        return StudyDesign(merged, self.repeats, self.seed, self.analysis, self.execution,
+                           self.llm_contexts, self.lottery)
+
+    def contexts_json(self) -> dict[str, list[str]]:
+        """``design.json``'s ``contexts`` (``"-"`` for the description arm)."""
+        return {("-" if k is None else k): list(v) for k, v in self.contexts.items()}
+
+
+@dataclass(frozen=True)
+class StudySection:
+    """An extra report section: data for ``report.json`` and Markdown for ``report.md``."""
+
+    name: str
+    data: Mapping[str, Any]
+    markdown: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "data": dict(self.data), "markdown": self.markdown}
+
+
+@dataclass(frozen=True)
+class StudyParameter:
+    """A study-specific build option (its command-line flag is ``--<name with dashes>``)."""
+
+    name: str
+    kind: Literal["int", "str", "path", "str_list"]
+    default: Any
+    help: str
+
+
+@dataclass(frozen=True)
+class Verification:
+    """A re-execution of a seeded share of states: counts, ok, and the full record."""
+
+    checked: int
+    reproduced: int
+    ok: bool
+    record: Mapping[str, Any]
+
+
+class StudyDefinition(ABC):
+    """A study: how to build it, the shape of its plan, how to re-check its outcomes."""
+
+    #: registry name (``foreseen credit study NAME``)
+    name: str
+    #: one line for ``--help`` and reports
+    title: str
+    #: the pip extra that provides its dependencies
+    extra: str
+    #: names of the explainers its build computes offline (stand-ins)
+    offline_explainers: tuple[str, ...]
+    #: a versioned paragraph the LLM explainer shows under its prompt header
+    llm_brief: str
+
+    @abstractmethod
+    def parameters(self) -> tuple[StudyParameter, ...]:
+        """The study's own build options, with defaults."""
+
+    @abstractmethod
+    def build(self, options: Mapping[str, Any], *, executor: Executor | None,
+              cache: Path | None) -> BuiltStudy:
+        """Build (or load from ``cache``) the study; models are trained for real."""
+
+    @abstractmethod
+    def design(self, built: BuiltStudy, *, replicates: int, seed: int | None,
+               repeats: int | None) -> StudyDesign:
+        """The plan's shape (the study's defaults, with the caller's overrides)."""
+
+    @abstractmethod
+    def verify(self, built: BuiltStudy, options: Mapping[str, Any], *, fraction: float,
+               executor: Executor | None) -> Verification:
+        """Re-execute a seeded ``fraction`` of states and compare the outcomes bit for bit."""
+
+    def section(self, built: BuiltStudy, outcomes: Mapping[str, float],
+                verification: Verification | None) -> StudySection | None:
+        """The study's extra report section, computed after the reveal (None: no section)."""
+        return None
+
+    def option_values(self, given: Mapping[str, Any]) -> dict[str, Any]:
+        """Every parameter's value: ``given`` where present, else its default."""
+        known = {p.name: p for p in self.parameters()}
+        unknown = sorted(set(given) - set(known))
+        if unknown:
+            raise ConfigError(f"study {self.name}: unknown option {unknown[0]!r}"
+                              f" (known: {', '.join(sorted(known)) or 'none'})")
+        return {name: given.get(name, parameter.default) for name, parameter in known.items()}

@@ -1,0 +1,212 @@
+"""The run configuration file: one TOML (or YAML) file that says how to run a study.
+
+It names the study, its build options, the forecaster and any LLM explainers —
+each with its backend, model, base URL, the *name* of the environment variable
+that holds the API key (never the key), temperature, provider options,
+concurrency, rate limits, pricing — and the run's budget, repeats, replicates
+and seed. ``foreseen credit study NAME --config FILE`` reads it; command-line
+flags override it. The JSON Schema (``docs/schemas/run-config.schema.json``) is
+generated from :class:`RunConfig`; example files are in ``examples/``.
+
+A backend block maps onto the registered backend's options:
+
+* ``anthropic`` / ``openai_compatible``: ``model`` (required), ``base_url``,
+  ``api_key_env``, ``temperature``, ``max_tokens``, ``timeout_s``,
+  ``requests_per_minute``, ``tokens_per_minute``, ``max_connections``,
+  ``system``, ``pricing`` (model → USD per million input/output tokens),
+  ``provider_options`` (extra fields of the request body, e.g. an effort or
+  reasoning setting; frozen into the plan);
+* ``command``: ``command`` (the program and its arguments, a list),
+  ``timeout_s``, ``model`` (a label), ``secret_env`` (names of variables whose
+  values are scrubbed from what the program prints);
+* ``local``: ``model_path``, ``model_sha256``, ``temperature``, ``max_tokens``;
+* offline stand-ins (``card_reader``, ``catalog_prior``, ``zero``): ``seed``.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from foreseen.core.errors import ConfigError
+from foreseen.core.schema import SchemaError, from_json, json_schema
+from foreseen.credit.backends.registry import backend_entry
+from foreseen.credit.studies.pipeline import BackendSpec, ExplainerSpec, StudySettings
+
+CONFIG_SCHEMA_ID = "https://foreseen.dev/schemas/run-config.schema.json"
+
+
+@dataclass(frozen=True)
+class Price:
+    """USD per million tokens."""
+
+    input_per_mtok: float
+    output_per_mtok: float
+
+
+@dataclass(frozen=True)
+class BackendConfig:
+    """A model backend: the registered name and its settings (see the module docstring)."""
+
+    backend: str
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+    temperature: float | None = None
+    max_tokens: int | None = None
+    timeout_s: float | None = None
+    requests_per_minute: float | None = None
+    tokens_per_minute: float | None = None
+    max_connections: int | None = None
+    system: str | None = None
+    pricing: dict[str, Price] | None = None
+    provider_options: dict[str, Any] | None = None
+    command: list[str] | None = None
+    secret_env: list[str] | None = None
+    model_path: str | None = None
+    model_sha256: str | None = None
+    seed: int | None = None
+
+    def spec(self) -> BackendSpec:
+        """The registry name and options this block gives the backend."""
+        entry = backend_entry(self.backend)
+        options: dict[str, Any] = {}
+        for item in fields(BackendConfig):
+            value = getattr(self, item.name)
+            if item.name == "backend" or value is None:
+                continue
+            if item.name == "command":
+                options["argv"] = list(value)
+            elif item.name == "pricing":
+                options["pricing"] = {model: {"input_per_mtok": p.input_per_mtok,
+                                              "output_per_mtok": p.output_per_mtok}
+                                      for model, p in value.items()}
+            else:
+                options[item.name] = value
+        if entry.kind == "command" and "argv" not in options:
+            raise ConfigError(f"backend {self.backend!r} needs command = [\"PROGRAM\", ...]")
+        return BackendSpec(self.backend, options)
+
+
+@dataclass(frozen=True)
+class ExplainerConfig(BackendConfig):
+    """An LLM explainer: a backend block plus its plan name and behaviour."""
+
+    name: str = "llm"
+    propose: bool = False
+    extractor: str = "llm"
+    concurrency: int = 4
+    max_attempts: int = 4
+
+    def explainer_spec(self) -> ExplainerSpec:
+        base = BackendConfig(**{item.name: getattr(self, item.name)
+                                for item in fields(BackendConfig)})
+        return ExplainerSpec(self.name, base.spec(), self.propose, self.extractor,
+                             self.concurrency, self.max_attempts)
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """How to run one study (the file a user writes; see the module docstring)."""
+
+    study: str
+    out: str | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+    forecaster: BackendConfig | None = None
+    explainers: list[ExplainerConfig] = field(default_factory=list)
+    replicates: int = 10_000
+    seed: int | None = None
+    repeats: int | None = None
+    workers: int | None = None
+    cache: str | None = None
+    verify_outcomes: bool = False
+    concurrency: int | None = None
+    budget_usd: float | None = None
+
+    def settings(self, verify_fraction: float = 0.1) -> StudySettings:
+        """The pipeline settings this configuration describes."""
+        return StudySettings(
+            options=dict(self.options),
+            forecaster=None if self.forecaster is None else self.forecaster.spec(),
+            explainers=tuple(e.explainer_spec() for e in self.explainers),
+            replicates=self.replicates, seed=self.seed, repeats=self.repeats,
+            cache=None if self.cache is None else Path(self.cache),
+            verify_fraction=verify_fraction if self.verify_outcomes else None,
+            concurrency=self.concurrency, budget_usd=self.budget_usd)
+
+
+def parse_config(data: Mapping[str, Any], source: str = "configuration") -> RunConfig:
+    """A validated :class:`RunConfig` from parsed TOML/YAML/JSON; one-line errors."""
+    try:
+        config = from_json(RunConfig, dict(data), "config")
+    except SchemaError as error:
+        raise ConfigError(f"{source}: {error}") from None
+    check(config, source)
+    return config
+
+
+def check(config: RunConfig, source: str = "configuration") -> None:
+    """Value checks the types cannot express (ranges, names); one-line errors."""
+    from foreseen.credit.studies.registry import study_named
+
+    study_named(config.study)
+    if config.replicates < 100:
+        raise ConfigError(f"{source}: replicates must be at least 100")
+    for name, value in (("repeats", config.repeats), ("concurrency", config.concurrency)):
+        if value is not None and value < 1:
+            raise ConfigError(f"{source}: {name} must be at least 1")
+    if config.workers is not None and config.workers < 0:
+        raise ConfigError(f"{source}: workers must be 0 (all CPUs) or more")
+    if config.budget_usd is not None and not config.budget_usd > 0:
+        raise ConfigError(f"{source}: budget_usd must be a positive number")
+    names = [e.name for e in config.explainers]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"{source}: two explainers share a name")
+    for block in ([config.forecaster] if config.forecaster else []) + list(config.explainers):
+        backend_entry(block.backend)
+        if block.temperature is not None and not 0.0 <= block.temperature <= 2.0:
+            raise ConfigError(f"{source}: temperature must be in [0, 2]")
+    for explainer in config.explainers:
+        if explainer.extractor not in ("llm", "rules"):
+            raise ConfigError(f"{source}: explainer extractor must be llm or rules")
+
+
+def load_config(path: str | Path) -> RunConfig:
+    """Read a ``.toml``, ``.yaml``/``.yml`` or ``.json`` run configuration file."""
+    file = Path(path)
+    try:
+        raw = file.read_bytes()
+    except OSError as error:
+        raise ConfigError(f"cannot read {file}: {error.strerror}") from None
+    try:
+        text = raw.decode("utf-8")
+        if file.suffix == ".toml":
+            data: Any = tomllib.loads(text)
+        elif file.suffix in (".yaml", ".yml"):
+            import yaml
+
+            data = yaml.safe_load(text)
+        elif file.suffix == ".json":
+            data = json.loads(text)
+        else:
+            raise ConfigError(f"{file.name}: use a .toml, .yaml or .json file")
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, json.JSONDecodeError,
+            RecursionError) as error:
+        raise ConfigError(f"{file.name} is not valid: {str(error).splitlines()[0]}") from None
+    except Exception as error:  # yaml.YAMLError (an optional import)
+        if type(error).__module__.startswith("yaml"):
+            raise ConfigError(f"{file.name} is not valid YAML") from None
+        raise
+    if not isinstance(data, dict):
+        raise ConfigError(f"{file.name}: expected a table of settings at the top")
+    return parse_config(data, file.name)
+
+
+def config_schema() -> dict[str, Any]:
+    """The run configuration's JSON Schema (what ``docs/schemas/`` ships)."""
+    return json_schema(RunConfig, title="foreseen run configuration",
+                       schema_id=CONFIG_SCHEMA_ID, for_input=True)

@@ -1,0 +1,166 @@
+"""The OpenML study as a :class:`~foreseen.credit.studies.base.StudyDefinition`.
+
+Design (spec credit.md §9): the hash lottery draws 12 OpenML-CC18
+classification and 12 OpenML-CTR23 regression datasets (distinct families)
+from a mirror; each gets 3 label budgets × 2 seeds; a LightGBM parent and six
+public changes. Contexts ``description``; for the ``probe`` explainer
+``matched_card``, ``numeric``, ``prose``, ``donor_card@seed_swap`` and
+``donor_card@cross_task`` (dropped, with the study's ``cross_task`` donor map,
+when some task kind has fewer than two tasks: a cross-task donor needs another
+task of the same kind); 2 repeats; seed 20261129; the lottery (index digest,
+seed, ranking) frozen into the plan; analysis stratified by task kind with the
+joint OpenML gate. The folder adds ``lottery.json`` and ``timings.json``.
+
+Report section: the re-draw statement, the lottery's picks, the share of
+y = 0 per change and (when asked) the outcome re-execution.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from foreseen.core.parallel import Executor
+from foreseen.credit.analysis.config import AnalysisConfig
+from foreseen.credit.analysis.gates import openml_joint_gate
+from foreseen.credit.plan.freeze import ExecutionConfig
+from foreseen.credit.studies.base import (
+    BuiltStudy,
+    StudyDefinition,
+    StudyDesign,
+    StudyParameter,
+    StudySection,
+    Verification,
+)
+from foreseen.credit.studies.openml.build import (
+    DRAW_NOTE,
+    EXPLAINER,
+    OpenMLBuild,
+    build_openml_study,
+    verify_outcomes,
+)
+from foreseen.credit.studies.openml.lottery import DEFAULT_QUOTAS
+from foreseen.credit.studies.openml.pipeline import ROW_CAP
+from foreseen.credit.studies.verification import zero_outcome_share
+
+CONTEXTS: tuple[str, ...] = ("matched_card", "numeric", "prose", "donor_card@seed_swap",
+                             "donor_card@cross_task")
+LLM_CONTEXTS: tuple[str, ...] = ("matched_card", "donor_card@seed_swap")
+REPEATS = 2
+DESIGN_SEED = 20261129
+BRIEF = (
+    "Each task is one OpenML dataset (OpenML-CC18 classification or OpenML-CTR23 "
+    "regression); the parent is a LightGBM model trained on a budgeted share of the "
+    "training rows. The metric is held-out skill = 1 − loss / loss of the constant "
+    "predictor, on rows nobody sees (OpenML study, brief version 1)."
+)
+
+
+def _native(built: BuiltStudy) -> OpenMLBuild:
+    native = built.native
+    if not isinstance(native, OpenMLBuild):
+        raise TypeError("not an OpenML build")
+    return native
+
+
+def _without_cross_task(build: OpenMLBuild) -> OpenMLBuild:
+    """Drop the cross-task donor map when some task kind has fewer than two tasks."""
+    kinds: dict[str, int] = {}
+    for task in build.build.study.tasks:
+        kinds[task.kind] = kinds.get(task.kind, 0) + 1
+    study = build.build.study
+    if min(kinds.values(), default=0) >= 2 or "cross_task" not in study.donor_maps:
+        return build
+    maps = tuple(m for m in study.donor_maps if m != "cross_task")
+    return replace(build, build=replace(build.build, study=replace(study, donor_maps=maps)))
+
+
+class OpenMLStudy(StudyDefinition):
+    """The OpenML lottery, LightGBM recipes and the probe explainer."""
+
+    name = "openml"
+    title = "OpenML: a hash lottery of CC18/CTR23 datasets, LightGBM recipes (144 states)"
+    extra = "tabular"
+    offline_explainers = (EXPLAINER,)
+    llm_brief = BRIEF
+
+    def parameters(self) -> tuple[StudyParameter, ...]:
+        return (
+            StudyParameter("mirror", "path", None,
+                           "OpenML mirror folder (default: $FORESEEN_OPENML_MIRROR)"),
+            StudyParameter("row_cap", "int", ROW_CAP, "rows used per dataset at most"),
+            StudyParameter("classification", "int", DEFAULT_QUOTAS["OpenML-CC18"],
+                           "OpenML-CC18 datasets the lottery draws"),
+            StudyParameter("regression", "int", DEFAULT_QUOTAS["OpenML-CTR23"],
+                           "OpenML-CTR23 datasets the lottery draws"),
+        )
+
+    def build(self, options: Mapping[str, Any], *, executor: Executor | None,
+              cache: Path | None) -> BuiltStudy:
+        quotas = {"OpenML-CC18": int(options["classification"]),
+                  "OpenML-CTR23": int(options["regression"])}
+        native = _without_cross_task(build_openml_study(
+            options["mirror"], executor=executor, cache=cache, quotas=quotas,
+            row_cap=int(options["row_cap"])))
+        files = {"lottery.json": native.lottery.to_json(), "timings.json": native.timings()}
+        picks = ", ".join(f"{e.name} ({e.suite})" for e in native.lottery.picks)
+        return BuiltStudy(native.build, files, False, (f"lottery picks: {picks}",), native)
+
+    def design(self, built: BuiltStudy, *, replicates: int, seed: int | None,
+               repeats: int | None) -> StudyDesign:
+        native = _native(built)
+        maps = set(native.build.study.donor_maps)
+        contexts = tuple(c for c in CONTEXTS if "@" not in c or c.partition("@")[2] in maps)
+        analysis = AnalysisConfig(bootstrap_b=replicates, stratify_by_kind=True,
+                                  gates=(openml_joint_gate(explainer=EXPLAINER),))
+        return StudyDesign(
+            contexts={None: ("description",), EXPLAINER: contexts},
+            repeats=REPEATS if repeats is None else repeats,
+            seed=DESIGN_SEED if seed is None else seed, analysis=analysis,
+            execution=ExecutionConfig(concurrency=4, max_attempts=4, backoff_base_s=0.01,
+                                      backoff_max_s=0.2),
+            llm_contexts=LLM_CONTEXTS, lottery=native.lottery.to_json())
+
+    def verify(self, built: BuiltStudy, options: Mapping[str, Any], *, fraction: float,
+               executor: Executor | None) -> Verification:
+        record = verify_outcomes(_native(built), fraction, executor=executor)
+        return Verification(int(record["checked"]), int(record["reproduced"]),
+                            bool(record["ok"]), record)
+
+    def section(self, built: BuiltStudy, outcomes: Mapping[str, float],
+                verification: Verification | None) -> StudySection:
+        native = _native(built)
+        data: dict[str, Any] = {
+            "draw": DRAW_NOTE,
+            "lottery_seed": native.lottery.lottery_seed,
+            "mirror_index_sha256": native.lottery.index_sha256,
+            "picks": [{"suite": e.suite, "name": e.name, "family": e.family}
+                      for e in native.lottery.picks],
+            "zero_outcome_share": zero_outcome_share(native.build.study, native.build.outcomes),
+            "verify_outcomes": (dict(verification.record) if verification is not None else
+                                {"value": None, "reason": "not requested"}),
+            "task_scaled_mae": "reported per context under metrics (scale max(mean |y| of the "
+                               "task, 0.01))",
+        }
+        return StudySection("openml_study", data, _markdown(data))
+
+
+def _markdown(section: Mapping[str, Any]) -> str:
+    lines = ["# OpenML study", "", f"This is {section['draw']}.", "",
+             f"Lottery seed {section['lottery_seed']}; mirror index sha256 "
+             f"{section['mirror_index_sha256']}.", "",
+             "Picks: " + ", ".join(f"{p['name']} ({p['suite']})" for p in section["picks"]),
+             "", "| change | states | y = 0 | share |", "|---|---|---|---|"]
+    for change, row in section["zero_outcome_share"].items():
+        share = "—" if row["share"] is None else f"{row['share']:.3f}"
+        lines.append(f"| {change} | {row['states']} | {row['zero']} | {share} |")
+    verification = section["verify_outcomes"]
+    if verification.get("value", True) is None:
+        lines += ["", f"Outcome re-execution: not run ({verification['reason']})."]
+    else:
+        lines += ["", f"Outcome re-execution: {verification['reproduced']}/"
+                      f"{verification['checked']} states reproduced bit for bit "
+                      f"({'ok' if verification['ok'] else 'MISMATCH'})."]
+    return "\n".join(lines) + "\n\n"

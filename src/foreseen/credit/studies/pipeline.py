@@ -1,0 +1,281 @@
+"""Run any study end to end: build → explain → seal → freeze → run → reveal → calibrate → report.
+
+:func:`run_study` does, into one folder ``out``:
+
+1. **build** the study (models trained for real; cached with ``cache``);
+2. **explain**: the study's offline explainers come with the build; each
+   configured LLM explainer (:class:`ExplainerSpec`) writes explanations
+   through the one :class:`~foreseen.credit.explainers.llm.LLMExplainer` from
+   the public study only, with the study's brief. A finished explainer run
+   is kept in ``explainers/<name>.json`` and reused by a rerun with the same
+   configuration (a paid call is never repeated);
+3. **seal and freeze**: the study folder files — ``study.json``,
+   ``explanations.json``, ``outcomes.sealed.json`` (committed by digest),
+   ``design.json`` and the study's own public files — are staged, and the
+   plan is frozen from them exactly as ``foreseen credit plan DIR`` would.
+   When ``out`` already holds a ``plan.json`` with the **same plan id**, the
+   run is **resumed** (its ledger continues; nothing is paid twice). Otherwise
+   a previous run's files move to ``out/previous/<n>/`` (never deleted);
+4. **run** the plan's slots into ``ledger.jsonl``, **reveal** the sealed
+   outcomes (digest checked), freeze and run the post-outcome known-signal
+   child plan (``signal_plan.json``, ``signal_ledger.jsonl``);
+5. **section**: the study's extra report section (``study_section.json``);
+6. **analyse** into ``report.json`` and ``report.md`` (a pure function of the
+   plan, the ledgers, the revealed outcomes and the section file, so
+   ``foreseen credit analyze`` on the folder reproduces it).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from foreseen.core.digest import canonical_json, write_json_atomic
+from foreseen.core.errors import ConfigError, UserInputError
+from foreseen.core.parallel import Executor
+from foreseen.credit.backends.base import Backend
+from foreseen.credit.backends.registry import build_backend
+from foreseen.credit.explainers.base import ExplainerRun, Proposal
+from foreseen.credit.explainers.llm import LLMExplainer
+from foreseen.credit.model import Explanation
+from foreseen.credit.plan.freeze import FrozenPlan, load_plan, write_outcomes, write_plan
+from foreseen.credit.plan.study_folder import freeze_study_dir
+from foreseen.credit.run.calibrated import (
+    SEALED_OUTCOMES,
+    archive_previous_run,
+    run_with_signal_plan,
+)
+from foreseen.credit.run.faults import FaultInjectingBackend
+from foreseen.credit.run.pipeline import STUDY_SECTION_FILE, analyze_run
+from foreseen.credit.studies.base import BuiltStudy, StudyDefinition, StudyDesign, Verification
+
+STUDY_FILES: tuple[str, ...] = ("study.json", "explanations.json", "design.json",
+                                SEALED_OUTCOMES)
+EXPLAINERS_FOLDER = "explainers"
+STAGING = ".staging"
+
+
+@dataclass(frozen=True)
+class BackendSpec:
+    """A registered backend name and its options (a plan's forecaster block)."""
+
+    backend: str
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"factory": self.backend, "options": dict(self.options)}
+
+
+@dataclass(frozen=True)
+class ExplainerSpec:
+    """An LLM explainer to run on the study: its plan name, backend and behaviour."""
+
+    name: str
+    backend: BackendSpec
+    propose: bool = False
+    extractor: str = "llm"
+    concurrency: int = 4
+    max_attempts: int = 4
+
+
+@dataclass(frozen=True)
+class StudySettings:
+    """Everything a study run can be told (the run configuration file maps onto this)."""
+
+    options: Mapping[str, Any] = field(default_factory=dict)
+    forecaster: BackendSpec | None = None
+    explainers: tuple[ExplainerSpec, ...] = ()
+    replicates: int = 10_000
+    seed: int | None = None
+    repeats: int | None = None
+    cache: Path | None = None
+    verify_fraction: float | None = None
+    inject_faults: int | None = None
+    concurrency: int | None = None
+    budget_usd: float | None = None
+
+
+@dataclass(frozen=True)
+class StudyRunResult:
+    """What a study run did and where its report is."""
+
+    study: str
+    folder: Path
+    plan: FrozenPlan
+    report: Mapping[str, Any]
+    slots: int
+    resumed: bool
+    built: BuiltStudy
+    explainer_runs: Mapping[str, ExplainerRun]
+    verification: Verification | None
+    seconds: float
+
+
+def default_forecaster(design: StudyDesign) -> BackendSpec:
+    """The offline card-reading stand-in, seeded with the design's seed."""
+    return BackendSpec("card_reader", {"seed": design.seed})
+
+
+def _explainer_record(spec: ExplainerSpec, explainer: LLMExplainer,
+                      run: ExplainerRun) -> dict[str, Any]:
+    return {"name": spec.name, "configuration": explainer.configuration(),
+            "calls": run.calls, "transport_failures": run.transport_failures,
+            "explanations": {sid: e.to_json() for sid, e in run.explanations.items()},
+            "proposals": {sid: p.to_json() for sid, p in run.proposals.items()},
+            "issues": run.issues, "issue_counts": run.issue_counts()}
+
+
+def _reuse(path: Path, configuration: Mapping[str, Any]) -> ExplainerRun | None:
+    """A stored explainer run with exactly this configuration, else None."""
+    if not path.is_file():
+        return None
+    try:
+        stored = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return None
+    if not isinstance(stored, dict) or canonical_json(stored.get("configuration")) != \
+            canonical_json(dict(configuration)):
+        return None
+    return ExplainerRun(
+        {sid: Explanation.from_json(e) for sid, e in stored["explanations"].items()},
+        {sid: Proposal.from_json(p) for sid, p in stored.get("proposals", {}).items()},
+        {sid: list(r) for sid, r in stored.get("issues", {}).items()},
+        int(stored.get("calls", 0)), int(stored.get("transport_failures", 0)))
+
+
+def run_explainers(definition: StudyDefinition, built: BuiltStudy,
+                   specs: Sequence[ExplainerSpec], folder: Path,
+                   seed: int) -> dict[str, ExplainerRun]:
+    """Run (or reuse) every configured LLM explainer; keep each run in ``explainers/``."""
+    runs: dict[str, ExplainerRun] = {}
+    taken = set(definition.offline_explainers)
+    for spec in specs:
+        if spec.name in taken:
+            raise ConfigError(f"explainer name {spec.name!r} is taken in study"
+                              f" {definition.name}")
+        taken.add(spec.name)
+        backend = build_backend(spec.backend.backend, spec.backend.options)
+        explainer = LLMExplainer(backend, seed=seed, propose=spec.propose,
+                                 extractor=spec.extractor, concurrency=spec.concurrency,
+                                 max_attempts=spec.max_attempts, brief=definition.llm_brief)
+        path = folder / EXPLAINERS_FOLDER / f"{spec.name}.json"
+        reused = _reuse(path, explainer.configuration())
+        if reused is not None:
+            runs[spec.name] = reused
+            continue
+        try:
+            run = explainer.explain(built.build.study)
+        finally:
+            backend.close()
+        write_json_atomic(path, _explainer_record(spec, explainer, run))
+        runs[spec.name] = run
+    return runs
+
+
+def design_json(design: StudyDesign, forecaster: BackendSpec) -> dict[str, Any]:
+    """``design.json`` of a study folder (see :mod:`foreseen.credit.plan.study_folder`)."""
+    return {"contexts": design.contexts_json(), "repeats": design.repeats,
+            "seed": design.seed, "forecaster": forecaster.to_json(),
+            "analysis": design.analysis.to_json(), "execution": design.execution.to_json(),
+            **({} if design.lottery is None else {"lottery": dict(design.lottery)})}
+
+
+def write_study_folder(folder: Path, built: BuiltStudy,
+                       explanations: Mapping[str, Mapping[str, Explanation]],
+                       design: StudyDesign, forecaster: BackendSpec,
+                       outcomes: Mapping[str, float] | None = None) -> None:
+    """Write the study folder files (``outcomes`` overrides the build's, for the leak test)."""
+    study = built.build.study
+    folder.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(folder / "study.json", study.to_json())
+    write_json_atomic(folder / "explanations.json", {
+        name: {sid: e.to_json() for sid, e in sorted(by_state.items())}
+        for name, by_state in sorted(explanations.items())})
+    write_outcomes(folder / SEALED_OUTCOMES, study,
+                   dict(outcomes) if outcomes is not None else built.build.outcome_map())
+    write_json_atomic(folder / "design.json", design_json(design, forecaster))
+    for name, content in built.files.items():
+        write_json_atomic(folder / name, content)
+
+
+def _same_plan(folder: Path, plan: FrozenPlan) -> bool:
+    existing = folder / "plan.json"
+    if not existing.is_file():
+        return False
+    try:
+        return load_plan(existing).plan_id == plan.plan_id
+    except UserInputError:  # a damaged plan file is archived, never reused
+        return False
+
+
+def _install(staging: Path, folder: Path, names: Sequence[str]) -> None:
+    for name in names:
+        (staging / name).replace(folder / name)
+    shutil.rmtree(staging, ignore_errors=True)
+
+
+def run_study(definition: StudyDefinition, out: str | Path, settings: StudySettings, *,
+              executor: Executor | None = None, progress: bool = False,
+              outcomes_override: Mapping[str, float] | None = None) -> StudyRunResult:
+    """The whole study into ``out`` (see the module docstring); returns what it did."""
+    started = time.monotonic()
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    options = definition.option_values(settings.options)
+    built = definition.build(options, executor=executor, cache=settings.cache)
+    design = definition.design(built, replicates=settings.replicates, seed=settings.seed,
+                               repeats=settings.repeats)
+    forecaster = settings.forecaster or default_forecaster(design)
+    # a bad forecaster (unknown name, bad options, missing program) fails before anything runs
+    build_backend(forecaster.backend, forecaster.options).close()
+    runs = run_explainers(definition, built, settings.explainers, folder, design.seed)
+    explanations: dict[str, Mapping[str, Explanation]] = dict(built.build.explanations)
+    for name, run in runs.items():
+        explanations[name] = run.explanations
+        design = design.with_explainer(name, design.llm_contexts)
+    verification = None
+    if settings.verify_fraction is not None:
+        verification = definition.verify(built, options, fraction=settings.verify_fraction,
+                                         executor=executor)
+    staging = folder / STAGING
+    shutil.rmtree(staging, ignore_errors=True)
+    write_study_folder(staging, built, explanations, design, forecaster, outcomes_override)
+    plan = freeze_study_dir(staging)
+    resumed = _same_plan(folder, plan)
+    if not resumed:
+        archive_previous_run(folder, (*STUDY_FILES, *built.files, STUDY_SECTION_FILE))
+    _install(staging, folder, [*STUDY_FILES, *built.files])
+    if not resumed:
+        write_plan(plan, folder / "plan.json")
+    sealed = folder / SEALED_OUTCOMES
+    backend = _backend(plan, forecaster, settings.inject_faults)
+    calibrated = run_with_signal_plan(plan, folder, sealed, progress=progress,
+                                      backend=backend, concurrency=settings.concurrency,
+                                      budget_usd=settings.budget_usd)
+    section = definition.section(built, calibrated.outcomes, verification)
+    if section is not None:
+        write_json_atomic(folder / STUDY_SECTION_FILE, section.to_json())
+    report = analyze_run(plan, folder / "ledger.jsonl", sealed, folder,
+                         calibration=(calibrated.child, folder / "signal_ledger.jsonl"))
+    return StudyRunResult(definition.name, folder, plan, report, len(plan.body["slots"]),
+                          resumed, built, runs, verification, time.monotonic() - started)
+
+
+def _backend(plan: FrozenPlan, forecaster: BackendSpec, inject_faults: int | None) -> Backend:
+    from foreseen.credit.run.runner import build_backend as plan_backend
+
+    backend = plan_backend(plan, forecaster.backend)
+    return backend if inject_faults is None else FaultInjectingBackend(backend, inject_faults)
+
+
+def explainer_summary(runs: Mapping[str, ExplainerRun]) -> dict[str, Any]:
+    """Per LLM explainer: calls, failures, proposals valid/total, issue counts."""
+    return {name: {"calls": run.calls, "transport_failures": run.transport_failures,
+                   "proposals_valid": sum(1 for p in run.proposals.values() if p.valid),
+                   "proposals": len(run.proposals), "issues": run.issue_counts()}
+            for name, run in sorted(runs.items())}

@@ -1,0 +1,136 @@
+"""The Tox21 study as a :class:`~foreseen.credit.studies.base.StudyDefinition`.
+
+Design (spec credit.md §9): 12 endpoints × 3 nested label budgets × 2 seeds =
+72 states, all elicited (the probe explainer writes six-field cards). Contexts
+``description``; probe ``matched_card`` and ``donor_card@seed_swap``; 2
+repeats; seed 20261129. The gate is the Tox21 harm gate (primary loss: the
+ROC-AUC interval score). An LLM explainer gets ``matched_card`` and
+``donor_card@seed_swap``. The study folder adds ``build.json`` (outcome-free
+diagnostics: unparseable SMILES, splits, convergence, per-state seconds).
+
+Report section (after the reveal): seed noise — for every cell, whether its
+two seeds' outcomes share the sign and their gap, summarised as the share of
+agreeing pairs and the median gap (the noise floor a point forecast cannot
+beat) — and the share of y = 0 per change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from foreseen.core.parallel import Executor
+from foreseen.credit.analysis.config import AnalysisConfig
+from foreseen.credit.analysis.gates import tox21_harm_gate
+from foreseen.credit.model import Outcome
+from foreseen.credit.plan.freeze import ExecutionConfig
+from foreseen.credit.studies.base import (
+    BuiltStudy,
+    StudyDefinition,
+    StudyDesign,
+    StudyParameter,
+    StudySection,
+    Verification,
+)
+from foreseen.credit.studies.tox21.build import build_tox21, seed_pair_summary, verify_outcomes
+from foreseen.credit.studies.tox21.data import ENDPOINTS
+from foreseen.credit.studies.verification import zero_outcome_share
+
+DESIGN_SEED = 20261129
+REPEATS = 2
+MINIMUM_TASKS = 6
+CONTEXTS: dict[str | None, tuple[str, ...]] = {
+    None: ("description",), "probe": ("matched_card", "donor_card@seed_swap")}
+LLM_CONTEXTS: tuple[str, ...] = ("matched_card", "donor_card@seed_swap")
+BRIEF = (
+    "Each task is one Tox21 assay endpoint (MoleculeNet's Tox21): the parent is an "
+    "L2 logistic regression on 2048-bit Morgan fingerprints (radius 2), trained on a "
+    "budgeted share of the training labels. The metric is ROC AUC on a held-out set of "
+    "molecules nobody sees (Tox21 study, brief version 1)."
+)
+
+
+def _data(options: Mapping[str, Any]) -> str | None:
+    data = options.get("data")
+    return None if data is None else str(data)
+
+
+class Tox21Study(StudyDefinition):
+    """MoleculeNet's Tox21 with RDKit features and logistic-regression recipes."""
+
+    name = "tox21"
+    title = "Tox21: 12 assay endpoints, RDKit features, logistic regression (72 states)"
+    extra = "chem"
+    offline_explainers = ("probe",)
+    llm_brief = BRIEF
+
+    def parameters(self) -> tuple[StudyParameter, ...]:
+        return (
+            StudyParameter("endpoints", "str_list", tuple(ENDPOINTS),
+                           "assay endpoints to include (default: all 12)"),
+            StudyParameter("data", "path", None,
+                           "tox21.csv.gz to read (default: the shipped copy; SHA-256 checked)"),
+        )
+
+    def build(self, options: Mapping[str, Any], *, executor: Executor | None,
+              cache: Path | None) -> BuiltStudy:
+        built = build_tox21(tuple(options["endpoints"]), executor=executor, cache=cache,
+                            data_path=_data(options))
+        diagnostics = built.diagnostics()
+        splits = diagnostics["splits"]
+        convergence = diagnostics["convergence"]
+        lines = (
+            f"SMILES: {diagnostics['smiles']['unparseable']} of "
+            f"{diagnostics['smiles']['molecules']} unparseable (excluded and counted)",
+            "held-out positives: " + ", ".join(
+                f"{e} {s['held_out_positives']}/{s['held_out']}" for e, s in splits.items()),
+            f"fits converged: {convergence['converged']}/{convergence['fits']}"
+            f" (max iterations {convergence['max_n_iter']})",
+        )
+        return BuiltStudy(built.build, {"build.json": diagnostics}, built.from_cache, lines)
+
+    def design(self, built: BuiltStudy, *, replicates: int, seed: int | None,
+               repeats: int | None) -> StudyDesign:
+        analysis = AnalysisConfig(bootstrap_b=replicates, gates=(tox21_harm_gate(),),
+                                  minimum_tasks=MINIMUM_TASKS)
+        return StudyDesign(
+            contexts=CONTEXTS, repeats=REPEATS if repeats is None else repeats,
+            seed=DESIGN_SEED if seed is None else seed, analysis=analysis,
+            execution=ExecutionConfig(), llm_contexts=LLM_CONTEXTS)
+
+    def verify(self, built: BuiltStudy, options: Mapping[str, Any], *, fraction: float,
+               executor: Executor | None) -> Verification:
+        record = verify_outcomes(built.build.study, built.build.outcomes, fraction,
+                                 data_path=_data(options))
+        ok = bool(record["ok"]) and bool(record["code_digest_matches"]) and bool(
+            record["data_sha256_matches"])
+        return Verification(int(record["checked"]), int(record["reproduced"]), ok, record)
+
+    def section(self, built: BuiltStudy, outcomes: Mapping[str, float],
+                verification: Verification | None) -> StudySection:
+        study = built.build.study
+        noise = seed_pair_summary(study, outcomes)
+        zeros = zero_outcome_share(study, [Outcome(sid, y) for sid, y in sorted(outcomes.items())])
+        data: dict[str, Any] = {
+            "seed_noise": noise, "zero_outcome_share": zeros,
+            "verify_outcomes": (dict(verification.record) if verification is not None else
+                                {"value": None, "reason": "not requested"}),
+        }
+        lines = ["# Tox21 study", "",
+                 "Seed noise: the two seeds of a cell share the sign of y in "
+                 f"{noise.get('same_sign')} of {noise['pairs']} pairs; median seed gap "
+                 f"{_number(noise.get('median_seed_gap'))}. A point forecast cannot be "
+                 "expected to err less than this gap; compare it with the matched card's "
+                 "point MAE in the metrics below.", "",
+                 "| change | states | y = 0 |", "|---|---|---|"]
+        lines += [f"| {cid} | {row['states']} | {row['zero']} |" for cid, row in zeros.items()]
+        if verification is not None:
+            lines += ["", f"Outcome re-execution: {verification.reproduced}/"
+                          f"{verification.checked} states reproduced bit for bit "
+                          f"({'ok' if verification.ok else 'MISMATCH'})."]
+        return StudySection("tox21_study", data, "\n".join(lines) + "\n\n")
+
+
+def _number(value: Any) -> str:
+    return "—" if value is None else f"{float(value):.4f}"
