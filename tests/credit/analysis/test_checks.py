@@ -1,4 +1,4 @@
-"""Tests of the five checks (credit.checks) through analyze and directly."""
+"""Tests of the five checks (credit.analysis.checks, commitment, known_signal) via analyze."""
 
 from __future__ import annotations
 

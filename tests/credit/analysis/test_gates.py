@@ -1,4 +1,4 @@
-"""Tests of gate evaluation on constructed estimate tables (credit.gates)."""
+"""Tests of gate evaluation on constructed estimate tables (credit.analysis.gates)."""
 
 from __future__ import annotations
 

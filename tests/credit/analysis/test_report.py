@@ -91,7 +91,7 @@ def test_report_layout_is_header_then_analysis_then_section_and_metadata() -> No
     assert not set(header) & set(analysis)
     assert [f.name for f in fields(CreditReport)] == [*header, *analysis, "study_section",
                                                       "run_metadata"]
-    assert ARTEFACTS == {"credit-report": CreditReport}
+    assert {"credit-report": CreditReport} == ARTEFACTS
 
 
 def test_parts_and_mapping_view_agree_with_the_json(reports: dict[str, CreditReport]) -> None:

@@ -3,7 +3,8 @@
 :func:`analyze` is a pure function of the study, the explanations, the slot
 records read back from the ledger, the revealed outcomes and the frozen
 :class:`~foreseen.credit.analysis.config.AnalysisConfig` (spec credit.md §5–§8). Its
-result is strict-JSON-able (undefined values are ``null`` with a reason).
+result is a :class:`CreditAnalysis` of frozen records, written as strict JSON
+only at the edge (undefined values are ``null`` with a reason).
 
 Arms are (explainer, context); the ``description`` arm is shared by every
 explainer. Δ_desc is computed for every non-description arm and every loss
