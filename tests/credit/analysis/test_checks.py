@@ -7,8 +7,7 @@ import pytest
 
 from foreseen.core.schema import to_json
 from foreseen.credit.analysis.analyze import AnalysisConfig, analyze
-from foreseen.credit.analysis.commitment import explanation_completeness
-from foreseen.credit.analysis.known_signal import SignalUptake
+from foreseen.credit.analysis.checks import SignalUptake, explanation_completeness
 from foreseen.credit.model import Card, Explanation, Span
 
 from support.analysis_fixtures import make_explanations, make_outcomes, make_slots, make_study, slot

@@ -8,10 +8,10 @@ import pytest
 
 from foreseen.core.errors import SourceError
 from foreseen.core.schema import to_json
+from foreseen.credit.analysis.checks import SignalUptake, Unavailable
 from foreseen.credit.analysis.contrasts import ContrastEstimate, ContrastKey, ContrastRow
 from foreseen.credit.analysis.decode import from_json
 from foreseen.credit.analysis.gates import Estimate
-from foreseen.credit.analysis.known_signal import SignalUptake, Unavailable
 from foreseen.credit.analysis.record import OPTIONAL, Interval, Record, schema, written_with
 
 from support.report_fixtures import edge_report

@@ -31,8 +31,14 @@ from typing import Literal
 
 from foreseen.core.errors import UserInputError
 from foreseen.credit.analysis.baselines import Baselines, ClaimMetrics, baselines, claim_metrics
-from foreseen.credit.analysis.checks import FiveChecks, contrast_check, delivery
-from foreseen.credit.analysis.commitment import CommitmentCheck, commitment_by_explainer
+from foreseen.credit.analysis.checks import (
+    CommitmentCheck,
+    FiveChecks,
+    commitment_by_explainer,
+    contrast_check,
+    delivery,
+    known_signal,
+)
 from foreseen.credit.analysis.config import AnalysisConfig
 from foreseen.credit.analysis.contrasts import (
     ContrastKey,
@@ -44,7 +50,6 @@ from foreseen.credit.analysis.contrasts import (
     pair_arms,
 )
 from foreseen.credit.analysis.gates import Estimate, GateResult, evaluate_gate
-from foreseen.credit.analysis.known_signal import known_signal
 from foreseen.credit.analysis.metrics import (
     LOSSES,
     ArmMetrics,

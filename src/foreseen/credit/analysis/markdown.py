@@ -15,8 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from foreseen.credit.analysis.analyze import CreditAnalysis
-from foreseen.credit.analysis.checks import FiveChecks
-from foreseen.credit.analysis.commitment import CommitmentCheck
+from foreseen.credit.analysis.checks import CommitmentCheck, FiveChecks
 from foreseen.credit.analysis.contrasts import ContrastRow, Equivalence
 from foreseen.credit.analysis.report import CreditReport
 
