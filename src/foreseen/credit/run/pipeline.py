@@ -46,7 +46,8 @@ from foreseen.credit.model import Explanation, SlotRecord, Study
 from foreseen.credit.plan.freeze import FrozenPlan, analysis_code_sha256, reveal
 from foreseen.credit.run.runner import check_ledger_plan, read_slot_records, terminal_slots
 
-__all__ = ["REPORT_FORMAT", "STUDY_SECTION_FILE", "VARYING_KEYS", "analyze_run", "check_run",
+__all__ = ["REPORT_FORMAT", "STUDY_SECTION_FILE", "VARYING_KEYS", "Analyzer", "MarkdownRenderer",
+           "RunInputs", "StudySectionFile", "analyze_run", "check_run", "default_analyzer",
            "read_study_section", "record_reveal", "stable_part"]
 
 VARYING_KEYS: tuple[str, ...] = ("ledger", "calibration_ledger", "run_metadata")
