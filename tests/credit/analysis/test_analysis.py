@@ -9,7 +9,9 @@ import pytest
 
 from foreseen.core.digest import dumps_strict
 from foreseen.core.errors import UserInputError
-from foreseen.credit.analysis.analyze import AnalysisConfig, analyze
+from foreseen.core.schema import to_json
+from foreseen.credit.analysis.analyze import AnalysisConfig, CreditAnalysis, analyze
+from foreseen.credit.analysis.contrasts import ContrastRow
 from foreseen.credit.analysis.metrics import LOSSES
 
 from support.analysis_fixtures import make_explanations, make_outcomes, make_slots, make_study, slot
@@ -23,9 +25,10 @@ def _setup(n_tasks: int = 8):
     return study, y, {"probe": make_explanations(study, y)}, make_slots(study, y)
 
 
-def _find(report, kind, context, loss, variant="itt"):
-    return next(c for c in report["contrasts"] if c["kind"] == kind and
-                c["context"] == context and c["loss"] == loss and c["variant"] == variant)
+def _find(report: CreditAnalysis, kind: str, context: str, loss: str,
+          variant: str = "itt") -> ContrastRow:
+    return next(c for c in report.contrasts if c.kind == kind and
+                c.context == context and c.loss == loss and c.variant == variant)
 
 
 def test_delta_desc_point_mae_matches_brute_force_and_is_reproducible() -> None:
@@ -39,25 +42,28 @@ def test_delta_desc_point_mae_matches_brute_force_and_is_reproducible() -> None:
         per_task.setdefault(state.task_id, []).append(mae("description") - mae("matched_card"))
     brute = np.mean([np.mean(v) for v in per_task.values()])
     row = _find(report, "delta_desc", "matched_card", "point_mae")
-    assert row["estimate"] == pytest.approx(brute)
-    assert row["n_clusters"] == 8 and row["n_states"] == 32
-    assert row["ci95"][0] <= row["estimate"] <= row["ci95"][1]
-    assert row["lower_bound_one_sided"] == row["ci90"][0]
-    loto = {r["task"]: r["estimate_without"] for r in row["leave_one_task_out"]}
+    assert row.estimate == pytest.approx(brute)
+    assert row.n_clusters == 8 and row.n_states == 32
+    assert row.ci95 is not None and row.ci90 is not None
+    assert row.ci95[0] <= row.estimate <= row.ci95[1]
+    assert row.lower_bound_one_sided == row.ci90[0]
+    assert row.leave_one_task_out is not None
+    loto = {r.task: r.estimate_without for r in row.leave_one_task_out}
     for task in per_task:
         others = [np.mean(v) for t, v in per_task.items() if t != task]
         assert loto[task] == pytest.approx(np.mean(others))
     again = analyze(study, explanations, slots, y, CONFIG)
-    assert dumps_strict(again) == dumps_strict(report)
+    assert again == report
+    assert dumps_strict(to_json(again)) == dumps_strict(to_json(report))
     other_seed = analyze(study, explanations, slots, y,
                          AnalysisConfig(bootstrap_b=400, bootstrap_seed=12))
-    assert _find(other_seed, "delta_desc", "matched_card", "point_mae")["ci95"] != row["ci95"]
+    assert _find(other_seed, "delta_desc", "matched_card", "point_mae").ci95 != row.ci95
 
 
 def test_every_arm_and_loss_has_contrasts_and_strict_json() -> None:
     study, y, explanations, slots = _setup()
     report = analyze(study, explanations, slots, y, CONFIG)
-    text = dumps_strict(report)
+    text = dumps_strict(to_json(report))
     assert "NaN" not in text and "Infinity" not in text
     json.loads(text)
     for loss in LOSSES:
@@ -66,12 +72,14 @@ def test_every_arm_and_loss_has_contrasts_and_strict_json() -> None:
             _find(report, "delta_desc", "donor_card@seed_swap", loss, variant)
             _find(report, "delta_donor", "donor_card@seed_swap", loss, variant)
     donor = _find(report, "delta_donor", "donor_card@seed_swap", "point_mae")
-    assert (donor["comparator"], donor["arm"]) == ("donor_card@seed_swap", "matched_card")
-    assert donor["estimate"] > 0  # matched noise is smaller than donor noise in the fixture
+    assert (donor.comparator, donor.arm) == ("donor_card@seed_swap", "matched_card")
+    assert donor.estimate is not None
+    assert donor.estimate > 0  # matched noise is smaller than donor noise in the fixture
     drift = _find(report, "drift_reduction", "matched_card", "drift")
-    assert drift["estimate"] == pytest.approx(1 - drift["arm_drift"] / drift["comparator_drift"])
-    assert "delta_desc/probe/matched_card/point_mae/itt" in report["estimates"]
-    assert not any(name.endswith("/delivered") for name in report["estimates"])
+    assert drift.arm_drift is not None and drift.comparator_drift is not None
+    assert drift.estimate == pytest.approx(1 - drift.arm_drift / drift.comparator_drift)
+    assert "delta_desc/probe/matched_card/point_mae/itt" in report.estimates
+    assert not any(name.endswith("/delivered") for name in report.estimates)
 
 
 def test_fallbacks_are_counted_and_itt_differs_from_valid_only() -> None:
@@ -80,12 +88,12 @@ def test_fallbacks_are_counted_and_itt_differs_from_valid_only() -> None:
     slots = [slot(s.state_id, s.context_id, s.repeat, 0.0, fallback=True)
              if s.state_id == first and s.context_id == "matched_card" else s for s in slots]
     report = analyze(study, explanations, slots, y, CONFIG)
-    integrity = report["integrity"]["per_context"]["probe|matched_card"]
-    assert integrity == {"assigned": 64, "valid": 62, "fallback": 2, "rate": 62 / 64}
+    integrity = report.integrity.per_context["probe|matched_card"]
+    assert to_json(integrity) == {"assigned": 64, "valid": 62, "fallback": 2, "rate": 62 / 64}
     itt = _find(report, "delta_desc", "matched_card", "point_mae")
     valid = _find(report, "delta_desc", "matched_card", "point_mae", "valid_only")
-    assert itt["n_states"] == 32 and valid["n_states"] == 31
-    assert report["metrics"]["probe|matched_card"]["itt"]["n_fallback"] == 2
+    assert itt.n_states == 32 and valid.n_states == 31
+    assert report.metrics["probe|matched_card"].itt.n_fallback == 2
 
 
 def test_delivered_subset_drops_undelivered_states() -> None:
@@ -95,11 +103,11 @@ def test_delivered_subset_drops_undelivered_states() -> None:
              if s.state_id in undelivered and s.context_id == "donor_card@seed_swap" else s
              for s in slots]
     report = analyze(study, explanations, slots, y, CONFIG)
-    rows = report["delivered_subset"]["contrasts"]
-    donor = next(r for r in rows if r["kind"] == "delta_donor" and r["loss"] == "point_mae")
-    desc = next(r for r in rows if r["kind"] == "delta_desc" and r["loss"] == "point_mae"
-                and r["context"] == "matched_card")
-    assert donor["n_states"] == 28 and desc["n_states"] == 32
+    rows = report.delivered_subset.contrasts
+    donor = next(r for r in rows if r.kind == "delta_donor" and r.loss == "point_mae")
+    desc = next(r for r in rows if r.kind == "delta_desc" and r.loss == "point_mae"
+                and r.context == "matched_card")
+    assert donor.n_states == 28 and desc.n_states == 32
 
 
 def test_taskwise_ratio_null_when_denominator_zero() -> None:
@@ -111,11 +119,13 @@ def test_taskwise_ratio_null_when_denominator_zero() -> None:
             slots.append(slot(state.id, "description", repeat, exact))
             slots.append(slot(state.id, "matched_card", repeat, y[state.id] + 0.005))
     report = analyze(study, explanations, slots, y, CONFIG)
-    ratios = _find(report, "delta_desc", "matched_card", "point_mae")["taskwise_ratios"]
-    zero = next(r for r in ratios["per_task"] if r["task"] == "t00")
-    assert zero == {"task": "t00", "ratio": None, "reason": "zero_denominator"}
-    assert ratios["geometric_mean"] is None
-    assert ratios["geometric_mean_reason"] == "zero_denominator"
+    ratios = _find(report, "delta_desc", "matched_card", "point_mae").taskwise_ratios
+    assert ratios is not None
+    zero = next(r for r in ratios.per_task if r.task == "t00")
+    assert to_json(zero) == {"task": "t00", "ratio": None, "reason": "zero_denominator"}
+    assert ratios.geometric_mean is None
+    assert ratios.geometric_mean_reason == "zero_denominator"
+    assert "min" not in to_json(ratios) and "median" not in to_json(ratios)
 
 
 def test_stratified_and_hierarchical_sensitivities_are_reported() -> None:
@@ -125,10 +135,12 @@ def test_stratified_and_hierarchical_sensitivities_are_reported() -> None:
                             small_cluster_correction="student_t")
     row = _find(analyze(study, explanations, slots, y, config), "delta_desc", "matched_card",
                 "point_mae")
-    hier = row["sensitivity"]["hierarchical"]
-    assert hier["estimate"] == pytest.approx(row["estimate"])  # balanced design
-    assert hier["method"] == "hierarchical_percentile" and hier["n_clusters"] == 8
-    assert row["sensitivity"]["small_cluster"]["method"].endswith("student_t")
+    assert row.sensitivity is not None
+    hier, small = row.sensitivity.hierarchical, row.sensitivity.small_cluster
+    assert hier is not None and small is not None
+    assert hier.estimate == pytest.approx(row.estimate)  # balanced design
+    assert hier.method == "hierarchical_percentile" and hier.n_clusters == 8
+    assert small.method.endswith("student_t")
 
 
 def test_user_errors_are_one_line() -> None:

@@ -1,12 +1,14 @@
-"""Tests of gate evaluation on constructed estimate tables (credit.gates)."""
+"""Tests of gate evaluation on constructed estimate tables (credit.analysis.gates)."""
 
 from __future__ import annotations
 
 import pytest
 
-from foreseen.core.errors import UserInputError
+from foreseen.core.errors import ConfigError, UserInputError
+from foreseen.core.schema import to_json
 from foreseen.credit.analysis.gates import (
     MARGINS_NOTE,
+    Estimate,
     evaluate_gate,
     openml_joint_gate,
     replication_gate,
@@ -18,8 +20,9 @@ DONOR = "delta_donor/probe/donor_card@seed_swap/interval_score/itt"
 
 
 def entry(estimate, lower, ci90=None, n=12, integrity=1.0):
-    return {"estimate": estimate, "lower_bound_one_sided": lower,
-            "ci90": ci90 or [lower, estimate * 2], "n_clusters": n, "integrity": integrity}
+    return Estimate(estimate=estimate, lower_bound_one_sided=lower,
+                    ci90=ci90 or (lower, estimate * 2), ci95=None, n_clusters=n,
+                    integrity=integrity)
 
 
 def run(spec, estimates, reference=None):
@@ -31,56 +34,65 @@ def test_tox21_gate_pass_fail_and_margin_note() -> None:
     spec = tox21_harm_gate()
     assert spec["margins_source"] == MARGINS_NOTE
     passed = run(spec, {DESC: entry(0.01, 0.002), DONOR: entry(0.006, 0.001)})
-    assert passed["status"] == "confirmed" and passed["passed"] is True
+    assert passed.status == "confirmed" and passed.passed is True
+    assert passed.margins_source == MARGINS_NOTE and passed.reasons is None
     small = run(spec, {DESC: entry(0.004, 0.001), DONOR: entry(0.006, 0.001)})
-    assert small["status"] == "confirmation_no_go"
+    assert small.status == "confirmation_no_go"
     zero_bound = run(spec, {DESC: entry(0.01, 0.0), DONOR: entry(0.006, 0.001)})
-    assert zero_bound["status"] == "confirmation_no_go"
-    assert [c["passed"] for c in zero_bound["conditions"]] == [True, False, True, True]
+    assert zero_bound.status == "confirmation_no_go"
+    assert [c.passed for c in zero_bound.conditions] == [True, False, True, True]
+    first = to_json(zero_bound.conditions[0])
+    assert list(first) == ["estimate", "test", "value", "observed", "passed"]
+    assert first["value"] == 0.005 and first["observed"]["n_clusters"] == 12
 
 
 def test_inconclusive_when_too_few_tasks_low_integrity_or_missing() -> None:
     spec = tox21_harm_gate()
     few = run(spec, {DESC: entry(0.01, 0.002, n=5), DONOR: entry(0.006, 0.001)})
-    assert few["status"] == "inconclusive" and f"too_few_tasks:{DESC}" in few["reasons"]
+    assert few.status == "inconclusive" and few.reasons is not None
+    assert f"too_few_tasks:{DESC}" in few.reasons and few.passed is None
     low = run(spec, {DESC: entry(0.01, 0.002, integrity=0.85), DONOR: entry(0.006, 0.001)})
-    assert low["status"] == "inconclusive"
-    assert f"integrity_below_minimum:{DESC}" in low["reasons"]
+    assert low.status == "inconclusive" and low.reasons is not None
+    assert f"integrity_below_minimum:{DESC}" in low.reasons
     missing = run(spec, {DESC: entry(0.01, 0.002)})
-    assert missing["status"] == "inconclusive"
-    assert f"estimate_missing:{DONOR}" in missing["reasons"]
-    null = run(spec, {DESC: entry(0.01, 0.002), DONOR: {"estimate": None, "n_clusters": 12}})
-    assert null["status"] == "inconclusive"
+    assert missing.status == "inconclusive" and missing.reasons is not None
+    assert f"estimate_missing:{DONOR}" in missing.reasons
+    absent = to_json(missing.conditions[2])
+    assert list(absent) == ["estimate", "test", "value", "passed", "reason"]
+    assert absent["reason"] == "estimate_missing"
+    null = run(spec, {DESC: entry(0.01, 0.002),
+                      DONOR: Estimate(estimate=None, n_clusters=12, integrity=None)})
+    assert null.status == "inconclusive"
 
 
 def test_openml_joint_gate_equivalence_condition() -> None:
     spec = openml_joint_gate("probe")
     names = [c["estimate"] for c in spec["conditions"]]
-    estimates = {names[0]: entry(0.13, 0.07), names[1]: entry(0.001, -0.003, [-0.003, 0.004]),
+    estimates = {names[0]: entry(0.13, 0.07), names[1]: entry(0.001, -0.003, (-0.003, 0.004)),
                  names[2]: entry(0.3, 0.1)}
-    assert run(spec, estimates)["status"] == "confirmed"
-    estimates[names[1]] = entry(0.001, -0.003, [-0.003, 0.0051])
-    assert run(spec, estimates)["status"] == "confirmation_no_go"
+    assert run(spec, estimates).status == "confirmed"
+    estimates[names[1]] = entry(0.001, -0.003, (-0.003, 0.0051))
+    assert run(spec, estimates).status == "confirmation_no_go"
 
 
 def test_any_join_and_rate_condition() -> None:
     spec = {"name": "either", "join": "any", "on_pass": "ok", "on_fail": "no",
             "conditions": [{"estimate": "a", "test": "rate_at_least", "value": 0.9},
                            {"estimate": "b", "test": "estimate_at_least", "value": 1.0}]}
-    assert run(spec, {"a": entry(0.95, 0.9), "b": entry(0.5, 0.1)})["status"] == "ok"
-    assert run(spec, {"a": entry(0.85, 0.8), "b": entry(0.5, 0.1)})["status"] == "no"
+    assert run(spec, {"a": entry(0.95, 0.9), "b": entry(0.5, 0.1)}).status == "ok"
+    assert run(spec, {"a": entry(0.85, 0.8), "b": entry(0.5, 0.1)}).status == "no"
 
 
 def test_replication_gate_uses_reference_signs() -> None:
     spec = replication_gate()
     point = "delta_desc/probe/matched_card/point_mae/itt"
-    current = {DESC: entry(0.002, -0.001), DONOR: entry(0.001, -0.002, [-0.002, 0.004]),
+    current = {DESC: entry(0.002, -0.001), DONOR: entry(0.001, -0.002, (-0.002, 0.004)),
                point: entry(-0.001, -0.003)}
     same = {DESC: entry(0.003, 0.0), DONOR: entry(0.002, 0.0), point: entry(-0.002, -0.004)}
-    assert run(spec, current, same)["status"] == "replication_supported"
+    assert run(spec, current, same).status == "replication_supported"
     flipped = {**same, point: entry(0.002, 0.001)}
-    assert run(spec, current, flipped)["status"] == "replication_not_supported"
-    assert run(spec, current)["status"] == "inconclusive"
+    assert run(spec, current, flipped).status == "replication_not_supported"
+    assert run(spec, current).status == "inconclusive"
 
 
 def test_malformed_gate_is_a_user_error() -> None:
@@ -89,3 +101,7 @@ def test_malformed_gate_is_a_user_error() -> None:
     with pytest.raises(UserInputError, match="margin"):
         run({"name": "x", "on_pass": "a", "on_fail": "b",
              "conditions": [{"estimate": "e", "test": "ci90_inside"}]}, {})
+    with pytest.raises(ConfigError, match="unknown condition key 'note'"):
+        run({"name": "x", "on_pass": "a", "on_fail": "b",
+             "conditions": [{"estimate": "e", "test": "lower_bound_positive", "note": "?"}]},
+            {})

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from foreseen.core.schema import to_json
 from foreseen.credit.analysis.baselines import baselines, claim_metrics
 from foreseen.credit.analysis.metrics import (
     arm_states,
@@ -98,8 +99,8 @@ def test_arm_states_average_repeats_then_itt_and_valid_only() -> None:
     assert valid.losses["point_mae"].tolist() == pytest.approx([0.1, 0.04])
     assert np.isnan(valid.losses["drift"][1])
     summary = direction_summary(itt, (0.0, 0.06))
-    assert summary["accuracy"] == pytest.approx((0.5 + 1.0) / 2)
-    assert summary["sweep"][1]["n_states"] == 2  # |y| > 0.06: a and b
+    assert summary.accuracy == pytest.approx((0.5 + 1.0) / 2)
+    assert summary.sweep[1].n_states == 2  # |y| > 0.06: a and b
 
 
 def test_baselines_against_brute_force() -> None:
@@ -114,19 +115,26 @@ def test_baselines_against_brute_force() -> None:
         per_task.setdefault(s.task_id, []).append(abs(y[s.id]))
         others = [y[o.id] for o in study.states if o.task_id == s.task_id and o.cell != s.cell]
         loco.setdefault(s.task_id, []).append(abs(np.mean(others) - y[s.id]))
-    assert result["constant_zero"]["point_mae"] == pytest.approx(
-        np.mean([np.mean(v) for v in per_task.values()]))
-    assert result["constant_zero"]["direction_accuracy"] == 0.0
-    assert result["constant_zero"]["interval_score"] is None
-    assert result["constant_zero"]["interval_score_reason"] == "no_declared_interval"
-    assert result["task_mean_loco"]["point_mae"] == pytest.approx(
+    zero = result.constant_zero
+    assert zero.point_mae == pytest.approx(np.mean([np.mean(v) for v in per_task.values()]))
+    assert zero.direction_accuracy == 0.0
+    assert zero.interval_score is None
+    assert zero.interval_score_reason == "no_declared_interval"
+    assert list(to_json(zero)) == ["point_mae", "task_scaled_mae", "direction_accuracy",
+                                   "interval_score", "interval_score_reason", "coverage",
+                                   "coverage_reason", "width", "width_reason"]
+    assert result.task_mean_loco.point_mae == pytest.approx(
         np.mean([np.mean(v) for v in loco.values()]))
     declared = baselines(study.states, y, scales, 0.2, (-0.05, 0.05))
     expected = np.mean([np.mean([interval_score(np.array([-0.05]), np.array([0.05]),
                                                 np.array([y[s.id]]), 0.2)[0]
                                  for s in study.states if s.task_id == t.id])
                         for t in study.tasks])
-    assert declared["constant_zero"]["interval_score"] == pytest.approx(expected)
+    assert declared.constant_zero.interval_score == pytest.approx(expected)
+    assert declared.constant_zero.width == pytest.approx(0.1)
+    assert list(to_json(declared.constant_zero)) == [
+        "point_mae", "task_scaled_mae", "direction_accuracy", "declared_interval",
+        "interval_score", "coverage", "width"]
 
 
 def test_claim_metrics_count_claims_and_cover() -> None:
@@ -136,9 +144,11 @@ def test_claim_metrics_count_claims_and_cover() -> None:
     claims = claim_metrics(explanations, study.states, y)
     n_positive = sum(y[s.id] > 0 for s in study.states if s.condition == "ordinary")
     elicited = sum(s.condition == "elicited" for s in study.states)
-    assert claims["direction"]["n_claims"] == len(study.states)
-    assert claims["direction"]["n_correct"] == elicited + n_positive
-    assert claims["interval"]["n_intervals"] == elicited
-    assert claims["interval"]["coverage"]["value"] == 1.0
+    assert claims.direction.n_claims == len(study.states)
+    assert claims.direction.n_correct == elicited + n_positive
+    assert claims.interval.n_intervals == elicited
+    assert claims.interval.coverage.value == 1.0
+    assert to_json(claims.interval.coverage) == {"value": 1.0}
     empty = claim_metrics({}, study.states, y)
-    assert empty["direction"]["accuracy"] == {"value": None, "reason": "no_direction_claims"}
+    assert to_json(empty.direction.accuracy) == {"value": None,
+                                                 "reason": "no_direction_claims"}

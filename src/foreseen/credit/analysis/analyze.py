@@ -3,7 +3,8 @@
 :func:`analyze` is a pure function of the study, the explanations, the slot
 records read back from the ledger, the revealed outcomes and the frozen
 :class:`~foreseen.credit.analysis.config.AnalysisConfig` (spec credit.md §5–§8). Its
-result is strict-JSON-able (undefined values are ``null`` with a reason).
+result is a :class:`CreditAnalysis` of frozen records, written as strict JSON
+only at the edge (undefined values are ``null`` with a reason).
 
 Arms are (explainer, context); the ``description`` arm is shared by every
 explainer. Δ_desc is computed for every non-description arm and every loss
@@ -25,24 +26,128 @@ variants ``itt`` and ``valid_only``.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Literal
 
 from foreseen.core.errors import UserInputError
-from foreseen.credit.analysis.baselines import baselines, claim_metrics
-from foreseen.credit.analysis.checks import commitment, contrast_check, delivery, known_signal, null
+from foreseen.credit.analysis.baselines import Baselines, ClaimMetrics, baselines, claim_metrics
+from foreseen.credit.analysis.checks import (
+    CommitmentCheck,
+    FiveChecks,
+    commitment_by_explainer,
+    contrast_check,
+    delivery,
+    known_signal,
+)
 from foreseen.credit.analysis.config import AnalysisConfig
-from foreseen.credit.analysis.contrasts import Resampler, drift_reduction, loss_contrast, pair_arms
-from foreseen.credit.analysis.gates import evaluate_gate
-from foreseen.credit.analysis.metrics import LOSSES, ArmStates, arm_states, arm_summary, task_scales
+from foreseen.credit.analysis.contrasts import (
+    ContrastKey,
+    ContrastKind,
+    ContrastRow,
+    Resampler,
+    drift_reduction,
+    loss_contrast,
+    pair_arms,
+)
+from foreseen.credit.analysis.gates import Estimate, GateResult, evaluate_gate
+from foreseen.credit.analysis.metrics import (
+    LOSSES,
+    ArmMetrics,
+    ArmStates,
+    arm_states,
+    arm_summary,
+    task_scales,
+)
+from foreseen.credit.analysis.record import Record
 from foreseen.credit.model import Explanation, SlotRecord, Study
 
-__all__ = ["AnalysisConfig", "analyze", "arm_label", "matched_counterpart"]
+__all__ = ["AnalysisConfig", "CreditAnalysis", "analyze", "arm_label", "matched_counterpart"]
 
-VARIANTS: tuple[str, ...] = ("itt", "valid_only")
+VARIANTS: tuple[Literal["itt", "valid_only"], ...] = ("itt", "valid_only")
+DELIVERED_NOTE = "descriptive only; never feeds a gate"
 _COUNTERPART = {"donor_card": "matched_card", "donor_note": "matched_note",
                 # the fixed-number mechanism contrast: the state's own numbers with the donor's
                 # screened prose, against the state's own numbers with its own screened prose
                 "crossover": "crossover"}
+
+ArmSlots = tuple[str | None, str, list[SlotRecord]]
+"""An arm's explainer (None for description), context and slot records."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class StudySummary(Record):
+    """The analysed study: name, version, metric, counts (``n_y_zero``: states with y = 0)."""
+
+    name: str
+    version: str
+    metric: str
+    n_tasks: int
+    n_states: int
+    n_outcomes: int
+    n_y_zero: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class IntegrityTally(Record):
+    """Assigned slots, valid ones (valid, not a fallback), fallbacks; ``rate = valid/assigned``."""
+
+    assigned: int
+    valid: int
+    fallback: int
+    rate: float | None
+
+    @classmethod
+    def of(cls, slots: Sequence[SlotRecord]) -> IntegrityTally:
+        valid = sum(s.forecast.valid and not s.fallback for s in slots)
+        return cls(assigned=len(slots), valid=valid, fallback=sum(s.fallback for s in slots),
+                   rate=valid / len(slots) if slots else None)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Integrity(Record):
+    """Integrity overall, per arm (``<explainer>|<context>``) and per task (spec §5)."""
+
+    overall: IntegrityTally
+    per_context: Mapping[str, IntegrityTally]
+    per_task: Mapping[str, IntegrityTally]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ArmVariants(Record):
+    """An arm's metrics under intention to treat and over valid forecasts only."""
+
+    itt: ArmMetrics
+    valid_only: ArmMetrics
+
+
+@dataclass(frozen=True, kw_only=True)
+class DeliveredSubset(Record):
+    """Contrasts over the states whose explanation was delivered: descriptive, never gated."""
+
+    note: str = field(default=DELIVERED_NOTE)
+    contrasts: tuple[ContrastRow, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class CreditAnalysis(Record):
+    """The analysis part of a credit report (spec §5–§8, §11).
+
+    ``estimates`` is the table gates read (names in the module docstring);
+    ``contrasts`` holds every ITT and valid-only contrast, ``delivered_subset``
+    the descriptive delivered-only ones.
+    """
+
+    config: AnalysisConfig
+    study: StudySummary
+    integrity: Integrity
+    metrics: Mapping[str, ArmVariants]
+    claims: Mapping[str, ClaimMetrics]
+    baselines: Baselines
+    contrasts: tuple[ContrastRow, ...]
+    delivered_subset: DeliveredSubset
+    estimates: Mapping[str, Estimate]
+    gates: tuple[GateResult, ...]
+    checks: FiveChecks
 
 
 def arm_label(explainer: str | None, context: str) -> str:
@@ -63,9 +168,8 @@ def matched_counterpart(context: str) -> str | None:
     return _COUNTERPART.get(kind)
 
 
-def _group_slots(slots: Sequence[SlotRecord]
-                 ) -> dict[str, tuple[str | None, str, list[SlotRecord]]]:
-    arms: dict[str, tuple[str | None, str, list[SlotRecord]]] = {}
+def _group_slots(slots: Sequence[SlotRecord]) -> dict[str, ArmSlots]:
+    arms: dict[str, ArmSlots] = {}
     for slot in slots:
         explainer = None if slot.context_id == "description" else slot.explainer
         label = arm_label(explainer, slot.context_id)
@@ -73,29 +177,22 @@ def _group_slots(slots: Sequence[SlotRecord]
     return arms
 
 
-def _integrity(arms: Mapping[str, tuple[str | None, str, list[SlotRecord]]],
-               task_of_state: Mapping[str, str]) -> dict[str, Any]:
-    def tally(slots: Sequence[SlotRecord]) -> dict[str, Any]:
-        valid = sum(s.forecast.valid and not s.fallback for s in slots)
-        return {"assigned": len(slots), "valid": valid,
-                "fallback": sum(s.fallback for s in slots),
-                "rate": valid / len(slots) if slots else None}
-
+def _integrity(arms: Mapping[str, ArmSlots], task_of_state: Mapping[str, str]) -> Integrity:
     per_task: dict[str, list[SlotRecord]] = {}
     everything: list[SlotRecord] = []
     for _, _, slots in arms.values():
         everything.extend(slots)
         for slot in slots:
             per_task.setdefault(task_of_state.get(slot.state_id, "?"), []).append(slot)
-    return {
-        "overall": tally(everything),
-        "per_context": {label: tally(slots) for label, (_, _, slots) in sorted(arms.items())},
-        "per_task": {task: tally(slots) for task, slots in sorted(per_task.items())},
-    }
+    return Integrity(
+        overall=IntegrityTally.of(everything),
+        per_context={label: IntegrityTally.of(slots)
+                     for label, (_, _, slots) in sorted(arms.items())},
+        per_task={task: IntegrityTally.of(slots) for task, slots in sorted(per_task.items())},
+    )
 
 
-def _validate(study: Study, outcomes: Mapping[str, float], slots: Sequence[SlotRecord],
-              config: AnalysisConfig) -> None:
+def _validate(study: Study, outcomes: Mapping[str, float], slots: Sequence[SlotRecord]) -> None:
     known = {s.id for s in study.states}
     unknown = sorted(set(outcomes) - known)
     if unknown:
@@ -110,44 +207,35 @@ def _validate(study: Study, outcomes: Mapping[str, float], slots: Sequence[SlotR
         raise UserInputError("slot records contain a duplicated slot id")
 
 
-def analyze(study: Study, explanations: Mapping[str, Mapping[str, Explanation]],
-            slots: Sequence[SlotRecord], outcomes: Mapping[str, float], config: AnalysisConfig,
-            calibration: Sequence[SlotRecord] = (), *,
-            reference_estimates: Mapping[str, Mapping[str, Any]] | None = None
-            ) -> dict[str, Any]:
-    """The analysis part of the report (see the module docstring for its structure)."""
-    _validate(study, outcomes, slots, config)
-    task_of_state = {s.id: s.task_id for s in study.states}
-    scales = task_scales(outcomes, task_of_state)
+def _resampler(study: Study, config: AnalysisConfig) -> Resampler:
     strata = {t.id: t.kind for t in study.tasks} if config.stratify_by_kind else None
     paths = None
     if config.hierarchical:
         with_cell = "cell" in config.hierarchical
         paths = {s.id: (s.task_id, f"{s.task_id}/{s.cell}", s.id) if with_cell
                  else (s.task_id, s.id) for s in study.states}
-    resampler = Resampler(config.bootstrap_b, config.bootstrap_seed, strata, paths,
-                          config.small_cluster_correction)
-    arms = _group_slots(slots)
+    return Resampler(config.bootstrap_b, config.bootstrap_seed, strata, paths,
+                     config.small_cluster_correction)
 
-    def build(group: Sequence[SlotRecord], valid_only: bool = False) -> ArmStates:
-        return arm_states(group, outcomes, task_of_state, scales, config.alpha,
-                          valid_only=valid_only)
 
-    states = {label: {v: build(group, v == "valid_only") for v in VARIANTS}
-              for label, (_, _, group) in arms.items()}
-    integrity = _integrity(arms, task_of_state)
-    rates = {label: row["rate"] for label, row in integrity["per_context"].items()}
-    metrics = {label: {v: arm_summary(states[label][v], config.movement_thresholds)
-                       for v in VARIANTS} for label in sorted(arms)}
+@dataclass(frozen=True)
+class _Contrasts:
+    rows: list[ContrastRow]
+    delivered: list[ContrastRow]
+    estimates: dict[str, Estimate]
 
-    contrasts: list[dict[str, Any]] = []
-    delivered_rows: list[dict[str, Any]] = []
-    estimates: dict[str, dict[str, Any]] = {}
+
+def _contrasts(arms: Mapping[str, ArmSlots],
+               states: Mapping[str, Mapping[Literal["itt", "valid_only"], ArmStates]],
+               rates: Mapping[str, float | None], resampler: Resampler,
+               config: AnalysisConfig) -> _Contrasts:
+    """Δ_desc, drift reduction and Δ_donor for every explanation arm (spec §7)."""
+    out = _Contrasts([], [], {})
     description = arm_label(None, "description")
     for label, (explainer, context, _) in sorted(arms.items()):
         if explainer is None:
             continue
-        comparisons: list[tuple[str, str]] = []
+        comparisons: list[tuple[ContrastKind, str]] = []
         if description in arms:
             comparisons.append(("delta_desc", description))
         counterpart = matched_counterpart(context)
@@ -157,105 +245,110 @@ def analyze(study: Study, explanations: Mapping[str, Mapping[str, Explanation]],
             # Δ_desc: comparator description, arm = this context.
             # Δ_donor: comparator = this donor arm, arm = its matched counterpart.
             comp_label, arm_lbl = (other, label) if kind == "delta_desc" else (label, other)
-            head = {"kind": kind, "explainer": explainer, "context": context,
-                    "comparator": arms[comp_label][1], "arm": arms[arm_lbl][1]}
             integrity_min = min(r for r in (rates[comp_label], rates[arm_lbl]) if r is not None)
+            head = {"explainer": explainer, "context": context,
+                    "comparator": arms[comp_label][1], "arm": arms[arm_lbl][1]}
             for variant in VARIANTS:
                 paired = pair_arms(states[comp_label][variant], states[arm_lbl][variant])
                 for loss in LOSSES:
-                    row = {**head, "loss": loss, "variant": variant,
-                           **loss_contrast(paired, loss, resampler,
+                    result = loss_contrast(paired, loss, resampler,
                                            config.equivalence_margins.get(loss),
-                                           details=variant == "itt")}
-                    contrasts.append(row)
-                    estimates[f"{kind}/{explainer}/{context}/{loss}/{variant}"] = {
-                        **_estimate_fields(row), "integrity": integrity_min}
+                                           details=variant == "itt")
+                    out.rows.append(ContrastRow.of(
+                        ContrastKey(kind=kind, loss=loss, variant=variant, **head), result))
+                    out.estimates[f"{kind}/{explainer}/{context}/{loss}/{variant}"] = \
+                        Estimate.of(result, integrity_min)
                 if kind == "delta_desc":
-                    row = {**head, "kind": "drift_reduction", "loss": "drift",
-                           "variant": variant, **drift_reduction(paired, resampler)}
-                    contrasts.append(row)
-                    estimates[f"drift_reduction/{explainer}/{context}/{variant}"] = {
-                        **_estimate_fields(row), "integrity": integrity_min}
+                    result = drift_reduction(paired, resampler)
+                    out.rows.append(ContrastRow.of(ContrastKey(
+                        kind="drift_reduction", loss="drift", variant=variant, **head), result))
+                    out.estimates[f"drift_reduction/{explainer}/{context}/{variant}"] = \
+                        Estimate.of(result, integrity_min)
             paired_delivered = pair_arms(states[comp_label]["itt"], states[arm_lbl]["itt"],
                                          delivered_only=True,
                                          comparator_must_deliver=kind == "delta_donor")
             for loss in LOSSES:
-                delivered_rows.append({**head, "loss": loss, "variant": "delivered",
-                                       **loss_contrast(paired_delivered, loss, resampler,
-                                                       config.equivalence_margins.get(loss),
-                                                       details=False)})
+                result = loss_contrast(paired_delivered, loss, resampler,
+                                       config.equivalence_margins.get(loss), details=False)
+                out.delivered.append(ContrastRow.of(
+                    ContrastKey(kind=kind, loss=loss, variant="delivered", **head), result))
+    return out
+
+
+def analyze(study: Study, explanations: Mapping[str, Mapping[str, Explanation]],
+            slots: Sequence[SlotRecord], outcomes: Mapping[str, float], config: AnalysisConfig,
+            calibration: Sequence[SlotRecord] = (), *,
+            reference_estimates: Mapping[str, Estimate] | None = None) -> CreditAnalysis:
+    """The analysis part of the report (see the module docstring for its structure).
+
+    ``reference_estimates`` is the estimate table of a reference run, for
+    gates that test sign agreement (replication).
+    """
+    _validate(study, outcomes, slots)
+    task_of_state = {s.id: s.task_id for s in study.states}
+    scales = task_scales(outcomes, task_of_state)
+    resampler = _resampler(study, config)
+    arms = _group_slots(slots)
+
+    def build(group: Sequence[SlotRecord], valid_only: bool = False) -> ArmStates:
+        return arm_states(group, outcomes, task_of_state, scales, config.alpha,
+                          valid_only=valid_only)
+
+    states = {label: {v: build(group, v == "valid_only") for v in VARIANTS}
+              for label, (_, _, group) in arms.items()}
+    integrity = _integrity(arms, task_of_state)
+    rates = {label: row.rate for label, row in integrity.per_context.items()}
+    metrics = {label: ArmVariants(
+        itt=arm_summary(states[label]["itt"], config.movement_thresholds),
+        valid_only=arm_summary(states[label]["valid_only"], config.movement_thresholds))
+        for label in sorted(arms)}
+    contrasts = _contrasts(arms, states, rates, resampler, config)
+    estimates = contrasts.estimates
     for label, rate in rates.items():
-        estimates[f"integrity/{label}"] = {"estimate": rate, "integrity": rate}
+        estimates[f"integrity/{label}"] = Estimate.rate(rate)
 
-    by_explainer = _commitment_by_explainer(study, explanations, outcomes, states, resampler)
+    matched = {explainer: [states[label]["itt"] for label in
+                           (arm_label(explainer, c) for c in ("matched_card", "matched_note"))
+                           if label in states] for explainer in explanations}
+    by_explainer = commitment_by_explainer(explanations, study.states, outcomes, matched,
+                                           resampler)
     for explainer, check in by_explainer.items():
-        value = check.get("value")
-        if value is not None:
-            estimates[f"commitment/{explainer}/complete_rate_difference"] = {
-                **_estimate_fields(value["itt"]["value"]["complete_rate_difference"]),
-                "integrity": None}
+        difference = None if check.value is None or check.value.itt.value is None \
+            else check.value.itt.value.complete_rate_difference
+        if difference is not None:
+            estimates[f"commitment/{explainer}/complete_rate_difference"] = Estimate.of(
+                difference, None)
     baseline = baselines(study.states, outcomes, scales, config.alpha, config.baseline_interval)
+    description = arm_label(None, "description")
     description_arm = states[description]["itt"] if description in states else None
-    checks = {
-        "commitment": {"value": by_explainer} if by_explainer else null("no_explanations"),
-        "delivery": delivery(arms),
-        "predictive_gain": contrast_check(contrasts, delivered_rows, "delta_desc",
-                                          "no_description_arm", {"baselines": baseline}),
-        "alignment": contrast_check(contrasts, delivered_rows, "delta_donor", "no_donor_arm"),
-        "known_signal": known_signal(calibration, build, description_arm, task_of_state,
-                                     resampler, config.equivalence_margins),
-    }
-    gates = [evaluate_gate(spec, estimates, minimum_tasks=config.minimum_tasks,
-                           integrity_minimum=config.integrity_minimum,
-                           reference=reference_estimates) for spec in config.gates]
-    return {
-        "config": config.to_json(),
-        "study": {"name": study.name, "version": study.version, "metric": study.metric,
-                  "n_tasks": len(study.tasks), "n_states": len(study.states),
-                  "n_outcomes": len(outcomes),
-                  "n_y_zero": sum(1 for y in outcomes.values() if y == 0)},
-        "integrity": integrity,
-        "metrics": metrics,
-        "claims": {name: claim_metrics(expl, study.states, outcomes)
-                   for name, expl in sorted(explanations.items())},
-        "baselines": baseline,
-        "contrasts": contrasts,
-        "delivered_subset": {"note": "descriptive only; never feeds a gate",
-                             "contrasts": delivered_rows},
-        "estimates": dict(sorted(estimates.items())),
-        "gates": gates,
-        "checks": checks,
-    }
-
-
-def _estimate_fields(row: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: row.get(k) for k in ("estimate", "lower_bound_one_sided", "ci90", "ci95",
-                                    "n_clusters")}
-
-
-def _commitment_by_explainer(study: Study,
-                             explanations: Mapping[str, Mapping[str, Explanation]],
-                             outcomes: Mapping[str, float],
-                             states: Mapping[str, Mapping[str, ArmStates]],
-                             resampler: Resampler) -> dict[str, dict[str, Any]]:
-    result: dict[str, dict[str, Any]] = {}
-    for explainer, mapping in sorted(explanations.items()):
-        itt = commitment(mapping, study.states, outcomes, resampler)
-        if itt["value"] is None:
-            result[explainer] = itt
-            continue
-        delivered_ids: set[str] = set()
-        recorded = False
-        for context in ("matched_card", "matched_note"):
-            arm = states.get(arm_label(explainer, context), {}).get("itt")
-            if arm is not None:
-                recorded = True
-                delivered_ids |= {s for s, d in zip(arm.state_ids, arm.delivered,
-                                                    strict=True) if d}
-        if not recorded:
-            delivered = null("no_matched_arm")
-        else:
-            delivered = commitment({s: e for s, e in mapping.items() if s in delivered_ids},
-                                   study.states, outcomes, resampler)
-        result[explainer] = {"value": {"itt": itt, "delivered": delivered}}
-    return result
+    checks = FiveChecks(
+        commitment=CommitmentCheck(value=by_explainer) if by_explainer
+        else CommitmentCheck(value=None, reason="no_explanations"),
+        delivery=delivery(arms),
+        predictive_gain=contrast_check(contrasts.rows, contrasts.delivered, "delta_desc",
+                                       "no_description_arm", baseline),
+        alignment=contrast_check(contrasts.rows, contrasts.delivered, "delta_donor",
+                                 "no_donor_arm"),
+        known_signal=known_signal(calibration, build, description_arm, task_of_state,
+                                  resampler, config.equivalence_margins),
+    )
+    gates = tuple(evaluate_gate(spec, estimates, minimum_tasks=config.minimum_tasks,
+                                integrity_minimum=config.integrity_minimum,
+                                reference=reference_estimates) for spec in config.gates)
+    return CreditAnalysis(
+        config=config,
+        study=StudySummary(name=study.name, version=study.version, metric=study.metric,
+                           n_tasks=len(study.tasks), n_states=len(study.states),
+                           n_outcomes=len(outcomes),
+                           n_y_zero=sum(1 for y in outcomes.values() if y == 0)),
+        integrity=integrity,
+        metrics=metrics,
+        claims={name: claim_metrics(expl, study.states, outcomes)
+                for name, expl in sorted(explanations.items())},
+        baselines=baseline,
+        contrasts=tuple(contrasts.rows),
+        delivered_subset=DeliveredSubset(contrasts=tuple(contrasts.delivered)),
+        estimates=dict(sorted(estimates.items())),
+        gates=gates,
+        checks=checks,
+    )

@@ -20,25 +20,128 @@ its intervals that cover ``y``), each beside the "always improve" claim
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from foreseen.credit.analysis.metrics import (
+    FloatArray,
     direction_correct,
     interval_score,
     task_weighted_mean,
 )
+from foreseen.credit.analysis.record import OPTIONAL, Interval, Record
 from foreseen.credit.model import Explanation, State
 
 
-def _with_reason(value: float | None, reason: str) -> dict[str, Any]:
-    return {"value": value} if value is not None else {"value": None, "reason": reason}
+@dataclass(frozen=True, kw_only=True)
+class ConstantZeroBaseline(Record):
+    """The constant-zero forecast ``ŷ = 0`` scored like the forecasts (task-weighted).
+
+    Its direction is a no call (always wrong). Interval metrics are scored at the
+    declared interval (``declared_interval``); without one they are null with
+    reason ``no_declared_interval``.
+    """
+
+    point_mae: float | None
+    task_scaled_mae: float | None
+    direction_accuracy: float | None
+    declared_interval: Interval | None = field(default=None, metadata=OPTIONAL)
+    interval_score: float | None
+    interval_score_reason: str | None = field(default=None, metadata=OPTIONAL)
+    coverage: float | None
+    coverage_reason: str | None = field(default=None, metadata=OPTIONAL)
+    width: float | None
+    width_reason: str | None = field(default=None, metadata=OPTIONAL)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConstantImproveBaseline(Record):
+    """The constant "improve" claim: direction correct iff ``y > 0`` (task-weighted)."""
+
+    direction_accuracy: float | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class TaskMeanBaseline(Record):
+    """Task-mean prior, leave one cell out: ``ŷ_s`` = mean ``y`` of the task's other cells.
+
+    States of a task with one cell have no prior (counted); when no task has
+    two cells every metric is null with reason ``no_task_with_two_cells``.
+    """
+
+    point_mae: float | None
+    task_scaled_mae: float | None
+    direction_accuracy: float | None
+    n_states_without_prior: int
+    point_mae_reason: str | None = field(default=None, metadata=OPTIONAL)
+    task_scaled_mae_reason: str | None = field(default=None, metadata=OPTIONAL)
+    direction_accuracy_reason: str | None = field(default=None, metadata=OPTIONAL)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Baselines(Record):
+    """The three baselines over the states with outcomes (spec §6)."""
+
+    constant_zero: ConstantZeroBaseline
+    constant_improve: ConstantImproveBaseline
+    task_mean_loco: TaskMeanBaseline
+    n_states: int
+    n_tasks: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClaimRate(Record):
+    """A task-weighted rate over claims; null with a reason when there is no claim."""
+
+    value: float | None
+    reason: str | None = field(default=None, metadata=OPTIONAL)
+
+
+def _rate(value: float | None, reason: str) -> ClaimRate:
+    return ClaimRate(value=value, reason=reason if value is None else None)
+
+
+@dataclass(frozen=True, kw_only=True)
+class DirectionClaims(Record):
+    """Accuracy of the cards' direction claims, beside the "always improve" claim.
+
+    ``improve``/``worsen`` is correct iff it matches ``sign(y)``; ``no_change``
+    is a no call, always wrong, and is counted.
+    """
+
+    n_claims: int
+    n_correct: int
+    n_no_change_claims: int
+    accuracy: ClaimRate
+    always_improve_accuracy: ClaimRate
+
+
+@dataclass(frozen=True, kw_only=True)
+class IntervalClaims(Record):
+    """Coverage of the cards' own target intervals, beside "always improve" (``y > 0``).
+
+    Each state scores the share of its card's intervals that cover ``y``.
+    """
+
+    n_cards_with_interval: int
+    n_intervals: int
+    n_covered: int
+    coverage: ClaimRate
+    always_improve_coverage: ClaimRate
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClaimMetrics(Record):
+    """Claim-level metrics of one explainer's cards (spec §6)."""
+
+    direction: DirectionClaims
+    interval: IntervalClaims
 
 
 def baselines(states: Sequence[State], outcomes: Mapping[str, float],
               scales: Mapping[str, float], alpha: float,
-              interval: tuple[float, float] | None) -> dict[str, Any]:
+              interval: Interval | None) -> Baselines:
     """The three baselines' task-weighted metrics over the states with outcomes."""
     kept = [s for s in states if s.id in outcomes]
     tasks = [s.task_id for s in kept]
@@ -46,35 +149,38 @@ def baselines(states: Sequence[State], outcomes: Mapping[str, float],
     scale = np.array([scales[s.task_id] for s in kept], dtype=np.float64)
     zero = np.zeros_like(y)
     zero_direction = direction_correct(zero, y, np.ones(y.size, dtype=bool))
-    constant_zero: dict[str, Any] = {
-        "point_mae": task_weighted_mean(np.abs(y), tasks)[0],
-        "task_scaled_mae": task_weighted_mean(np.abs(y) / scale, tasks)[0],
-        "direction_accuracy": task_weighted_mean(zero_direction.astype(float), tasks)[0],
-    }
+    point_mae = task_weighted_mean(np.abs(y), tasks)[0]
+    task_scaled_mae = task_weighted_mean(np.abs(y) / scale, tasks)[0]
+    direction_accuracy = task_weighted_mean(zero_direction.astype(float), tasks)[0]
     if interval is None:
-        for name in ("interval_score", "coverage", "width"):
-            constant_zero[name] = None
-            constant_zero[f"{name}_reason"] = "no_declared_interval"
+        missing = "no_declared_interval"
+        constant_zero = ConstantZeroBaseline(
+            point_mae=point_mae, task_scaled_mae=task_scaled_mae,
+            direction_accuracy=direction_accuracy,
+            interval_score=None, interval_score_reason=missing,
+            coverage=None, coverage_reason=missing, width=None, width_reason=missing)
     else:
         lower, upper = np.full_like(y, interval[0]), np.full_like(y, interval[1])
-        constant_zero["declared_interval"] = [interval[0], interval[1]]
-        constant_zero["interval_score"] = task_weighted_mean(
-            interval_score(lower, upper, y, alpha), tasks)[0]
-        constant_zero["coverage"] = task_weighted_mean(
-            ((lower <= y) & (y <= upper)).astype(float), tasks)[0]
-        constant_zero["width"] = float(interval[1] - interval[0])
-    improve = {"direction_accuracy": task_weighted_mean((y > 0).astype(float), tasks)[0]}
-    return {
-        "constant_zero": constant_zero,
-        "constant_improve": improve,
-        "task_mean_loco": _task_mean_loco(kept, y, scale, tasks),
-        "n_states": len(kept),
-        "n_tasks": len(set(tasks)),
-    }
+        constant_zero = ConstantZeroBaseline(
+            point_mae=point_mae, task_scaled_mae=task_scaled_mae,
+            direction_accuracy=direction_accuracy,
+            declared_interval=(interval[0], interval[1]),
+            interval_score=task_weighted_mean(interval_score(lower, upper, y, alpha), tasks)[0],
+            coverage=task_weighted_mean(((lower <= y) & (y <= upper)).astype(float), tasks)[0],
+            width=float(interval[1] - interval[0]))
+    improve = ConstantImproveBaseline(
+        direction_accuracy=task_weighted_mean((y > 0).astype(float), tasks)[0])
+    return Baselines(
+        constant_zero=constant_zero,
+        constant_improve=improve,
+        task_mean_loco=_task_mean_loco(kept, y, scale, tasks),
+        n_states=len(kept),
+        n_tasks=len(set(tasks)),
+    )
 
 
-def _task_mean_loco(kept: Sequence[State], y: np.ndarray, scale: np.ndarray,
-                    tasks: Sequence[str]) -> dict[str, Any]:
+def _task_mean_loco(kept: Sequence[State], y: FloatArray, scale: FloatArray,
+                    tasks: Sequence[str]) -> TaskMeanBaseline:
     prior = np.full(y.size, np.nan)
     task_arr = np.array(tasks, dtype=object)
     cell_arr = np.array([s.cell for s in kept], dtype=object)
@@ -85,20 +191,19 @@ def _task_mean_loco(kept: Sequence[State], y: np.ndarray, scale: np.ndarray,
     has = np.isfinite(prior)
     error = np.where(has, np.abs(prior - y), np.nan)
     correct = direction_correct(np.where(has, prior, 0.0), y, ~has)
-    result: dict[str, Any] = {
-        "point_mae": task_weighted_mean(error, tasks)[0],
-        "task_scaled_mae": task_weighted_mean(error / scale, tasks)[0],
-        "direction_accuracy": task_weighted_mean(np.where(has, correct, np.nan), tasks)[0],
-        "n_states_without_prior": int((~has).sum()),
-    }
-    if not has.any():
-        for name in ("point_mae", "task_scaled_mae", "direction_accuracy"):
-            result[f"{name}_reason"] = "no_task_with_two_cells"
-    return result
+    missing = None if has.any() else "no_task_with_two_cells"
+    return TaskMeanBaseline(
+        point_mae=task_weighted_mean(error, tasks)[0],
+        task_scaled_mae=task_weighted_mean(error / scale, tasks)[0],
+        direction_accuracy=task_weighted_mean(np.where(has, correct, np.nan), tasks)[0],
+        n_states_without_prior=int((~has).sum()),
+        point_mae_reason=missing, task_scaled_mae_reason=missing,
+        direction_accuracy_reason=missing,
+    )
 
 
 def claim_metrics(explanations: Mapping[str, Explanation], states: Sequence[State],
-                  outcomes: Mapping[str, float]) -> dict[str, Any]:
+                  outcomes: Mapping[str, float]) -> ClaimMetrics:
     """Direction accuracy and interval coverage of the cards' own claims, beside "improve"."""
     claim_tasks: list[str] = []
     claim_correct: list[float] = []
@@ -128,22 +233,22 @@ def claim_metrics(explanations: Mapping[str, Explanation], states: Sequence[Stat
             cover_tasks.append(state.task_id)
             cover_rate.append(float(np.mean(hits)))
             cover_improve.append(float(y > 0))
-    direction = {
-        "n_claims": len(claim_correct),
-        "n_correct": int(sum(claim_correct)),
-        "n_no_change_claims": n_no_change,
-        "accuracy": _with_reason(task_weighted_mean(np.array(claim_correct), claim_tasks)[0],
-                                 "no_direction_claims"),
-        "always_improve_accuracy": _with_reason(
+    direction = DirectionClaims(
+        n_claims=len(claim_correct),
+        n_correct=int(sum(claim_correct)),
+        n_no_change_claims=n_no_change,
+        accuracy=_rate(task_weighted_mean(np.array(claim_correct), claim_tasks)[0],
+                       "no_direction_claims"),
+        always_improve_accuracy=_rate(
             task_weighted_mean(np.array(claim_improve), claim_tasks)[0], "no_direction_claims"),
-    }
-    coverage = {
-        "n_cards_with_interval": len(cover_rate),
-        "n_intervals": n_intervals,
-        "n_covered": n_covered,
-        "coverage": _with_reason(task_weighted_mean(np.array(cover_rate), cover_tasks)[0],
-                                 "no_card_intervals"),
-        "always_improve_coverage": _with_reason(
+    )
+    coverage = IntervalClaims(
+        n_cards_with_interval=len(cover_rate),
+        n_intervals=n_intervals,
+        n_covered=n_covered,
+        coverage=_rate(task_weighted_mean(np.array(cover_rate), cover_tasks)[0],
+                       "no_card_intervals"),
+        always_improve_coverage=_rate(
             task_weighted_mean(np.array(cover_improve), cover_tasks)[0], "no_card_intervals"),
-    }
-    return {"direction": direction, "interval": coverage}
+    )
+    return ClaimMetrics(direction=direction, interval=coverage)

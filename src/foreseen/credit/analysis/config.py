@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from foreseen.core.bootstrap import CORRECTIONS
 from foreseen.core.errors import UserInputError
@@ -61,6 +61,9 @@ class AnalysisConfig:
     minimum_tasks: int = 6
     small_cluster_correction: str = "none"
     baseline_interval: tuple[float, float] | None = None
+
+    #: core ``to_json`` writes this config through :meth:`to_json` (margins sorted by loss)
+    __custom_json__: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         if not (0.0 < self.alpha < 1.0):

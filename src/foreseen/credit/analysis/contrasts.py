@@ -22,10 +22,9 @@ description drift over paired states.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -41,8 +40,11 @@ from foreseen.core.bootstrap import (
     weighted_means,
 )
 from foreseen.credit.analysis.metrics import LOSSES, ArmStates
+from foreseen.credit.analysis.record import OPTIONAL, Interval, Record, written_with
 
 FloatArray = NDArray[np.float64]
+ContrastKind = Literal["delta_desc", "delta_donor", "drift_reduction"]
+Variant = Literal["itt", "valid_only", "delivered"]
 
 
 @dataclass
@@ -137,117 +139,249 @@ def pair_arms(comparator: ArmStates, arm: ArmStates, *, delivered_only: bool = F
     )
 
 
+@dataclass(frozen=True, kw_only=True)
+class BootstrapResult(Record):
+    """A point estimate with its task-cluster bootstrap intervals (spec §7).
+
+    ``ci95``/``ci90`` are two-sided percentile intervals; ``lower_bound_one_sided``
+    is the 5th percentile. ``reason`` is written when the intervals are null.
+    """
+
+    estimate: float | None
+    ci95: Interval | None
+    ci90: Interval | None
+    lower_bound_one_sided: float | None
+    n_clusters: int
+    b: int
+    seed: int
+    method: str
+    reason: str | None = field(default=None, metadata=OPTIONAL)
+
+    @classmethod
+    def of(cls, summary: BootstrapSummary) -> BootstrapResult:
+        return cls(estimate=summary.estimate, ci95=summary.ci95, ci90=summary.ci90,
+                   lower_bound_one_sided=summary.lower_bound_one_sided,
+                   n_clusters=summary.n_clusters, b=summary.b, seed=summary.seed,
+                   method=summary.method, reason=summary.reason)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Equivalence(Record):
+    """Equivalence of a contrast: its 90 % interval inside ``[−margin, margin]`` (spec §7)."""
+
+    margin: float | None
+    equivalent: bool | None
+    reason: str | None = field(default=None, metadata=OPTIONAL)
+
+
+@dataclass(frozen=True, kw_only=True)
+class TaskRatio(Record):
+    """One task's loss ratio ``L_arm(k) / L_comparator(k)`` (null when the denominator is 0)."""
+
+    task: str
+    ratio: float | None
+    reason: str | None = field(default=None, metadata=OPTIONAL)
+
+
+@dataclass(frozen=True, kw_only=True)
+class TaskwiseRatios(Record):
+    """Per-task loss ratios and their geometric mean ``exp(mean log r_k)``.
+
+    The geometric mean is null with a reason when a denominator is 0, there is
+    no task, or a ratio is not positive; otherwise the median, minimum and
+    maximum ratio are written beside it.
+    """
+
+    per_task: tuple[TaskRatio, ...]
+    geometric_mean: float | None
+    geometric_mean_reason: str | None = field(default=None, metadata=OPTIONAL)
+    median: float | None = field(default=None, metadata=OPTIONAL)
+    minimum: float | None = field(default=None, metadata={**OPTIONAL, "json_name": "min"})
+    maximum: float | None = field(default=None, metadata={**OPTIONAL, "json_name": "max"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class LeaveOneTaskOut(Record):
+    """The contrast without task ``k``: ``(Kθ̂ − m_k)/(K − 1)``; influence ``θ̂ − θ̂_(−k)``."""
+
+    task: str
+    estimate_without: float
+    influence: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class Sensitivity(Record):
+    """Declared sensitivities of a contrast: small-cluster correction, hierarchical resampling."""
+
+    small_cluster: BootstrapResult | None = field(default=None, metadata=OPTIONAL)
+    hierarchical: BootstrapResult | None = field(default=None, metadata=OPTIONAL)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ContrastEstimate(Record):
+    """One contrast's estimate with its bootstrap summary and diagnostics (spec §7).
+
+    A loss contrast ``Δ(L) = L(comparator) − L(arm)`` writes ``n_states``,
+    ``arm_mean``, ``comparator_mean`` and ``equivalence`` (and, for the ITT
+    variant, taskwise ratios, leave-one-task-out and declared sensitivities);
+    a drift reduction ``1 − drift(arm)/drift(comparator)`` writes ``arm_drift``,
+    ``comparator_drift`` and ``n_states``. When nothing could be estimated, the
+    estimate is null with a ``reason`` and no bootstrap fields are written.
+    """
+
+    estimate: float | None
+    ci95: Interval | None = field(default=None, metadata=written_with("method"))
+    ci90: Interval | None = field(default=None, metadata=written_with("method"))
+    lower_bound_one_sided: float | None = field(default=None, metadata=written_with("method"))
+    n_clusters: int
+    b: int | None = field(default=None, metadata=OPTIONAL)
+    seed: int | None = field(default=None, metadata=OPTIONAL)
+    method: str | None = field(default=None, metadata=OPTIONAL)
+    reason: str | None = field(default=None, metadata=OPTIONAL)
+    arm_drift: float | None = field(default=None, metadata=OPTIONAL)
+    comparator_drift: float | None = field(default=None, metadata=OPTIONAL)
+    n_states: int | None = field(default=None, metadata=OPTIONAL)
+    arm_mean: float | None = field(default=None, metadata=OPTIONAL)
+    comparator_mean: float | None = field(default=None, metadata=OPTIONAL)
+    equivalence: Equivalence | None = field(default=None, metadata=OPTIONAL)
+    taskwise_ratios: TaskwiseRatios | None = field(default=None, metadata=OPTIONAL)
+    leave_one_task_out: tuple[LeaveOneTaskOut, ...] | None = field(default=None, metadata=OPTIONAL)
+    sensitivity: Sensitivity | None = field(default=None, metadata=OPTIONAL)
+
+
+def _from_summary(summary: BootstrapSummary, **extra: Any) -> ContrastEstimate:
+    return ContrastEstimate(
+        estimate=summary.estimate, ci95=summary.ci95, ci90=summary.ci90,
+        lower_bound_one_sided=summary.lower_bound_one_sided, n_clusters=summary.n_clusters,
+        b=summary.b, seed=summary.seed, method=summary.method, reason=summary.reason, **extra)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ContrastKey(Record):
+    """Which contrast a row is: kind, explainer, context, the two arms compared, loss, variant.
+
+    ``comparator`` and ``arm`` are context ids: for Δ_desc the comparator is
+    ``description`` and the arm is ``context``; for Δ_donor the comparator is the
+    donor context and the arm its matched counterpart.
+    """
+
+    kind: ContrastKind
+    explainer: str
+    context: str
+    comparator: str
+    arm: str
+    loss: str
+    variant: Variant
+
+
+@dataclass(frozen=True, kw_only=True)
+class ContrastRow(ContrastEstimate, ContrastKey):
+    """One row of the contrast table: its key, then its estimate (written as one object)."""
+
+    @classmethod
+    def of(cls, key: ContrastKey, estimate: ContrastEstimate) -> ContrastRow:
+        values = {f.name: getattr(key, f.name) for f in fields(ContrastKey)}
+        values.update({f.name: getattr(estimate, f.name) for f in fields(ContrastEstimate)})
+        return cls(**values)
+
+
 def _taskwise_ratios(tasks: tuple[str, ...], arm_means: FloatArray,
-                     comparator_means: FloatArray) -> dict[str, Any]:
-    ratios: list[dict[str, Any]] = []
+                     comparator_means: FloatArray) -> TaskwiseRatios:
+    ratios: list[TaskRatio] = []
     usable = True
     for task, num, den in zip(tasks, arm_means, comparator_means, strict=True):
         if den == 0:
-            ratios.append({"task": task, "ratio": None, "reason": "zero_denominator"})
+            ratios.append(TaskRatio(task=task, ratio=None, reason="zero_denominator"))
             usable = False
         else:
-            ratios.append({"task": task, "ratio": float(num / den)})
-    values = np.array([r["ratio"] for r in ratios if r["ratio"] is not None], dtype=np.float64)
-    result: dict[str, Any] = {"per_task": ratios}
+            ratios.append(TaskRatio(task=task, ratio=float(num / den)))
+    values = np.array([r.ratio for r in ratios if r.ratio is not None], dtype=np.float64)
+    per_task = tuple(ratios)
     if not usable:
-        result.update(geometric_mean=None, geometric_mean_reason="zero_denominator")
-    elif values.size == 0:
-        result.update(geometric_mean=None, geometric_mean_reason="no_tasks")
-    elif np.any(values <= 0):
-        result.update(geometric_mean=None, geometric_mean_reason="non_positive_ratio")
-    else:
-        result.update(geometric_mean=float(np.exp(np.mean(np.log(values)))),
-                      median=float(np.median(values)), min=float(values.min()),
-                      max=float(values.max()))
-    return result
+        return TaskwiseRatios(per_task=per_task, geometric_mean=None,
+                              geometric_mean_reason="zero_denominator")
+    if values.size == 0:
+        return TaskwiseRatios(per_task=per_task, geometric_mean=None,
+                              geometric_mean_reason="no_tasks")
+    if np.any(values <= 0):
+        return TaskwiseRatios(per_task=per_task, geometric_mean=None,
+                              geometric_mean_reason="non_positive_ratio")
+    return TaskwiseRatios(per_task=per_task, geometric_mean=float(np.exp(np.mean(np.log(values)))),
+                          median=float(np.median(values)), minimum=float(values.min()),
+                          maximum=float(values.max()))
 
 
-def _leave_one_task_out(tasks: tuple[str, ...], means: FloatArray) -> list[dict[str, Any]]:
+def _leave_one_task_out(tasks: tuple[str, ...], means: FloatArray
+                        ) -> tuple[LeaveOneTaskOut, ...]:
     k = len(tasks)
     if k < 2:
-        return []
+        return ()
     full = float(means.mean())
     without = (means.sum() - means) / (k - 1)
-    return [{"task": task, "estimate_without": float(w), "influence": full - float(w)}
-            for task, w in zip(tasks, without, strict=True)]
-
-
-def _summary_json(summary: BootstrapSummary) -> dict[str, Any]:
-    data = summary.to_json()
-    if data["reason"] is None:
-        del data["reason"]
-    return data
+    return tuple(LeaveOneTaskOut(task=task, estimate_without=float(w), influence=full - float(w))
+                 for task, w in zip(tasks, without, strict=True))
 
 
 def loss_contrast(paired: Paired, loss: str, resampler: Resampler,
-                  margin: float | None, *, details: bool = True) -> dict[str, Any]:
+                  margin: float | None, *, details: bool = True) -> ContrastEstimate:
     """One Δ(L) = L(comparator) − L(arm) with its bootstrap summary and diagnostics."""
     diff = paired.comparator[loss] - paired.arm[loss]
     tasks, means = task_means(diff, paired.task_ids)
     n_states = int(np.isfinite(diff).sum())
     if not tasks:
-        return {"estimate": None, "reason": "no_paired_states", "n_clusters": 0,
-                "n_states": 0}
+        return ContrastEstimate(estimate=None, reason="no_paired_states", n_clusters=0,
+                                n_states=0)
     summary = resampler.mean_summary(tasks, means)
-    result = _summary_json(summary)
-    result["n_states"] = n_states
     finite = np.isfinite(diff)
-    result["arm_mean"] = float(task_means(np.where(finite, paired.arm[loss], np.nan),
-                                          paired.task_ids)[1].mean())
-    result["comparator_mean"] = float(task_means(
-        np.where(finite, paired.comparator[loss], np.nan), paired.task_ids)[1].mean())
-    if margin is None:
-        result["equivalence"] = {"margin": None, "equivalent": None,
-                                 "reason": "no_margin_declared"}
-    else:
-        result["equivalence"] = {"margin": margin,
-                                 "equivalent": equivalent(summary.ci90, margin)}
-    if not details:
-        return result
     _, arm_means = task_means(np.where(finite, paired.arm[loss], np.nan), paired.task_ids)
     _, comp_means = task_means(np.where(finite, paired.comparator[loss], np.nan),
                                paired.task_ids)
-    result["taskwise_ratios"] = _taskwise_ratios(tasks, arm_means, comp_means)
-    result["leave_one_task_out"] = _leave_one_task_out(tasks, means)
-    sensitivity: dict[str, Any] = {}
+    if margin is None:
+        equivalence = Equivalence(margin=None, equivalent=None, reason="no_margin_declared")
+    else:
+        equivalence = Equivalence(margin=margin, equivalent=equivalent(summary.ci90, margin))
+    common: dict[str, Any] = {"n_states": n_states, "arm_mean": float(arm_means.mean()),
+                              "comparator_mean": float(comp_means.mean()),
+                              "equivalence": equivalence}
+    if not details:
+        return _from_summary(summary, **common)
+    small_cluster = hierarchical = None
     if resampler.correction != "none":
-        sensitivity["small_cluster"] = _summary_json(
+        small_cluster = BootstrapResult.of(
             resampler.mean_summary(tasks, means, resampler.correction))
     if resampler.paths is not None:
         states = tuple(s for s, ok in zip(paired.state_ids, finite, strict=True) if ok)
         point, weights = resampler.state_weights(states)
         values = diff[finite]
-        hier = summarize(snapped_mean(values, point), weighted_means(weights, values),
-                         len(tasks), b=resampler.b,
-                         seed=resampler.seed, method="hierarchical_percentile")
-        sensitivity["hierarchical"] = _summary_json(hier)
-    if sensitivity:
-        result["sensitivity"] = sensitivity
-    return result
+        hierarchical = BootstrapResult.of(summarize(
+            snapped_mean(values, point), weighted_means(weights, values), len(tasks),
+            b=resampler.b, seed=resampler.seed, method="hierarchical_percentile"))
+    declared = small_cluster is not None or hierarchical is not None
+    return _from_summary(
+        summary, **common,
+        taskwise_ratios=_taskwise_ratios(tasks, arm_means, comp_means),
+        leave_one_task_out=_leave_one_task_out(tasks, means),
+        sensitivity=Sensitivity(small_cluster=small_cluster, hierarchical=hierarchical)
+        if declared else None)
 
 
-def drift_reduction(paired: Paired, resampler: Resampler) -> dict[str, Any]:
+def drift_reduction(paired: Paired, resampler: Resampler) -> ContrastEstimate:
     """``1 − mean(drift arm)/mean(drift comparator)``, the ratio taken inside each replicate."""
     arm, comp = paired.arm["drift"], paired.comparator["drift"]
     both = np.isfinite(arm) & np.isfinite(comp)
     if not both.any():
-        return {"estimate": None, "reason": "fewer_than_two_repeats", "n_clusters": 0}
+        return ContrastEstimate(estimate=None, reason="fewer_than_two_repeats", n_clusters=0)
     task_ids = [t for t, ok in zip(paired.task_ids, both, strict=True) if ok]
     tasks, arm_means = task_means(arm[both], task_ids)
     _, comp_means = task_means(comp[both], task_ids)
     denominator = float(comp_means.mean())
     if denominator == 0:
-        return {"estimate": None, "reason": "zero_description_drift",
-                "n_clusters": len(tasks)}
+        return ContrastEstimate(estimate=None, reason="zero_description_drift",
+                                n_clusters=len(tasks))
     weights = resampler.task_weights(tasks)
     with np.errstate(divide="ignore", invalid="ignore"):
         replicates = 1.0 - (weights @ arm_means) / (weights @ comp_means)
     summary = summarize(1.0 - float(arm_means.mean()) / denominator, replicates, len(tasks),
                         b=resampler.b, seed=resampler.seed, method="task_cluster_percentile")
-    result = _summary_json(summary)
-    result["arm_drift"] = float(arm_means.mean())
-    result["comparator_drift"] = denominator
-    result["n_states"] = int(both.sum())
-    if not math.isfinite(result["estimate"]):
-        result["estimate"] = None
-    return result
+    return _from_summary(summary, arm_drift=float(arm_means.mean()),
+                         comparator_drift=denominator, n_states=int(both.sum()))

@@ -28,106 +28,196 @@ paper's Appendix A, which held its margins, is lost.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
-from foreseen.core.errors import UserInputError
+from foreseen.core.errors import ConfigError
+from foreseen.credit.analysis.contrasts import BootstrapResult, ContrastEstimate
+from foreseen.credit.analysis.record import OPTIONAL, Interval, Record, written_with
 
 MARGINS_NOTE = "margins are ours; the paper's Appendix A (its margins) is lost"
 TESTS: tuple[str, ...] = (
     "estimate_at_least", "rate_at_least", "lower_bound_positive", "ci90_inside", "sign_agrees",
 )
+CONDITION_KEYS: tuple[str, ...] = ("estimate", "test", "value", "margin")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Estimate(Record):
+    """One entry of the estimate table that gates read (spec §7).
+
+    A bootstrapped estimate (a contrast, a drift reduction, a commitment
+    difference) carries its one-sided lower bound, intervals and cluster count;
+    a rate (``integrity/<arm>``) carries only its value. ``integrity`` is the
+    lower integrity of the arms the estimate rests on (null when none applies).
+    """
+
+    estimate: float | None
+    lower_bound_one_sided: float | None = field(default=None, metadata=written_with("n_clusters"))
+    ci90: Interval | None = field(default=None, metadata=written_with("n_clusters"))
+    ci95: Interval | None = field(default=None, metadata=written_with("n_clusters"))
+    n_clusters: int | None = field(default=None, metadata=OPTIONAL)
+    integrity: float | None
+
+    @classmethod
+    def of(cls, result: ContrastEstimate | BootstrapResult,
+           integrity: float | None) -> Estimate:
+        return cls(estimate=result.estimate, lower_bound_one_sided=result.lower_bound_one_sided,
+                   ci90=result.ci90, ci95=result.ci95, n_clusters=result.n_clusters,
+                   integrity=integrity)
+
+    @classmethod
+    def rate(cls, value: float | None) -> Estimate:
+        return cls(estimate=value, integrity=value)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ObservedEstimate(Record):
+    """What a gate condition saw of its estimate."""
+
+    estimate: float | None
+    lower_bound_one_sided: float | None
+    ci90: Interval | None
+    n_clusters: int | None
+    integrity: float | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class GateCondition(Record):
+    """One condition of a gate as declared, with what was observed and its outcome.
+
+    ``passed`` is null with a ``reason`` when the test could not be applied;
+    ``observed`` is absent when the estimate is missing from the table.
+    """
+
+    estimate: str
+    test: str
+    value: float | None = field(default=None, metadata=OPTIONAL)
+    margin: float | None = field(default=None, metadata=OPTIONAL)
+    observed: ObservedEstimate | None = field(default=None, metadata=OPTIONAL)
+    passed: bool | None
+    reason: str | None = field(default=None, metadata=OPTIONAL)
+
+
+@dataclass(frozen=True, kw_only=True)
+class GateResult(Record):
+    """A gate's verdict: its status (``on_pass``, ``on_fail`` or ``inconclusive``) and conditions.
+
+    ``inconclusive`` (with ``reasons``) when a referenced estimate is missing or
+    null, rests on fewer than the minimum number of tasks, or on arms whose
+    integrity is below the minimum.
+    """
+
+    name: str
+    join: str
+    conditions: tuple[GateCondition, ...]
+    margins_source: str | None
+    status: str
+    passed: bool | None
+    reasons: tuple[str, ...] | None = field(default=None, metadata=OPTIONAL)
 
 
 def validate_gate(spec: Mapping[str, Any]) -> None:
-    """Raise :class:`UserInputError` (one line) when a gate spec is malformed."""
+    """Raise :class:`~foreseen.core.errors.ConfigError` (one line) when a gate spec is malformed."""
     name = spec.get("name")
     if not isinstance(name, str) or not name:
-        raise UserInputError("gate: 'name' must be a non-empty string")
+        raise ConfigError("gate: 'name' must be a non-empty string")
     if spec.get("join", "all") not in ("all", "any"):
-        raise UserInputError(f"gate {name}: 'join' must be 'all' or 'any'")
+        raise ConfigError(f"gate {name}: 'join' must be 'all' or 'any'")
     conditions = spec.get("conditions")
     if not isinstance(conditions, list) or not conditions:
-        raise UserInputError(f"gate {name}: 'conditions' must be a non-empty list")
+        raise ConfigError(f"gate {name}: 'conditions' must be a non-empty list")
     for condition in conditions:
         if not isinstance(condition, Mapping) or condition.get("test") not in TESTS:
-            raise UserInputError(f"gate {name}: each condition needs a test among {TESTS}")
+            raise ConfigError(f"gate {name}: each condition needs a test among {TESTS}")
         if not isinstance(condition.get("estimate"), str):
-            raise UserInputError(f"gate {name}: each condition needs an 'estimate' name")
+            raise ConfigError(f"gate {name}: each condition needs an 'estimate' name")
+        unknown = sorted(set(condition) - set(CONDITION_KEYS))
+        if unknown:
+            raise ConfigError(f"gate {name}: unknown condition key {unknown[0]!r} "
+                              f"(known: {', '.join(CONDITION_KEYS)})")
         test = condition["test"]
         key = {"estimate_at_least": "value", "rate_at_least": "value",
                "ci90_inside": "margin"}.get(test)
-        if key is not None and not isinstance(condition.get(key), (int, float)):
-            raise UserInputError(f"gate {name}: test {test} needs a numeric {key!r}")
+        if key is not None and not _is_number(condition.get(key)):
+            raise ConfigError(f"gate {name}: test {test} needs a numeric {key!r}")
+        for optional_key in ("value", "margin"):
+            if optional_key in condition and not _is_number(condition[optional_key]):
+                raise ConfigError(f"gate {name}: {optional_key!r} must be a number")
     for key in ("on_pass", "on_fail"):
         if not isinstance(spec.get(key), str):
-            raise UserInputError(f"gate {name}: {key!r} must be a string")
+            raise ConfigError(f"gate {name}: {key!r} must be a string")
+    source = spec.get("margins_source")
+    if source is not None and not isinstance(source, str):
+        raise ConfigError(f"gate {name}: 'margins_source' must be a string")
 
 
-def _check(condition: Mapping[str, Any], entry: Mapping[str, Any],
-           reference: Mapping[str, Mapping[str, Any]] | None) -> tuple[bool | None, str | None]:
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _check(condition: Mapping[str, Any], entry: Estimate,
+           reference: Mapping[str, Estimate] | None) -> tuple[bool | None, str | None]:
     test = condition["test"]
-    estimate = entry.get("estimate")
+    estimate = entry.estimate
     if test in ("estimate_at_least", "rate_at_least"):
         return (None, "estimate_unavailable") if estimate is None else (
             estimate >= float(condition["value"]), None)
     if test == "lower_bound_positive":
-        bound = entry.get("lower_bound_one_sided")
+        bound = entry.lower_bound_one_sided
         return (None, "lower_bound_unavailable") if bound is None else (bound > 0, None)
     if test == "ci90_inside":
-        ci90 = entry.get("ci90")
+        ci90 = entry.ci90
         if ci90 is None:
             return None, "ci90_unavailable"
         margin = float(condition["margin"])
         return bool(-margin <= ci90[0] and ci90[1] <= margin), None
     if reference is None:
         return None, "no_reference_run"
-    other = reference.get(condition["estimate"], {}).get("estimate")
+    other_entry = reference.get(condition["estimate"])
+    other = None if other_entry is None else other_entry.estimate
     if estimate is None or other is None:
         return None, "estimate_unavailable"
     return bool((estimate > 0) == (other > 0) and (estimate < 0) == (other < 0)), None
 
 
-def evaluate_gate(spec: Mapping[str, Any], estimates: Mapping[str, Mapping[str, Any]], *,
+def evaluate_gate(spec: Mapping[str, Any], estimates: Mapping[str, Estimate], *,
                   minimum_tasks: int, integrity_minimum: float,
-                  reference: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Any]:
+                  reference: Mapping[str, Estimate] | None = None) -> GateResult:
     """Evaluate one gate on the estimate table; returns its status and every condition."""
     validate_gate(spec)
-    rows: list[dict[str, Any]] = []
+    rows: list[GateCondition] = []
     blockers: list[str] = []
     for condition in spec["conditions"]:
         name = condition["estimate"]
+        declared = {"estimate": name, "test": condition["test"],
+                    "value": condition.get("value"), "margin": condition.get("margin")}
         entry = estimates.get(name)
-        row: dict[str, Any] = dict(condition)
         if entry is None:
-            row.update(passed=None, reason="estimate_missing")
+            rows.append(GateCondition(**declared, passed=None, reason="estimate_missing"))
             blockers.append(f"estimate_missing:{name}")
-            rows.append(row)
             continue
-        row["observed"] = {k: entry.get(k) for k in
-                           ("estimate", "lower_bound_one_sided", "ci90", "n_clusters",
-                            "integrity")}
+        observed = ObservedEstimate(
+            estimate=entry.estimate, lower_bound_one_sided=entry.lower_bound_one_sided,
+            ci90=entry.ci90, n_clusters=entry.n_clusters, integrity=entry.integrity)
         passed, reason = _check(condition, entry, reference)
-        row["passed"] = passed
         if reason is not None:
-            row["reason"] = reason
             blockers.append(f"{reason}:{name}")
-        n_clusters = entry.get("n_clusters")
-        if isinstance(n_clusters, int) and n_clusters < minimum_tasks:
+        if entry.n_clusters is not None and entry.n_clusters < minimum_tasks:
             blockers.append(f"too_few_tasks:{name}")
-        integrity = entry.get("integrity")
-        if isinstance(integrity, (int, float)) and integrity < integrity_minimum:
+        if entry.integrity is not None and entry.integrity < integrity_minimum:
             blockers.append(f"integrity_below_minimum:{name}")
-        rows.append(row)
-    result: dict[str, Any] = {"name": spec["name"], "join": spec.get("join", "all"),
-                              "conditions": rows,
-                              "margins_source": spec.get("margins_source")}
+        rows.append(GateCondition(**declared, observed=observed, passed=passed, reason=reason))
+    join = str(spec.get("join", "all"))
+    head: dict[str, Any] = {"name": spec["name"], "join": join, "conditions": tuple(rows),
+                            "margins_source": spec.get("margins_source")}
     if blockers:
-        result.update(status="inconclusive", passed=None, reasons=sorted(set(blockers)))
-        return result
-    outcomes = [bool(r["passed"]) for r in rows]
-    passed = all(outcomes) if result["join"] == "all" else any(outcomes)
-    result.update(status=spec["on_pass"] if passed else spec["on_fail"], passed=passed)
-    return result
+        return GateResult(**head, status="inconclusive", passed=None,
+                          reasons=tuple(sorted(set(blockers))))
+    outcomes = [bool(r.passed) for r in rows]
+    passed = all(outcomes) if join == "all" else any(outcomes)
+    return GateResult(**head, status=spec["on_pass"] if passed else spec["on_fail"],
+                      passed=passed)
 
 
 def tox21_harm_gate(explainer: str = "probe", donor_map: str = "seed_swap",

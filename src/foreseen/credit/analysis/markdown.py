@@ -1,26 +1,29 @@
 """Markdown summary of a credit report (spec credit.md §11).
 
-:func:`render_markdown` accepts either the analysis dictionary returned by
-:func:`foreseen.credit.analysis.analyze.analyze` or a full report holding it under
-``"analysis"`` beside provenance keys (``plan_id``, ``parent_plan_id``,
-``analysis_code_digest``, ``outcome_commitment``, ``ledger_head``, …),
-which are printed when present. Every contrast is printed with its 95 %
-interval, one-sided lower bound, 90 % interval, equivalence statement and
-number of clusters; undefined values print as ``—`` followed by their reason.
+:func:`render_markdown` renders a
+:class:`~foreseen.credit.analysis.report.CreditReport` — its provenance (plan
+id and parent, analysis-code digest, outcome commitment and its check, ledger
+head, post-outcome flag) and its analysis — or a bare
+:class:`~foreseen.credit.analysis.analyze.CreditAnalysis` (no provenance).
+Every contrast is printed with its 95 % interval, one-sided lower bound, 90 %
+interval, equivalence statement and number of clusters; undefined values print
+as ``—`` followed by their reason.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
-PROVENANCE_KEYS: tuple[str, ...] = (
-    "plan_id", "parent_plan_id", "amendment_of", "analysis_code_digest", "outcome_commitment",
-    "outcome_commitment_check", "ledger_head", "post_outcome",
-)
+from foreseen.credit.analysis.analyze import CreditAnalysis
+from foreseen.credit.analysis.checks import CommitmentCheck, FiveChecks
+from foreseen.credit.analysis.contrasts import ContrastRow, Equivalence
+from foreseen.credit.analysis.report import CreditReport
+
+CHECK_NAMES: tuple[str, ...] = ("commitment", "delivery", "predictive_gain", "alignment",
+                                "known_signal")
 
 
-def fmt(value: Any) -> str:
+def fmt(value: object) -> str:
     """A number to 5 significant digits; ``—`` for null; booleans as yes/no."""
     if value is None:
         return "—"
@@ -43,31 +46,28 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     return [*lines, ""]
 
 
-def _equivalence(row: Mapping[str, Any]) -> str:
-    equivalence = row.get("equivalence")
-    if not isinstance(equivalence, Mapping):
+def _equivalence(equivalence: Equivalence | None) -> str:
+    if equivalence is None:
         return "—"
-    if equivalence.get("margin") is None:
-        return f"— ({equivalence.get('reason', 'no margin')})"
-    verdict = equivalence.get("equivalent")
-    word = {True: "equivalent", False: "not equivalent", None: "undetermined"}[verdict]
-    return f"{word} at ±{fmt(equivalence['margin'])}"
+    if equivalence.margin is None:
+        return f"— ({equivalence.reason or 'no margin'})"
+    word = {True: "equivalent", False: "not equivalent",
+            None: "undetermined"}[equivalence.equivalent]
+    return f"{word} at ±{fmt(equivalence.margin)}"
 
 
-def _contrast_rows(rows: Sequence[Mapping[str, Any]]) -> list[list[str]]:
+def _contrast_rows(rows: Sequence[ContrastRow]) -> list[list[str]]:
     table = []
     for row in rows:
-        estimate = fmt(row.get("estimate"))
-        if row.get("reason"):
-            estimate += f" ({row['reason']})"
+        estimate = fmt(row.estimate)
+        if row.reason:
+            estimate += f" ({row.reason})"
+        difference = (f"1 − {row.arm}/{row.comparator}" if row.kind == "drift_reduction"
+                      else f"{row.comparator} − {row.arm}")
         table.append([
-            str(row.get("kind")), str(row.get("explainer")), str(row.get("context")),
-            f"{row.get('comparator')} − {row.get('arm')}"
-            if row.get("kind") != "drift_reduction"
-            else f"1 − {row.get('arm')}/{row.get('comparator')}",
-            str(row.get("loss")), str(row.get("variant")), estimate,
-            fmt_interval(row.get("ci95")), fmt(row.get("lower_bound_one_sided")),
-            fmt_interval(row.get("ci90")), _equivalence(row), fmt(row.get("n_clusters")),
+            row.kind, row.explainer, row.context, difference, row.loss, row.variant, estimate,
+            fmt_interval(row.ci95), fmt(row.lower_bound_one_sided), fmt_interval(row.ci90),
+            _equivalence(row.equivalence), fmt(row.n_clusters),
         ])
     return table
 
@@ -77,120 +77,114 @@ CONTRAST_HEADER = ("kind", "explainer", "context", "difference", "loss", "varian
                    "clusters")
 
 
-def _check_line(name: str, check: Mapping[str, Any]) -> str:
-    if check.get("value") is None:
-        return f"- **{name}**: not computed — reason `{check.get('reason')}`"
-    return f"- **{name}**: computed (details below)"
+def _check_lines(checks: FiveChecks) -> list[str]:
+    lines = []
+    for name in CHECK_NAMES:
+        check = getattr(checks, name)
+        if check.value is None:
+            lines.append(f"- **{name}**: not computed — reason `{check.reason}`")
+        else:
+            lines.append(f"- **{name}**: computed (details below)")
+    return lines
 
 
-def _commitment_lines(check: Mapping[str, Any]) -> list[str]:
-    value = check.get("value")
-    if not isinstance(value, Mapping):
+def _commitment_lines(check: CommitmentCheck) -> list[str]:
+    if check.value is None:
         return []
     lines = []
-    for explainer, entry in sorted(value.items()):
-        inner = entry.get("value")
-        if inner is None:
-            lines.append(f"- {explainer}: — (`{entry.get('reason')}`)")
+    for explainer, entry in sorted(check.value.items()):
+        if entry.value is None:
+            lines.append(f"- {explainer}: — (`{entry.reason}`)")
             continue
-        itt = inner["itt"]
-        if itt.get("value") is None:
-            lines.append(f"- {explainer}: — (`{itt.get('reason')}`)")
+        itt = entry.value.itt
+        if itt.value is None:
+            lines.append(f"- {explainer}: — (`{itt.reason}`)")
             continue
-        parts = [f"{cond}: {c['n_complete']}/{c['n_states']} complete "
-                 f"(rate {fmt(c['complete_rate'])}, mean slots {fmt(c['mean_completeness'])})"
-                 for cond, c in sorted(itt["value"]["by_condition"].items())]
-        diff = itt["value"]["complete_rate_difference"]
-        parts.append(f"elicited − ordinary {fmt(diff.get('estimate'))}, one-sided 95 % LB "
-                     f"{fmt(diff.get('lower_bound_one_sided'))}, "
-                     f"{fmt(diff.get('n_clusters'))} clusters")
+        parts = [f"{condition}: {c.n_complete}/{c.n_states} complete "
+                 f"(rate {fmt(c.complete_rate)}, mean slots {fmt(c.mean_completeness)})"
+                 for condition, c in sorted(itt.value.by_condition.items())]
+        difference = itt.value.complete_rate_difference
+        if difference is not None:
+            parts.append(f"elicited − ordinary {fmt(difference.estimate)}, one-sided 95 % LB "
+                         f"{fmt(difference.lower_bound_one_sided)}, "
+                         f"{fmt(difference.n_clusters)} clusters")
         lines.append(f"- {explainer}: " + "; ".join(parts))
     return lines
 
 
-def render_markdown(report: Mapping[str, Any]) -> str:
+def _provenance(report: CreditReport) -> list[str]:
+    items = [
+        ("plan id", report.plan_id),
+        ("parent plan id", report.parent_plan_id),
+        ("analysis code digest", report.analysis_code_sha256),
+        ("outcome commitment", report.outcome_commitment.expected),
+        ("outcome commitment check", "ok" if report.outcome_commitment.ok else "MISMATCH"),
+        ("ledger head", report.ledger.head_hash),
+        ("post outcome", report.post_outcome),
+    ]
+    return [*(f"- {label}: `{fmt(value)}`" for label, value in items), ""]
+
+
+def render_markdown(report: CreditAnalysis) -> str:
     """Render the report as Markdown (deterministic for a given report)."""
-    analysis = report.get("analysis", report)
     lines: list[str] = ["# Predictive credit report", ""]
-    provenance = [(k, report[k]) for k in PROVENANCE_KEYS if k in report]
-    if provenance:
-        lines += [f"- {key.replace('_', ' ')}: `{fmt(value)}`" for key, value in provenance]
-        lines.append("")
-    study = analysis.get("study", {})
-    if study:
-        lines += [f"Study **{study.get('name')}** (version {study.get('version')}, metric "
-                  f"{study.get('metric')}): {study.get('n_tasks')} tasks, "
-                  f"{study.get('n_states')} states, {study.get('n_outcomes')} outcomes, "
-                  f"{study.get('n_y_zero')} with y = 0.", ""]
-    config = analysis.get("config", {})
-    if config:
-        lines += [f"Intervals: task-cluster percentile bootstrap, B = {config.get('bootstrap_b')},"
-                  f" seed {config.get('bootstrap_seed')}, stratified by kind: "
-                  f"{fmt(config.get('stratify_by_kind'))}; forecast intervals at level "
-                  f"{fmt(1 - config.get('alpha', 0.2))}.", ""]
+    if isinstance(report, CreditReport):
+        lines += _provenance(report)
+    study, config = report.study, report.config
+    lines += [f"Study **{study.name}** (version {study.version}, metric "
+              f"{study.metric}): {study.n_tasks} tasks, "
+              f"{study.n_states} states, {study.n_outcomes} outcomes, "
+              f"{study.n_y_zero} with y = 0.", ""]
+    lines += [f"Intervals: task-cluster percentile bootstrap, B = {config.bootstrap_b},"
+              f" seed {config.bootstrap_seed}, stratified by kind: "
+              f"{fmt(config.stratify_by_kind)}; forecast intervals at level "
+              f"{fmt(1 - config.alpha)}.", ""]
 
     lines += ["## Integrity", ""]
-    integrity = analysis.get("integrity", {})
-    rows = [[label, str(r["assigned"]), str(r["valid"]), str(r["fallback"]), fmt(r["rate"])]
-            for label, r in integrity.get("per_context", {}).items()]
+    rows = [[label, str(r.assigned), str(r.valid), str(r.fallback), fmt(r.rate)]
+            for label, r in report.integrity.per_context.items()]
     lines += _table(("arm", "assigned", "valid", "fallback", "integrity"), rows)
 
     lines += ["## Metrics (task-weighted)", ""]
     rows = []
-    for label, variants in analysis.get("metrics", {}).items():
-        for variant, m in variants.items():
-            rows.append([label, variant, fmt(m.get("point_mae")), fmt(m.get("task_scaled_mae")),
-                         fmt(m.get("interval_score")), fmt(m.get("coverage")),
-                         fmt(m.get("width")), fmt(m.get("drift")),
-                         fmt(m.get("drift_trimmed_mean_10pct")),
-                         fmt(m.get("direction", {}).get("accuracy")),
-                         str(m.get("n_fallback"))])
+    for label, variants in report.metrics.items():
+        for variant, m in (("itt", variants.itt), ("valid_only", variants.valid_only)):
+            rows.append([label, variant, fmt(m.point_mae), fmt(m.task_scaled_mae),
+                         fmt(m.interval_score), fmt(m.coverage), fmt(m.width), fmt(m.drift),
+                         fmt(m.drift_trimmed_mean_10pct), fmt(m.direction.accuracy),
+                         str(m.n_fallback)])
     lines += _table(("arm", "variant", "point MAE", "task-scaled MAE", "interval score",
                      "coverage", "width", "drift", "drift (10 % trimmed)", "direction acc.",
                      "fallbacks"), rows)
 
-    baseline = analysis.get("baselines")
-    if baseline:
-        zero, loco = baseline["constant_zero"], baseline["task_mean_loco"]
-        lines += ["## Baselines", "",
-                  f"- constant zero: point MAE {fmt(zero.get('point_mae'))}, task-scaled MAE "
-                  f"{fmt(zero.get('task_scaled_mae'))}, interval score "
-                  f"{fmt(zero.get('interval_score'))}"
-                  + (f" ({zero['interval_score_reason']})"
-                     if zero.get("interval_score_reason") else ""),
-                  f"- constant improve: direction accuracy "
-                  f"{fmt(baseline['constant_improve'].get('direction_accuracy'))}",
-                  f"- task-mean prior (leave one cell out): point MAE "
-                  f"{fmt(loco.get('point_mae'))}, direction accuracy "
-                  f"{fmt(loco.get('direction_accuracy'))}", ""]
+    zero, loco = report.baselines.constant_zero, report.baselines.task_mean_loco
+    lines += ["## Baselines", "",
+              f"- constant zero: point MAE {fmt(zero.point_mae)}, task-scaled MAE "
+              f"{fmt(zero.task_scaled_mae)}, interval score {fmt(zero.interval_score)}"
+              + (f" ({zero.interval_score_reason})" if zero.interval_score_reason else ""),
+              f"- constant improve: direction accuracy "
+              f"{fmt(report.baselines.constant_improve.direction_accuracy)}",
+              f"- task-mean prior (leave one cell out): point MAE "
+              f"{fmt(loco.point_mae)}, direction accuracy {fmt(loco.direction_accuracy)}", ""]
 
     lines += ["## Contrasts", "",
               "Positive differences favour the explanation (matched) arm.", ""]
-    lines += _table(CONTRAST_HEADER, _contrast_rows(analysis.get("contrasts", [])))
-    delivered = analysis.get("delivered_subset", {})
-    if delivered.get("contrasts"):
+    lines += _table(CONTRAST_HEADER, _contrast_rows(report.contrasts))
+    if report.delivered_subset.contrasts:
         lines += ["### Delivered subset (descriptive; never feeds a gate)", ""]
-        lines += _table(CONTRAST_HEADER, _contrast_rows(delivered["contrasts"]))
+        lines += _table(CONTRAST_HEADER, _contrast_rows(report.delivered_subset.contrasts))
 
     lines += ["## Gates", ""]
-    gates = analysis.get("gates", [])
-    if not gates:
+    if not report.gates:
         lines += ["No gates declared.", ""]
-    for gate in gates:
-        reasons = gate.get("reasons")
-        lines.append(f"- **{gate['name']}**: `{gate['status']}`"
-                     + (f" (reasons: {', '.join(reasons)})" if reasons else "")
-                     + (f" — {gate['margins_source']}" if gate.get("margins_source") else ""))
+    for gate in report.gates:
+        lines.append(f"- **{gate.name}**: `{gate.status}`"
+                     + (f" (reasons: {', '.join(gate.reasons)})" if gate.reasons else "")
+                     + (f" — {gate.margins_source}" if gate.margins_source else ""))
     lines.append("")
 
-    lines += ["## The five checks", ""]
-    checks = analysis.get("checks", {})
-    for name in ("commitment", "delivery", "predictive_gain", "alignment", "known_signal"):
-        if name in checks:
-            lines.append(_check_line(name, checks[name]))
-    lines.append("")
-    if "commitment" in checks:
-        commitment_lines = _commitment_lines(checks["commitment"])
-        if commitment_lines:
-            lines += ["### Commitment", "", *commitment_lines, ""]
+    lines += ["## The five checks", "", *_check_lines(report.checks), ""]
+    commitment_lines = _commitment_lines(report.checks.commitment)
+    if commitment_lines:
+        lines += ["### Commitment", "", *commitment_lines, ""]
     return "\n".join(lines)

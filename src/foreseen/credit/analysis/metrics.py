@@ -27,12 +27,13 @@ them into ``null`` with a reason.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
 from scipy import stats
 
+from foreseen.credit.analysis.record import OPTIONAL, Record
 from foreseen.credit.model import SlotRecord
 
 FloatArray = NDArray[np.float64]
@@ -185,7 +186,63 @@ def arm_states(slots: Sequence[SlotRecord], outcomes: Mapping[str, float],
     )
 
 
-def direction_summary(arm: ArmStates, thresholds: Sequence[float]) -> dict[str, object]:
+@dataclass(frozen=True, kw_only=True)
+class SweepPoint(Record):
+    """Direction accuracy over the states that moved: ``|y| > threshold`` (task-weighted)."""
+
+    threshold: float
+    accuracy: float | None
+    n_states: int
+    n_tasks: int
+    accuracy_reason: str | None = field(default=None, metadata=OPTIONAL)
+
+
+@dataclass(frozen=True, kw_only=True)
+class DirectionSummary(Record):
+    """Direction accuracy of an arm: task-weighted, every state in the denominator (spec §6).
+
+    ``n_no_call`` counts states whose mean forecast is exactly 0 or whose every
+    repeat is a fallback; ``sweep`` is the accuracy per movement threshold.
+    """
+
+    accuracy: float | None
+    n_states: int
+    n_tasks: int
+    n_no_call: int
+    n_y_zero: int
+    sweep: tuple[SweepPoint, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ArmMetrics(Record):
+    """Task-weighted metrics of one arm and variant (spec §6), with its slot counts.
+
+    Losses and coverage/width are equal-task-weight means of per-state values
+    (repeats averaged first); ``drift`` is the mean absolute pairwise
+    difference of repeated points, null with ``drift_reason`` when no state
+    has two repeats; ``reason`` is written when the arm has no scored state.
+    """
+
+    point_mae: float | None
+    task_scaled_mae: float | None
+    interval_score: float | None
+    coverage: float | None
+    width: float | None
+    drift: float | None
+    drift_trimmed_mean_10pct: float | None
+    drift_reason: str | None = field(default=None, metadata=OPTIONAL)
+    drift_trimmed_mean_10pct_reason: str | None = field(default=None, metadata=OPTIONAL)
+    direction: DirectionSummary
+    n_states: int
+    n_tasks: int
+    n_slots: int
+    n_fallback: int
+    n_invalid: int
+    width_includes_fallbacks: bool
+    reason: str | None = field(default=None, metadata=OPTIONAL)
+
+
+def direction_summary(arm: ArmStates, thresholds: Sequence[float]) -> DirectionSummary:
     """Direction accuracy (task-weighted, every state in the denominator) and its sweep.
 
     ``sweep`` gives, per movement threshold ``t``, the accuracy over states
@@ -198,41 +255,42 @@ def direction_summary(arm: ArmStates, thresholds: Sequence[float]) -> dict[str, 
         moved = np.abs(arm.y) > threshold
         values = np.where(moved, correct, np.nan)
         rate, tasks = task_weighted_mean(values, arm.task_ids)
-        entry: dict[str, object] = {"threshold": float(threshold), "accuracy": rate,
-                                    "n_states": int(moved.sum()), "n_tasks": tasks}
-        if rate is None:
-            entry["accuracy_reason"] = "no_state_above_threshold"
-        sweep.append(entry)
-    return {
-        "accuracy": accuracy,
-        "n_states": len(arm.state_ids),
-        "n_tasks": n_tasks,
-        "n_no_call": int(arm.no_call.sum() + np.sum((arm.mean_point == 0) & ~arm.no_call)),
-        "n_y_zero": int(np.sum(arm.y == 0)),
-        "sweep": sweep,
-    }
+        sweep.append(SweepPoint(
+            threshold=float(threshold), accuracy=rate, n_states=int(moved.sum()), n_tasks=tasks,
+            accuracy_reason="no_state_above_threshold" if rate is None else None))
+    return DirectionSummary(
+        accuracy=accuracy,
+        n_states=len(arm.state_ids),
+        n_tasks=n_tasks,
+        n_no_call=int(arm.no_call.sum() + np.sum((arm.mean_point == 0) & ~arm.no_call)),
+        n_y_zero=int(np.sum(arm.y == 0)),
+        sweep=tuple(sweep),
+    )
 
 
-def arm_summary(arm: ArmStates, thresholds: Sequence[float]) -> dict[str, object]:
+def arm_summary(arm: ArmStates, thresholds: Sequence[float]) -> ArmMetrics:
     """Task-weighted metrics of one arm, with slot, fallback and invalid counts."""
-    summary: dict[str, object] = {}
-    for name in ("point_mae", "task_scaled_mae", "interval_score"):
-        summary[name] = task_weighted_mean(arm.losses[name], arm.task_ids)[0]
-    summary["coverage"] = task_weighted_mean(arm.coverage, arm.task_ids)[0]
-    summary["width"] = task_weighted_mean(arm.width, arm.task_ids)[0]
-    drift = arm.losses["drift"]
-    summary["drift"] = task_weighted_mean(drift, arm.task_ids)[0]
-    summary["drift_trimmed_mean_10pct"] = trimmed_mean(drift)
-    if summary["drift"] is None:
-        summary["drift_reason"] = "fewer_than_two_repeats"
-        summary["drift_trimmed_mean_10pct_reason"] = "fewer_than_two_repeats"
-    summary["direction"] = direction_summary(arm, thresholds)
-    summary["n_states"] = len(arm.state_ids)
-    summary["n_tasks"] = len(set(arm.task_ids))
-    summary["n_slots"] = arm.n_slots
-    summary["n_fallback"] = arm.n_fallback
-    summary["n_invalid"] = arm.n_invalid
-    summary["width_includes_fallbacks"] = arm.n_fallback > 0
-    if not arm.state_ids:
-        summary["reason"] = "no_states"
-    return summary
+    def weighted(values: FloatArray) -> float | None:
+        return task_weighted_mean(values, arm.task_ids)[0]
+
+    drift = weighted(arm.losses["drift"])
+    no_drift = "fewer_than_two_repeats" if drift is None else None
+    return ArmMetrics(
+        point_mae=weighted(arm.losses["point_mae"]),
+        task_scaled_mae=weighted(arm.losses["task_scaled_mae"]),
+        interval_score=weighted(arm.losses["interval_score"]),
+        coverage=weighted(arm.coverage),
+        width=weighted(arm.width),
+        drift=drift,
+        drift_trimmed_mean_10pct=trimmed_mean(arm.losses["drift"]),
+        drift_reason=no_drift,
+        drift_trimmed_mean_10pct_reason=no_drift,
+        direction=direction_summary(arm, thresholds),
+        n_states=len(arm.state_ids),
+        n_tasks=len(set(arm.task_ids)),
+        n_slots=arm.n_slots,
+        n_fallback=arm.n_fallback,
+        n_invalid=arm.n_invalid,
+        width_includes_fallbacks=arm.n_fallback > 0,
+        reason=None if arm.state_ids else "no_states",
+    )

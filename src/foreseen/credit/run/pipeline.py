@@ -1,11 +1,12 @@
 """Reveal and analyse a finished run into ``report.json`` / ``report.md`` (spec §4, §5, §11).
 
-A report is a pure function of the plan, the ledger's terminal events and
-the revealed outcomes. Everything that legitimately differs between two runs
-of the same plan (the ledger's head hash and event count — a resumed run logs
-extra ``call_started``/``torn_line_discarded`` events — latencies, wall time,
-host) lives in :data:`VARYING_KEYS`; dropping those keys, two reports of one
-plan are byte-identical whatever happened during the runs.
+A report is a pure function of the plan, the ledger's terminal events, the
+revealed outcomes and the run folder's ``study_section.json``. Everything
+that legitimately differs between two runs of the same plan (the ledger's
+head hash and event count — a resumed run logs extra
+``call_started``/``torn_line_discarded`` events — latencies, wall time, host)
+lives in :data:`VARYING_KEYS`; dropping those keys, two reports of one plan
+are byte-identical whatever happened during the runs.
 """
 
 from __future__ import annotations
@@ -19,22 +20,36 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from foreseen.core.digest import (
-    dumps_strict,
-    sha256_file,
-    sha256_text,
-    write_text_atomic,
-)
+from foreseen.core.digest import sha256_file, sha256_text, write_text_atomic
 from foreseen.core.errors import UserInputError
 from foreseen.core.ledger import Ledger, read_ledger
-from foreseen.credit.analysis.analyze import analyze
+from foreseen.core.schema import to_json
+from foreseen.credit.analysis.analyze import CreditAnalysis, analyze
 from foreseen.credit.analysis.config import AnalysisConfig
+from foreseen.credit.analysis.decode import from_json
 from foreseen.credit.analysis.markdown import render_markdown
+from foreseen.credit.analysis.report import (
+    REPORT_FORMAT,
+    Amendment,
+    CalibrationPlan,
+    CreditReport,
+    ForecasterBlock,
+    LatencySummary,
+    LedgerHead,
+    OutcomeCommitment,
+    ReportHeader,
+    RunMetadata,
+    StudySection,
+    report_text,
+)
 from foreseen.credit.model import Explanation, SlotRecord, Study
 from foreseen.credit.plan.freeze import ANALYSIS_MODULES, FrozenPlan, analysis_code_sha256, reveal
 from foreseen.credit.run.runner import check_ledger_plan, read_slot_records, terminal_slots
 
-REPORT_FORMAT = "foreseen.credit.report/1"
+__all__ = ["REPORT_FORMAT", "STUDY_SECTION_FILE", "VARYING_KEYS", "Analyzer", "MarkdownRenderer",
+           "RunInputs", "StudySectionFile", "analyze_run", "check_run", "default_analyzer",
+           "read_study_section", "record_reveal", "stable_part"]
+
 VARYING_KEYS: tuple[str, ...] = ("ledger", "calibration_ledger", "run_metadata")
 #: a study that adds a section to its report writes it here, in the run folder, as
 #: ``{"name": str, "data": {...}, "markdown": str}``; :func:`analyze_run` copies ``data``
@@ -43,28 +58,25 @@ STUDY_SECTION_FILE = "study_section.json"
 
 Analyzer = Callable[[Study, Mapping[str, Mapping[str, Explanation]], Sequence[SlotRecord],
                      Mapping[str, float], Mapping[str, Any], Sequence[SlotRecord]],
-                    dict[str, Any]]
-MarkdownRenderer = Callable[[Mapping[str, Any]], str]
+                    CreditAnalysis]
+MarkdownRenderer = Callable[[CreditReport], str]
 
 
 def default_analyzer(study: Study, explanations: Mapping[str, Mapping[str, Explanation]],
                      slots: Sequence[SlotRecord], outcomes: Mapping[str, float],
                      config: Mapping[str, Any], calibration: Sequence[SlotRecord]
-                     ) -> dict[str, Any]:
+                     ) -> CreditAnalysis:
     """:func:`~foreseen.credit.analysis.analyze.analyze` with the plan's frozen configuration."""
     frozen = AnalysisConfig.from_json(config)
     return analyze(study, explanations, slots, outcomes, frozen, calibration=calibration)
 
 
-def default_markdown(report: Mapping[str, Any]) -> str:
-    """:func:`~foreseen.credit.analysis.markdown.render_markdown` with the provenance it prints."""
-    commitment = report.get("outcome_commitment", {})
-    view = {**report,
-            "analysis_code_digest": report.get("analysis_code_sha256"),
-            "outcome_commitment": commitment.get("expected"),
-            "outcome_commitment_check": "ok" if commitment.get("ok") else "MISMATCH",
-            "ledger_head": (report.get("ledger") or {}).get("head_hash")}
-    return render_markdown(view)
+@dataclass(frozen=True)
+class StudySectionFile:
+    """A study's extra report section: what goes into ``report.json`` and the Markdown above."""
+
+    section: StudySection
+    markdown: str
 
 
 @dataclass(frozen=True)
@@ -119,26 +131,59 @@ def record_reveal(plan: FrozenPlan, ledger_path: str | os.PathLike[str],
     return outcomes
 
 
-def _latency_summary(latencies: Sequence[float]) -> dict[str, Any]:
+def _latency_summary(latencies: Sequence[float]) -> LatencySummary:
     if not latencies:
-        return {"calls": 0, "mean_s": None, "max_s": None}
-    return {"calls": len(latencies), "mean_s": sum(latencies) / len(latencies),
-            "max_s": max(latencies)}
+        return LatencySummary(calls=0, mean_s=None, max_s=None)
+    return LatencySummary(calls=len(latencies), mean_s=sum(latencies) / len(latencies),
+                          max_s=max(latencies))
+
+
+def _plan_block(cls: type[Any], value: Any, what: str) -> Any:
+    """A plan body's block read as its report type (free-form parts as plain JSON values)."""
+    return from_json(cls, to_json(value), where=what)
+
+
+def _header(plan: FrozenPlan, run: RunInputs, child_run: RunInputs | None,
+            observed: str | None) -> ReportHeader:
+    expected = plan.body["outcome_commitment"]["sha256"]
+    code_now = analysis_code_sha256(ANALYSIS_MODULES)
+    calibration_plan = None
+    if child_run is not None:
+        signals = child_run.plan.body.get("signals")
+        calibration_plan = CalibrationPlan(
+            plan_id=child_run.plan.plan_id, parent_plan_id=child_run.plan.parent,
+            post_outcome=True, signals=None if signals is None else to_json(signals))
+    return ReportHeader(
+        plan_id=plan.plan_id,
+        parent_plan_id=plan.parent,
+        post_outcome=plan.post_outcome,
+        amendments=tuple(_plan_block(Amendment, a, f"plan.amendments[{i}]")
+                         for i, a in enumerate(plan.body["amendments"])),
+        forecaster=_plan_block(ForecasterBlock, plan.body["forecaster"], "plan.forecaster"),
+        analysis_code_sha256=code_now,
+        analysis_code_matches_plan=code_now == plan.body["analysis_code_sha256"],
+        outcome_commitment=OutcomeCommitment(expected=expected, observed=observed,
+                                             ok=observed == expected),
+        calibration_plan=calibration_plan,
+        ledger=LedgerHead(head_hash=run.head_hash, events=run.events),
+        calibration_ledger=None if child_run is None
+        else LedgerHead(head_hash=child_run.head_hash, events=child_run.events),
+    )
 
 
 def analyze_run(plan: FrozenPlan, ledger_path: str | os.PathLike[str],
                 outcomes_path: str | os.PathLike[str], out_dir: str | os.PathLike[str], *,
                 calibration: tuple[FrozenPlan, str | os.PathLike[str]] | None = None,
                 analyzer: Analyzer = default_analyzer,
-                markdown: MarkdownRenderer = default_markdown) -> dict[str, Any]:
+                markdown: MarkdownRenderer = render_markdown) -> CreditReport:
     """Reveal, analyse and write ``DIR/report.json`` + ``DIR/report.md``; return the report.
 
     ``calibration`` is the known-signal child plan and its ledger; its slots go
-    to the analysis as ``calibration`` (→ ``checks.known_signal``).
+    to the analysis as ``calibration`` (→ ``checks.known_signal``). The run
+    folder (the ledger's folder) may hold :data:`STUDY_SECTION_FILE`.
     """
     started = time.monotonic()
     run = check_run(plan, ledger_path)
-    expected = plan.body["outcome_commitment"]["sha256"]
     observed = sha256_file(outcomes_path) if Path(outcomes_path).is_file() else None
     outcomes = record_reveal(plan, ledger_path, outcomes_path)
     child_run: RunInputs | None = None
@@ -150,45 +195,22 @@ def analyze_run(plan: FrozenPlan, ledger_path: str | os.PathLike[str],
             )
         child_run = check_run(child_plan, child_ledger)
     section = read_study_section(Path(ledger_path).parent)
-    code_now = analysis_code_sha256(ANALYSIS_MODULES)
+    header = _header(plan, run, child_run, observed)
     analysis = analyzer(plan.study, plan.explanations(), run.slots, outcomes,
                         plan.body["analysis"], child_run.slots if child_run else [])
-    report: dict[str, Any] = {
-        "format": REPORT_FORMAT,
-        "plan_id": plan.plan_id,
-        "parent_plan_id": plan.parent,
-        "post_outcome": plan.post_outcome,
-        "amendments": plan.body["amendments"],
-        "forecaster": plan.body["forecaster"],
-        "analysis_code_sha256": code_now,
-        "analysis_code_matches_plan": code_now == plan.body["analysis_code_sha256"],
-        "outcome_commitment": {"expected": expected, "observed": observed,
-                               "ok": observed == expected},
-        "calibration_plan": None if child_run is None else {
-            "plan_id": child_run.plan.plan_id, "parent_plan_id": child_run.plan.parent,
-            "post_outcome": True, "signals": child_run.plan.body.get("signals")},
-        "ledger": {"head_hash": run.head_hash, "events": run.events},
-        "calibration_ledger": None if child_run is None else {
-            "head_hash": child_run.head_hash, "events": child_run.events},
-    }
-    for key, value in analysis.items():
-        if key in report:
-            raise ValueError(f"analysis result key {key!r} collides with the report header")
-        report[key] = value
-    if section is not None:
-        report["study_section"] = {"name": section["name"], "data": section["data"]}
-    report["run_metadata"] = {
-        "varying_keys": list(VARYING_KEYS),
-        "host": platform.node(),
-        "python": platform.python_version(),
-        "analysis_wall_s": time.monotonic() - started,
-        "latency": _latency_summary(run.latencies),
-    }
+    report = CreditReport.assemble(
+        header, analysis, study_section=None if section is None else section.section,
+        run_metadata=RunMetadata(
+            varying_keys=VARYING_KEYS,
+            host=platform.node(),
+            python=platform.python_version(),
+            analysis_wall_s=time.monotonic() - started,
+            latency=_latency_summary(run.latencies)))
     out = Path(out_dir)
-    text = dumps_strict(report) + "\n"
+    text = report_text(report)
     summary_md = markdown(report)  # rendered before anything is written
     if section is not None:
-        summary_md = section["markdown"] + summary_md
+        summary_md = section.markdown + summary_md
     write_text_atomic(out / "report.json", text)
     write_text_atomic(out / "report.md", summary_md)
     Ledger.open(ledger_path).append("analysis_written", {
@@ -196,7 +218,7 @@ def analyze_run(plan: FrozenPlan, ledger_path: str | os.PathLike[str],
     return report
 
 
-def read_study_section(folder: Path) -> dict[str, Any] | None:
+def read_study_section(folder: Path) -> StudySectionFile | None:
     """The study's extra report section from :data:`STUDY_SECTION_FILE`, if the folder has one."""
     path = folder / STUDY_SECTION_FILE
     if not path.is_file():
@@ -209,9 +231,11 @@ def read_study_section(folder: Path) -> dict[str, Any] | None:
             and isinstance(section.get("data"), dict)
             and isinstance(section.get("markdown"), str)):
         raise UserInputError(f"{path.name}: expected name, data and markdown")
-    return section
+    return StudySectionFile(StudySection(name=section["name"], data=section["data"]),
+                            section["markdown"])
 
 
-def stable_part(report: Mapping[str, Any]) -> dict[str, Any]:
-    """The report without :data:`VARYING_KEYS` (what must be identical across runs)."""
-    return {k: v for k, v in report.items() if k not in VARYING_KEYS}
+def stable_part(report: CreditReport) -> dict[str, Any]:
+    """The report's JSON object without :data:`VARYING_KEYS` (identical across runs of a plan)."""
+    data = to_json(report)
+    return {k: v for k, v in data.items() if k not in VARYING_KEYS}

@@ -1,0 +1,213 @@
+"""The credit report as a typed artefact: header, analysis, study section, run metadata.
+
+A report (spec credit.md §11) is one :class:`CreditReport` in memory and one
+JSON object in ``report.json``: the header (plan id and parent, amendments,
+forecaster block, analysis-code digest and whether it matches the plan, the
+outcome commitment check, the calibration plan, ledger heads), then every key
+of :class:`~foreseen.credit.analysis.analyze.CreditAnalysis`, then the study's
+own section (when the run folder has one) and the run metadata — in that
+order, the order of the dataclass fields.
+
+:func:`report_text` writes it, :func:`read_report` reads it back
+(``read_report`` of a written report equals the report), :func:`report_schema`
+is its JSON Schema, and :data:`ARTEFACTS` names the type for the project's
+artefact list.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, fields
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from foreseen.core.digest import dumps_strict
+from foreseen.core.errors import SourceError
+from foreseen.core.schema import to_json
+from foreseen.credit.analysis.analyze import CreditAnalysis
+from foreseen.credit.analysis.decode import from_json
+from foreseen.credit.analysis.record import OPTIONAL, Record, schema
+
+REPORT_FORMAT = "foreseen.credit.report/1"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Amendment(Record):
+    """An amendment of the plan: the parent plan, the reason, the plan keys it changed."""
+
+    parent: str
+    reason: str
+    changed: tuple[str, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ForecasterBlock(Record):
+    """The frozen forecaster: its factory, options and the configuration it reported."""
+
+    factory: str
+    options: Mapping[str, Any]
+    configuration: Mapping[str, Any]
+
+
+@dataclass(frozen=True, kw_only=True)
+class OutcomeCommitment(Record):
+    """SHA-256 of the sealed outcome file: frozen in the plan, observed at reveal, equal?"""
+
+    expected: str
+    observed: str | None
+    ok: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class CalibrationPlan(Record):
+    """The post-outcome known-signal child plan analysed with this plan (spec §8, check 5)."""
+
+    plan_id: str
+    parent_plan_id: str | None
+    post_outcome: bool
+    signals: Mapping[str, Any] | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class LedgerHead(Record):
+    """A ledger's head hash and event count when it was analysed."""
+
+    head_hash: str
+    events: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReportHeader(Record):
+    """Provenance of a credit report (spec §4, §5, §11)."""
+
+    format: str = REPORT_FORMAT
+    plan_id: str
+    parent_plan_id: str | None
+    post_outcome: bool
+    amendments: tuple[Amendment, ...]
+    forecaster: ForecasterBlock
+    analysis_code_sha256: str
+    analysis_code_matches_plan: bool
+    outcome_commitment: OutcomeCommitment
+    calibration_plan: CalibrationPlan | None
+    ledger: LedgerHead
+    calibration_ledger: LedgerHead | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class StudySection(Record):
+    """A study's own report section, from the run folder's ``study_section.json``."""
+
+    name: str
+    data: Mapping[str, Any]
+
+
+@dataclass(frozen=True, kw_only=True)
+class LatencySummary(Record):
+    """Forecast call latencies recorded in the ledger (null mean and max without calls)."""
+
+    calls: int
+    mean_s: float | None
+    max_s: float | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunMetadata(Record):
+    """What legitimately differs between two analyses of one plan (``varying_keys``)."""
+
+    varying_keys: tuple[str, ...]
+    host: str
+    python: str
+    analysis_wall_s: float
+    latency: LatencySummary
+
+
+class _JsonView(Mapping[str, Any]):
+    """Read-only access to a report's JSON object by key, for callers that index it.
+
+    Kept for code that still reads the report as a mapping; new code reads the
+    attributes.
+    """
+
+    @cached_property
+    def _json_object(self) -> dict[str, Any]:
+        data = to_json(self)
+        if not isinstance(data, dict):
+            raise TypeError("a report is written as a JSON object")
+        return data
+
+    def __getitem__(self, key: str) -> Any:
+        return self._json_object[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._json_object)
+
+    def __len__(self) -> int:
+        return len(self._json_object)
+
+
+@dataclass(frozen=True, kw_only=True)
+class CreditReport(CreditAnalysis, ReportHeader, _JsonView):
+    """A predictive-credit report: header, analysis, study section, run metadata (spec §11).
+
+    A pure function of the plan, the ledger, the revealed outcomes and the run
+    folder's study section; only :data:`~foreseen.credit.run.pipeline.VARYING_KEYS`
+    (ledger heads, run metadata) differ between two analyses of one plan.
+    """
+
+    study_section: StudySection | None = field(default=None, metadata=OPTIONAL)
+    run_metadata: RunMetadata
+
+    @classmethod
+    def assemble(cls, header: ReportHeader, analysis: CreditAnalysis, *,
+                 study_section: StudySection | None, run_metadata: RunMetadata) -> CreditReport:
+        """The report of ``analysis`` under ``header``."""
+        values = {f.name: getattr(header, f.name) for f in fields(ReportHeader)}
+        values.update({f.name: getattr(analysis, f.name) for f in fields(CreditAnalysis)})
+        return cls(**values, study_section=study_section, run_metadata=run_metadata)
+
+    def header(self) -> ReportHeader:
+        """The provenance part of the report."""
+        return ReportHeader(**{f.name: getattr(self, f.name) for f in fields(ReportHeader)})
+
+    def analysis(self) -> CreditAnalysis:
+        """The analysis part of the report."""
+        return CreditAnalysis(**{f.name: getattr(self, f.name) for f in fields(CreditAnalysis)})
+
+
+ARTEFACTS: dict[str, type] = {"credit-report": CreditReport}
+"""The credit instrument's artefact types, by artefact name."""
+
+
+def report_text(report: CreditReport) -> str:
+    """``report.json``'s text: strict JSON (no NaN), two-space indent, a final newline."""
+    return dumps_strict(to_json(report)) + "\n"
+
+
+def read_report(path: str | os.PathLike[str]) -> CreditReport:
+    """The report written at ``path`` (``report.json``); a SourceError names what is wrong."""
+    file = Path(path)
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise SourceError(f"cannot read {file}: {error.strerror}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise SourceError(f"{file.name} is not valid JSON") from None
+    if not isinstance(data, dict) or data.get("format") != REPORT_FORMAT:
+        raise SourceError(f"{file.name} is not a credit report ({REPORT_FORMAT})")
+    try:
+        return from_json(CreditReport, data)
+    except SourceError as error:
+        raise SourceError(f"{file.name}: {error}") from None
+
+
+def report_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of ``report.json``.
+
+    Core ``json_schema(CreditReport)`` with the keys that are written only when
+    they apply (see :mod:`foreseen.credit.analysis.record`) left out of ``required``.
+    """
+    return schema(CreditReport, title="Predictive credit report")
