@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from foreseen.core.errors import UserInputError
+from foreseen.credit.analysis.report import CreditReport
 from foreseen.credit.backends.base import Backend, BackendResponse, ForecastRequest
 from foreseen.credit.backends.registry import BACKENDS, register_backend
 from foreseen.credit.model import (
@@ -174,8 +175,8 @@ def make_backend(sleep_ms: float = 0.0) -> TestBackend:
     return TestBackend(sleep_ms=sleep_ms)
 
 
-def simple_markdown(report: Mapping[str, Any]) -> str:
-    return f"# report {report['plan_id']}\n"
+def simple_markdown(report: CreditReport) -> str:
+    return f"# report {report.plan_id}\n"
 
 
 DESIGN = {None: ["description"],

@@ -2,37 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
-
+from foreseen.credit.analysis.report import CreditReport
 from foreseen.credit.studies.pipeline import StudyRunResult
 
 
-def _fmt(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, float):
-        return f"{value:+.4f}"
-    return str(value)
+def _fmt(value: float | None) -> str:
+    return "null" if value is None else f"{value:+.4f}"
 
 
-def _contrast_lines(contrasts: Any) -> list[str]:
-    rows: Sequence[Mapping[str, Any]] = []
-    if isinstance(contrasts, Mapping):
-        rows = [r for value in contrasts.values() if isinstance(value, list)
-                for r in value if isinstance(r, Mapping)]
-    elif isinstance(contrasts, list):
-        rows = [r for r in contrasts if isinstance(r, Mapping)]
+def contrast_lines(report: CreditReport) -> list[str]:
+    """The ITT point-MAE contrasts, one line each."""
     lines = []
-    for row in rows:
-        if row.get("loss") != "point_mae" or row.get("variant", "itt") != "itt":
+    for row in report.contrasts:
+        if row.loss != "point_mae" or row.variant != "itt":
             continue
-        ci = row.get("ci95") or [None, None]
-        label = f"{row.get('kind')} {row.get('explainer')} {row.get('context')}"
-        lines.append(f"  {label}: {_fmt(row.get('estimate'))}"
-                     f" [{_fmt(ci[0])}, {_fmt(ci[1])}], lower bound"
-                     f" {_fmt(row.get('lower_bound_one_sided'))},"
-                     f" {row.get('n_clusters')} tasks")
+        low, high = row.ci95 if row.ci95 is not None else (None, None)
+        lines.append(f"  {row.kind} {row.explainer} {row.context}: {_fmt(row.estimate)}"
+                     f" [{_fmt(low)}, {_fmt(high)}], lower bound"
+                     f" {_fmt(row.lower_bound_one_sided)}, {row.n_clusters} tasks")
     return lines
 
 
@@ -55,29 +42,29 @@ def stand_in_lines(result: StudyRunResult) -> list[str]:
 def study_summary(result: StudyRunResult) -> str:
     """A short human summary of a study run."""
     report = result.report
-    integrity = report.get("integrity", {}).get("overall", {})
+    overall = report.integrity.overall
+    calibration = report.calibration_plan
     lines = [
         *stand_in_lines(result),
         f"study {result.study} -> {result.folder}"
         + (" (resumed: same plan)" if result.resumed else ""),
         *result.built.summary_lines,
-        f"plan {report['plan_id']}",
-        f"calibration plan {(report.get('calibration_plan') or {}).get('plan_id')}"
+        f"plan {report.plan_id}",
+        f"calibration plan {calibration.plan_id if calibration else 'none'}"
         " (post-outcome, parent = plan)",
-        f"outcome commitment ok: {report['outcome_commitment']['ok']}",
-        f"ledger head {report['ledger']['head_hash']} ({report['ledger']['events']} events)",
-        f"slots {result.slots}; integrity {integrity.get('valid')}/{integrity.get('assigned')}"
-        f" valid, {integrity.get('fallback')} fallbacks",
+        f"outcome commitment ok: {report.outcome_commitment.ok}",
+        f"ledger head {report.ledger.head_hash} ({report.ledger.events} events)",
+        f"slots {result.slots}; integrity {overall.valid}/{overall.assigned} valid,"
+        f" {overall.fallback} fallbacks",
     ]
     if result.verification is not None:
         check = result.verification
         lines.append(f"verify-outcomes: {check.reproduced}/{check.checked} reproduced"
                      f" ({'ok' if check.ok else 'MISMATCH'})")
     lines += ["point-MAE contrasts (ITT, positive favours matched):",
-              *_contrast_lines(report.get("contrasts")),
+              *contrast_lines(report),
               "gates:",
-              *[f"  {g.get('name')}: {g.get('status')}" for g in report.get("gates", [])
-                if isinstance(g, Mapping)],
+              *[f"  {gate.name}: {gate.status}" for gate in report.gates],
               f"report: {result.folder / 'report.json'} and report.md"
               f" ({result.seconds:.1f} s)"]
     return "\n".join(lines)

@@ -5,9 +5,12 @@ written. Two functions do that for every artefact:
 
 * :func:`to_json` — a dataclass instance (recursively: dataclasses, mappings,
   lists and tuples, numpy scalars) → plain JSON values. Keys come out in field
-  order, so a dataclass fixes the layout of what it writes. A field whose
-  metadata says ``{"json": False}`` is not written; a field with
-  ``{"json_name": "x"}`` is written under ``x``.
+  order, so a dataclass fixes the layout of what it writes. Field metadata:
+  ``{"json": False}`` — never written; ``{"json_name": "x"}`` — written under
+  ``x``; :data:`OPTIONAL` — written only when not None (a ``reason`` beside a
+  null); :func:`written_with` ``("other")`` — written (possibly as null)
+  exactly when field ``other`` is not None. Such fields are not ``required``
+  in the schema, and :func:`from_json` reads a missing one as None.
 * :func:`json_schema` — the JSON Schema (draft 2020-12) of a dataclass, read
   from its type hints: ``int`` → integer, ``float`` → number (integers are
   numbers too), ``str``, ``bool``, ``None`` → null, ``X | None`` → either,
@@ -39,11 +42,41 @@ import inspect
 import types
 import typing
 from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import Any, TypeVar
+
+from foreseen.core.errors import UserInputError
 
 T = TypeVar("T")
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+OPTIONAL: Mapping[str, Any] = MappingProxyType({"optional": True})
+"""Field metadata: written only when the value is not None."""
+
+
+def written_with(anchor: str) -> Mapping[str, Any]:
+    """Field metadata: written (possibly as null) exactly when field ``anchor`` is not None."""
+    return MappingProxyType({"written_with": anchor})
+
+
+def json_key(field: dataclasses.Field[Any]) -> str:
+    """The key a field is written under."""
+    return str(field.metadata.get("json_name", field.name))
+
+
+def may_be_absent(field: dataclasses.Field[Any]) -> bool:
+    """True for :data:`OPTIONAL` and :func:`written_with` fields."""
+    return bool(field.metadata.get("optional")) or "written_with" in field.metadata
+
+
+def is_written(obj: object, field: dataclasses.Field[Any]) -> bool:
+    """Whether ``field`` of ``obj`` appears in its JSON object."""
+    if field.metadata.get("json", True) is False:
+        return False
+    if field.metadata.get("optional"):
+        return getattr(obj, field.name) is not None
+    anchor = field.metadata.get("written_with")
+    return anchor is None or getattr(obj, anchor) is not None
 
 
 
@@ -57,9 +90,13 @@ def to_json(obj: Any) -> Any:
             return custom()
         out: dict[str, Any] = {}
         for field in dataclasses.fields(obj):
-            if field.metadata.get("json", True) is False:
+            value = getattr(obj, field.name)
+            if not is_written(obj, field):
+                if value is not None and "written_with" in field.metadata:
+                    raise ValueError(f"{type(obj).__name__}.{field.name} is set but "
+                                     f"{field.metadata['written_with']} is None")
                 continue
-            out[field.metadata.get("json_name", field.name)] = to_json(getattr(obj, field.name))
+            out[json_key(field)] = to_json(value)
         return out
     if isinstance(obj, enum.Enum):
         return to_json(obj.value)
@@ -148,14 +185,14 @@ class _SchemaBuilder:
             if "doc" in field.metadata:
                 schema["description"] = field.metadata["doc"]
             properties[field.metadata.get("json_name", field.name)] = schema
+        written = [field for field in dataclasses.fields(cls)
+                   if field.metadata.get("json", True) is not False]
         if self.for_input:
-            required = [field.metadata.get("json_name", field.name)
-                        for field in dataclasses.fields(cls)
-                        if field.metadata.get("json", True) is not False
-                        and field.default is dataclasses.MISSING
+            required = [json_key(field) for field in written
+                        if field.default is dataclasses.MISSING
                         and field.default_factory is dataclasses.MISSING]
         else:
-            required = list(properties)
+            required = [json_key(field) for field in written if not may_be_absent(field)]
         body: dict[str, Any] = {"type": "object", "properties": properties,
                                 "required": required}
         if not getattr(cls, "__schema_open__", False):
@@ -195,7 +232,7 @@ def _kind(value: Any) -> str:
         type(value), type(value).__name__)
 
 
-def _read(hint: Any, value: Any, where: str) -> Any:
+def _read(hint: Any, value: Any, where: str, strict: bool = False) -> Any:
     if hint is Any or hint is object:
         return value
     origin = typing.get_origin(hint)
@@ -206,7 +243,7 @@ def _read(hint: Any, value: Any, where: str) -> Any:
         errors = []
         for option in (a for a in args if a is not type(None)):
             try:
-                return _read(option, value, where)
+                return _read(option, value, where, strict)
             except SchemaError as error:
                 errors.append(str(error))
         raise SchemaError(errors[0] if len(errors) == 1 else
@@ -226,16 +263,21 @@ def _read(hint: Any, value: Any, where: str) -> Any:
     if hint is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise SchemaError(f"{where}: expected a number, got {_kind(value)}")
-        number = float(value)
-        if number != number or number in (float("inf"), float("-inf")):
+        if value != value or value in (float("inf"), float("-inf")):
             raise SchemaError(f"{where}: expected a finite number")
-        return number
+        return value  # an integer stays an integer, so writing it back gives the same text
     if hint is str:
         if not isinstance(value, str):
             raise SchemaError(f"{where}: expected a string, got {_kind(value)}")
         return value
     if isinstance(hint, type) and dataclasses.is_dataclass(hint):
-        return from_json(hint, value, where)
+        own = getattr(hint, "from_json", None)
+        if getattr(hint, "__custom_json__", False) and callable(own):
+            try:  # a dataclass with its own JSON form reads itself
+                return own(value)
+            except (ValueError, UserInputError) as error:
+                raise SchemaError(f"{where}: {error}") from None
+        return from_json(hint, value, where, strict=strict)
     if origin is typing.Literal:
         if value not in args:
             raise SchemaError(f"{where}: expected one of {', '.join(map(repr, args))},"
@@ -247,25 +289,29 @@ def _read(hint: Any, value: Any, where: str) -> Any:
         if origin is tuple and not (len(args) == 2 and args[1] is Ellipsis):
             if len(value) != len(args):
                 raise SchemaError(f"{where}: expected {len(args)} items, got {len(value)}")
-            return tuple(_read(a, v, f"{where}[{i}]")
+            return tuple(_read(a, v, f"{where}[{i}]", strict)
                          for i, (a, v) in enumerate(zip(args, value, strict=True)))
         item = args[0] if args else Any
-        items = [_read(item, v, f"{where}[{i}]") for i, v in enumerate(value)]
+        items = [_read(item, v, f"{where}[{i}]", strict) for i, v in enumerate(value)]
         return tuple(items) if origin is tuple else items
     if origin in (dict, Mapping, typing.Mapping):
         if not isinstance(value, dict):
             raise SchemaError(f"{where}: expected an object, got {_kind(value)}")
         item = args[1] if len(args) == 2 else Any
-        return {str(k): _read(item, v, f"{where}.{k}") for k, v in value.items()}
+        return {str(k): _read(item, v, f"{where}.{k}", strict) for k, v in value.items()}
     raise TypeError(f"cannot read type {hint!r}")
 
 
-def from_json(cls: type[T], data: Any, where: str = "$") -> T:
-    """A ``cls`` instance from JSON values, checked against its type hints (one-line errors)."""
+def from_json(cls: type[T], data: Any, where: str = "$", *, strict: bool = False) -> T:
+    """A ``cls`` instance from JSON values, checked against its type hints (one-line errors).
+
+    A missing key takes the field's default; with ``strict`` (reading back an
+    artefact foreseen wrote) only keys that may be absent may be missing.
+    """
     if not isinstance(data, dict):
         raise SchemaError(f"{where}: expected an object, got {_kind(data)}")
     hints = typing.get_type_hints(cls)
-    fields = {field.metadata.get("json_name", field.name): field
+    fields = {json_key(field): field
               for field in dataclasses.fields(cls)  # type: ignore[arg-type]
               if field.metadata.get("json", True) is not False}
     unknown = sorted(set(data) - set(fields))
@@ -275,9 +321,11 @@ def from_json(cls: type[T], data: Any, where: str = "$") -> T:
     values: dict[str, Any] = {}
     for key, field in fields.items():
         if key not in data:
-            if field.default is dataclasses.MISSING and \
-                    field.default_factory is dataclasses.MISSING:
+            if may_be_absent(field):
+                values[field.name] = None
+            elif strict or (field.default is dataclasses.MISSING
+                            and field.default_factory is dataclasses.MISSING):
                 raise SchemaError(f"{where}: missing key {key!r}")
             continue
-        values[field.name] = _read(hints[field.name], data[key], f"{where}.{key}")
+        values[field.name] = _read(hints[field.name], data[key], f"{where}.{key}", strict)
     return cls(**values)

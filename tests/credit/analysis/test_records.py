@@ -1,18 +1,11 @@
-"""Records: keys in field order, keys written only when they apply, reading back."""
+"""Report records: key order, keys written only when they apply, reading unions back."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
-import pytest
-
-from foreseen.core.errors import SourceError
-from foreseen.core.schema import to_json
+from foreseen.core.schema import from_json, to_json
 from foreseen.credit.analysis.checks import SignalUptake, Unavailable
 from foreseen.credit.analysis.contrasts import ContrastEstimate, ContrastKey, ContrastRow
-from foreseen.credit.analysis.decode import from_json
 from foreseen.credit.analysis.gates import Estimate
-from foreseen.credit.analysis.record import OPTIONAL, Interval, Record, schema, written_with
 
 from support.report_fixtures import edge_report
 
@@ -20,39 +13,6 @@ KEY = ContrastKey(kind="delta_desc", explainer="probe", context="matched_card",
                   comparator="description", arm="matched_card", loss="point_mae",
                   variant="itt")
 HEAD = ["kind", "explainer", "context", "comparator", "arm", "loss", "variant"]
-
-
-@dataclass(frozen=True, kw_only=True)
-class Sample(Record):
-    value: float | None
-    note: str | None = field(default=None, metadata=OPTIONAL)
-    band: Interval | None = field(default=None, metadata=written_with("note"))
-    count: int = 0
-
-
-def test_optional_and_written_with_keys() -> None:
-    assert to_json(Sample(value=None)) == {"value": None, "count": 0}
-    assert to_json(Sample(value=1.0, note="n")) == {"value": 1.0, "note": "n", "band": None,
-                                                    "count": 0}
-    assert list(to_json(Sample(value=1.0, note="n", band=(0.0, 2.0), count=3))) == [
-        "value", "note", "band", "count"]
-    with pytest.raises(ValueError, match="band is set but note is None"):
-        to_json(Sample(value=1.0, band=(0.0, 1.0)))
-    assert schema(Sample)["required"] == ["value", "count"]
-
-
-def test_from_json_inverts_to_json_and_refuses_bad_input() -> None:
-    for sample in (Sample(value=None), Sample(value=2, note="x", band=(1.0, 3.0), count=4)):
-        assert from_json(Sample, to_json(sample)) == sample
-    assert from_json(Sample, {"value": 1, "count": 2}).value == 1  # an integer stays one
-    with pytest.raises(SourceError, match=r"\$: missing key 'count'"):
-        from_json(Sample, {"value": 1.0})
-    with pytest.raises(SourceError, match=r"\$\.count: expected an integer"):
-        from_json(Sample, {"value": 1.0, "count": True})
-    with pytest.raises(SourceError, match=r"\$\.band: expected an array of 2 items"):
-        from_json(Sample, {"value": 1.0, "note": "n", "band": [1.0], "count": 1})
-    with pytest.raises(SourceError, match="matches none of the alternatives"):
-        from_json(Sample, {"value": "1", "count": 1})
 
 
 def test_contrast_rows_keep_the_report_key_order() -> None:

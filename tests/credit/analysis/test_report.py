@@ -70,19 +70,16 @@ def test_schema_rejects_a_wrong_report(reports: dict[str, CreditReport]) -> None
         assert not validator.is_valid(broken)
 
 
-def test_schema_is_core_json_schema_with_optional_keys_not_required() -> None:
-    core, ours = json_schema(CreditReport), report_schema()
-    assert set(core["$defs"]) == set(ours["$defs"])
-    relaxed = []
-    for name, definition in core["$defs"].items():
-        assert definition["properties"] == ours["$defs"][name]["properties"]
-        assert set(ours["$defs"][name]["required"]) <= set(definition["required"])
-        relaxed += [f"{name}.{key}" for key in definition["required"]
-                    if key not in ours["$defs"][name]["required"]]
-    assert "ContrastEstimate.reason" in relaxed and "ContrastEstimate.ci95" in relaxed
-    assert "ArmMetrics.drift_reason" in relaxed and "Estimate.n_clusters" in relaxed
-    assert "ContrastEstimate.estimate" not in relaxed
-    assert ours["required"] == [key for key in core["required"] if key != "study_section"]
+def test_keys_written_only_when_they_apply_are_not_required() -> None:
+    schema = report_schema()
+    definitions = schema["$defs"]
+    for name, key in (("ContrastEstimate", "reason"), ("ContrastEstimate", "ci95"),
+                      ("ArmMetrics", "drift_reason"), ("Estimate", "n_clusters")):
+        assert key in definitions[name]["properties"]
+        assert key not in definitions[name]["required"], f"{name}.{key}"
+    assert "estimate" in definitions["ContrastEstimate"]["required"]
+    assert "study_section" in schema["properties"]
+    assert "study_section" not in schema["required"] and "plan_id" in schema["required"]
 
 
 def test_report_layout_is_header_then_analysis_then_section_and_metadata() -> None:
@@ -94,11 +91,8 @@ def test_report_layout_is_header_then_analysis_then_section_and_metadata() -> No
     assert {"credit-report": CreditReport} == ARTEFACTS
 
 
-def test_parts_and_mapping_view_agree_with_the_json(reports: dict[str, CreditReport]) -> None:
+def test_report_parts_reassemble_into_the_report(reports: dict[str, CreditReport]) -> None:
     report = reports["demo"]
-    data = to_json(report)
-    assert list(report) == list(data)
-    assert report["gates"] == data["gates"] and report["plan_id"] == report.plan_id
     assert CreditReport.assemble(report.header(), report.analysis(),
                                  study_section=report.study_section,
                                  run_metadata=report.run_metadata) == report

@@ -56,13 +56,13 @@ def test_integrity_per_context_matches_the_schedule(tmp_path: Path) -> None:
             for a in range(1, max_attempts + 1)))
         recovered += int(valid and calls > 1)
     assert exhausted > 0 and recovered > 0  # the schedule exercises both paths here
-    per_context = report["integrity"]["per_context"]
+    per_context = report.integrity.per_context
     assert set(per_context) == set(expected)
     for label, tally in expected.items():
         row = per_context[label]
-        assert (row["assigned"], row["valid"]) == (tally["assigned"], tally["valid"]), label
-        assert row["fallback"] == tally["assigned"] - tally["valid"]
-        assert 0 < row["valid"] < row["assigned"]
+        assert (row.assigned, row.valid) == (tally["assigned"], tally["valid"]), label
+        assert row.fallback == tally["assigned"] - tally["valid"]
+        assert 0 < row.valid < row.assigned
     events = read_ledger(tmp_path / "l.jsonl")
     terminal = Counter(e.payload["slot_id"] for e in events
                        if e.type == "fallback_assigned"

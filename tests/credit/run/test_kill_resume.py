@@ -85,7 +85,7 @@ def test_sigkill_then_resume_gives_the_same_report(tmp_path: Path, torn: bool) -
     records = read_slot_records(ledger)
     assert [r.slot_id for r in records] == sorted(s["slot_id"] for s in plan.slots)
     actual = _report(plan_path, tmp_path, ledger, "resumed")
-    assert actual["ledger"] != expected["ledger"]
+    assert actual.ledger != expected.ledger
     assert dumps_strict(stable_part(actual)) == dumps_strict(stable_part(expected))
     on_disk = json.loads((tmp_path / "resumed" / "report.json").read_text())
     assert on_disk["run_metadata"]["varying_keys"] == ["ledger", "calibration_ledger",

@@ -18,18 +18,16 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from foreseen.core.digest import dumps_strict
 from foreseen.core.errors import SourceError
-from foreseen.core.schema import to_json
+from foreseen.core.schema import SchemaError, from_json, json_schema, to_json
 from foreseen.credit.analysis.analyze import CreditAnalysis
-from foreseen.credit.analysis.decode import from_json
-from foreseen.credit.analysis.record import OPTIONAL, Record, schema
+from foreseen.credit.analysis.record import OPTIONAL, Record
 
 REPORT_FORMAT = "foreseen.credit.report/1"
 
@@ -125,32 +123,8 @@ class RunMetadata(Record):
     latency: LatencySummary
 
 
-class _JsonView(Mapping[str, Any]):
-    """Read-only access to a report's JSON object by key, for callers that index it.
-
-    Kept for code that still reads the report as a mapping; new code reads the
-    attributes.
-    """
-
-    @cached_property
-    def _json_object(self) -> dict[str, Any]:
-        data = to_json(self)
-        if not isinstance(data, dict):
-            raise TypeError("a report is written as a JSON object")
-        return data
-
-    def __getitem__(self, key: str) -> Any:
-        return self._json_object[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._json_object)
-
-    def __len__(self) -> int:
-        return len(self._json_object)
-
-
 @dataclass(frozen=True, kw_only=True)
-class CreditReport(CreditAnalysis, ReportHeader, _JsonView):
+class CreditReport(CreditAnalysis, ReportHeader):
     """A predictive-credit report: header, analysis, study section, run metadata (spec §11).
 
     A pure function of the plan, the ledger, the revealed outcomes and the run
@@ -199,15 +173,11 @@ def read_report(path: str | os.PathLike[str]) -> CreditReport:
     if not isinstance(data, dict) or data.get("format") != REPORT_FORMAT:
         raise SourceError(f"{file.name} is not a credit report ({REPORT_FORMAT})")
     try:
-        return from_json(CreditReport, data)
-    except SourceError as error:
+        return from_json(CreditReport, data, strict=True)
+    except SchemaError as error:
         raise SourceError(f"{file.name}: {error}") from None
 
 
 def report_schema() -> dict[str, Any]:
-    """The JSON Schema (draft 2020-12) of ``report.json``.
-
-    Core ``json_schema(CreditReport)`` with the keys that are written only when
-    they apply (see :mod:`foreseen.credit.analysis.record`) left out of ``required``.
-    """
-    return schema(CreditReport, title="Predictive credit report")
+    """The JSON Schema (draft 2020-12) of ``report.json``, generated from :class:`CreditReport`."""
+    return json_schema(CreditReport, title="Predictive credit report")

@@ -21,12 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from foreseen.core.digest import sha256_file, sha256_text, write_text_atomic
-from foreseen.core.errors import UserInputError
+from foreseen.core.errors import SourceError, UserInputError
 from foreseen.core.ledger import Ledger, read_ledger
-from foreseen.core.schema import to_json
+from foreseen.core.schema import SchemaError, from_json, to_json
 from foreseen.credit.analysis.analyze import CreditAnalysis, analyze
 from foreseen.credit.analysis.config import AnalysisConfig
-from foreseen.credit.analysis.decode import from_json
 from foreseen.credit.analysis.markdown import render_markdown
 from foreseen.credit.analysis.report import (
     REPORT_FORMAT,
@@ -140,7 +139,10 @@ def _latency_summary(latencies: Sequence[float]) -> LatencySummary:
 
 def _plan_block(cls: type[Any], value: Any, what: str) -> Any:
     """A plan body's block read as its report type (free-form parts as plain JSON values)."""
-    return from_json(cls, to_json(value), where=what)
+    try:
+        return from_json(cls, to_json(value), what)
+    except SchemaError as error:
+        raise SourceError(str(error)) from None
 
 
 def _header(plan: FrozenPlan, run: RunInputs, child_run: RunInputs | None,

@@ -38,6 +38,7 @@ from typing import Any
 from foreseen.core.digest import canonical_json, write_json_atomic
 from foreseen.core.errors import ConfigError, UserInputError
 from foreseen.core.parallel import Executor
+from foreseen.credit.analysis.report import CreditReport
 from foreseen.credit.backends.base import Backend
 from foreseen.credit.backends.registry import build_backend
 from foreseen.credit.explainers.base import ExplainerRun, Proposal
@@ -107,7 +108,7 @@ class StudyRunResult:
     study: str
     folder: Path
     plan: FrozenPlan
-    report: Mapping[str, Any]
+    report: CreditReport
     slots: int
     resumed: bool
     built: BuiltStudy
