@@ -11,7 +11,7 @@ import jsonschema
 import pytest
 
 from foreseen.core.errors import SourceError
-from foreseen.core.schema import json_schema, to_json
+from foreseen.core.schema import to_json
 from foreseen.credit.analysis.analyze import CreditAnalysis
 from foreseen.credit.analysis.report import (
     ARTEFACTS,

@@ -30,7 +30,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from foreseen.core.errors import UserInputError
 from foreseen.core.ledger import LedgerEvent
@@ -40,8 +39,8 @@ from foreseen.credit.backends.base import (
     ForecastRequest,
     TransportError,
 )
+from foreseen.credit.run.events import BudgetExhausted, CallCompleted, CallFailed
 
-BUDGET_EVENT = "budget_exhausted"
 CHARGE_FIELD = "budget_charge_usd"
 
 
@@ -69,10 +68,10 @@ class Budget:
         """
         spent = 0.0
         for event in events:
-            if event.type not in ("call_completed", "call_failed"):
+            if event.type not in (CallCompleted.TYPE, CallFailed.TYPE):
                 continue
             charge = event.payload.get(CHARGE_FIELD)
-            if charge is None and event.type == "call_completed":
+            if charge is None and event.type == CallCompleted.TYPE:
                 charge = event.payload.get("cost_usd")
             if isinstance(charge, (int, float)) and not isinstance(charge, bool):
                 spent += float(charge)
@@ -98,10 +97,10 @@ class Budget:
         self.reserved_usd = max(0.0, self.reserved_usd - bound_usd)
         self.spent_usd += charge_usd
 
-    def event_payload(self, slots_left: int) -> dict[str, Any]:
-        """The ``budget_exhausted`` ledger payload."""
-        return {"limit_usd": self.limit_usd, "spent_usd": round(self.spent_usd, 12),
-                "refused_call_bound_usd": self.refused_bound_usd, "slots_left": slots_left}
+    def event(self, slots_left: int) -> BudgetExhausted:
+        """The ``budget_exhausted`` ledger event."""
+        return BudgetExhausted(self.limit_usd, round(self.spent_usd, 12),
+                               self.refused_bound_usd, slots_left)
 
 
 def call_bound_usd(backend: Backend, request: ForecastRequest) -> float:

@@ -43,6 +43,7 @@ from foreseen.credit.analysis.report import (
 )
 from foreseen.credit.model import Explanation, SlotRecord, Study
 from foreseen.credit.plan.freeze import ANALYSIS_MODULES, FrozenPlan, analysis_code_sha256, reveal
+from foreseen.credit.run.events import AnalysisWritten, CallCompleted, OutcomesRevealed, entry
 from foreseen.credit.run.runner import check_ledger_plan, read_slot_records, terminal_slots
 
 __all__ = ["REPORT_FORMAT", "STUDY_SECTION_FILE", "VARYING_KEYS", "Analyzer", "MarkdownRenderer",
@@ -107,7 +108,7 @@ def check_run(plan: FrozenPlan, ledger_path: str | os.PathLike[str]) -> RunInput
     if stray:
         raise UserInputError(f"ledger {path.name}: slot {stray[0]!r} is not in the plan")
     latencies = [float(e.payload["latency_s"]) for e in events
-                 if e.type == "call_completed" and isinstance(e.payload.get("latency_s"),
+                 if e.type == CallCompleted.TYPE and isinstance(e.payload.get("latency_s"),
                                                               (int, float))]
     return RunInputs(plan, path, read_slot_records(path), events[-1].hash, len(events),
                      latencies)
@@ -124,9 +125,9 @@ def record_reveal(plan: FrozenPlan, ledger_path: str | os.PathLike[str],
     path = Path(ledger_path)
     check_run(plan, path)
     events = read_ledger(path)
-    if not any(e.type == "outcomes_revealed" for e in events):
-        Ledger.open(path).append("outcomes_revealed", {
-            "sha256": sha256_file(outcomes_path), "states": len(outcomes)})
+    if not any(e.type == OutcomesRevealed.TYPE for e in events):
+        Ledger.open(path).append(*entry(OutcomesRevealed(sha256_file(outcomes_path),
+                                                         len(outcomes))))
     return outcomes
 
 
@@ -215,8 +216,7 @@ def analyze_run(plan: FrozenPlan, ledger_path: str | os.PathLike[str],
         summary_md = section.markdown + summary_md
     write_text_atomic(out / "report.json", text)
     write_text_atomic(out / "report.md", summary_md)
-    Ledger.open(ledger_path).append("analysis_written", {
-        "report_sha256": sha256_text(text), "path": "report.json"})
+    Ledger.open(ledger_path).append(*entry(AnalysisWritten(sha256_text(text), "report.json")))
     return report
 
 

@@ -38,6 +38,7 @@ from foreseen.core.digest import canonical_json, sha256_text
 from foreseen.core.errors import ConfigError, IntegrityError, UserInputError
 from foreseen.core.ledger import Ledger, LedgerEvent, read_ledger
 from foreseen.core.progress import Bar, progress_bar
+from foreseen.core.retry import RetryPolicy
 from foreseen.credit.backends.base import (
     Backend,
     BackendResponse,
@@ -48,15 +49,24 @@ from foreseen.credit.backends.registry import build_backend as registry_build_ba
 from foreseen.credit.model import Forecast, SlotRecord
 from foreseen.credit.plan.freeze import FrozenPlan, load_contexts_module, slot_seed
 from foreseen.credit.run.budget import (
-    BUDGET_EVENT,
-    CHARGE_FIELD,
     Budget,
     call_bound_usd,
     charge_for_failure,
     charge_for_response,
 )
+from foreseen.credit.run.events import (
+    CallCompleted,
+    CallFailed,
+    CallStarted,
+    FallbackAssigned,
+    OutcomesRevealed,
+    PlanFrozen,
+    SlotIdentity,
+    Usage,
+    entry,
+    is_terminal,
+)
 
-TERMINAL_EVENTS = ("call_completed", "fallback_assigned")
 FLUSH_EVENTS = 64
 FLUSH_SECONDS = 0.2
 
@@ -189,33 +199,36 @@ class _Writer:
         self.last_flush = time.monotonic()
 
 
-def _slot_identity(slot: Mapping[str, Any]) -> dict[str, Any]:
-    return {key: slot.get(key) for key in ("slot_id", "explainer", "state_id", "context_id",
-                                            "repeat", "delivered", "signal")}
+def _completed(identity: SlotIdentity, attempt: int, response: BackendResponse, *,
+               forecast: Forecast | None, reason: str | None, latency: float,
+               charge: float | None) -> CallCompleted:
+    """The ``call_completed`` event of an answer that arrived."""
+    model_reason = response.returned_model_reason
+    if response.returned_model is None and model_reason is None:
+        model_reason = "backend returned no model id"
+    return CallCompleted(
+        **identity.fields(), attempt=attempt, valid=forecast is not None, reason=reason,
+        forecast=None if forecast is None else forecast.to_json(), latency_s=latency,
+        raw=response.text, requested_model=response.requested_model,
+        returned_model=response.returned_model, returned_model_reason=model_reason,
+        usage=Usage(response.input_tokens, response.output_tokens),
+        cost_usd=response.cost_usd, budget_charge_usd=charge)
 
 
-def _response_json(response: BackendResponse) -> dict[str, Any]:
-    return {"raw": response.text, "requested_model": response.requested_model,
-            "returned_model": response.returned_model,
-            "returned_model_reason": (response.returned_model_reason
-                                      if response.returned_model is not None
-                                      else response.returned_model_reason
-                                      or "backend returned no model id"),
-            "usage": {"input_tokens": response.input_tokens,
-                      "output_tokens": response.output_tokens},
-            "cost_usd": response.cost_usd}
+def _fallback(plan: FrozenPlan, identity: SlotIdentity, reason: str) -> FallbackAssigned:
+    return FallbackAssigned(**identity.fields(), reason=reason,
+                            forecast=fallback_forecast(plan, reason).to_json())
 
 
 def open_run_ledger(plan: FrozenPlan, ledger_path: str | os.PathLike[str]) -> Ledger:
     """Open (or start) the plan's ledger; refuse a ledger that belongs to another plan."""
     ledger = Ledger.open(ledger_path)
     if not ledger.events:
-        ledger.append("plan_frozen", {"plan_id": plan.plan_id, "parent": plan.parent,
-                                      "post_outcome": plan.post_outcome,
-                                      "slots": len(plan.body["slots"])})
+        ledger.append(*entry(PlanFrozen(plan.plan_id, plan.parent, plan.post_outcome,
+                                        len(plan.body["slots"]))))
         return ledger
     check_ledger_plan(ledger.events, plan, Path(ledger_path))
-    revealed = any(e.type == "outcomes_revealed" for e in ledger.events)
+    revealed = any(e.type == OutcomesRevealed.TYPE for e in ledger.events)
     if revealed and not plan.post_outcome and len(terminal_slots(ledger.events)) < len(
             plan.body["slots"]):
         raise UserInputError(
@@ -228,7 +241,7 @@ def open_run_ledger(plan: FrozenPlan, ledger_path: str | os.PathLike[str]) -> Le
 def check_ledger_plan(events: Sequence[LedgerEvent], plan: FrozenPlan, path: Path) -> None:
     """The first event must be ``plan_frozen`` with this plan's id."""
     first = events[0] if events else None
-    if first is None or first.type != "plan_frozen":
+    if first is None or first.type != PlanFrozen.TYPE:
         raise UserInputError(f"ledger {path.name} does not start with a plan_frozen event")
     if first.payload.get("plan_id") != plan.plan_id:
         raise UserInputError(
@@ -241,18 +254,12 @@ def terminal_slots(events: Sequence[LedgerEvent]) -> dict[str, LedgerEvent]:
     """Slot id → its terminal event; raises if a slot has two."""
     terminal: dict[str, LedgerEvent] = {}
     for event in events:
-        if _is_terminal(event):
+        if is_terminal(event):
             sid = str(event.payload["slot_id"])
             if sid in terminal:
                 raise UserInputError(f"slot {sid} has more than one terminal event")
             terminal[sid] = event
     return terminal
-
-
-def _is_terminal(event: LedgerEvent) -> bool:
-    if event.type == "fallback_assigned":
-        return True
-    return event.type == "call_completed" and bool(event.payload.get("valid"))
 
 
 Sleep = Callable[[float], Awaitable[None]]
@@ -263,59 +270,49 @@ async def _run_slot(plan: FrozenPlan, backend: Backend, slot: Mapping[str, Any],
                     sleep: Sleep, budget: Budget | None = None) -> bool:
     """Run one slot to its terminal event; False when the budget refused to start a call."""
     execution = plan.execution
-    identity = _slot_identity(slot)
+    identity = SlotIdentity.of(slot)
     for attempt in range(1, execution.max_attempts + 1):
         bound = 0.0
-        charged: dict[str, float] = {}
+        charge: float | None = None
         if budget is not None:
             bound = call_bound_usd(backend, request)
             if not budget.try_reserve(bound):
                 return False
-        writer.add(("call_started", {"slot_id": request.slot_id, "attempt": attempt,
-                                     "prompt_sha256": slot["prompt_sha256"]}))
+        writer.add(entry(CallStarted(request.slot_id, attempt, str(slot["prompt_sha256"]))))
         began = time.monotonic()
         try:
             response = await backend.complete(request)
         except TransportError as error:
             summary.transport_failures += 1
             if budget is not None:
-                charged = {CHARGE_FIELD: charge_for_failure(error, bound)}
-                budget.settle(bound, charged[CHARGE_FIELD])
-            writer.add(("call_failed", {"slot_id": request.slot_id, "attempt": attempt,
-                                        "error": str(error)[:500],
-                                        "retry_after": error.retry_after, **charged}))
+                charge = charge_for_failure(error, bound)
+                budget.settle(bound, charge)
+            writer.add(entry(CallFailed(request.slot_id, attempt, str(error)[:500],
+                                        error.retry_after, charge)))
             if attempt < execution.max_attempts:
                 await sleep(_retry_delay(plan, request.slot_id, attempt, error.retry_after))
             continue
         latency = time.monotonic() - began
         if budget is not None:
-            charged = {CHARGE_FIELD: charge_for_response(response, bound)}
-            budget.settle(bound, charged[CHARGE_FIELD])
+            charge = charge_for_response(response, bound)
+            budget.settle(bound, charge)
         try:
             if response.error is not None:
                 raise ForecastParseError(f"backend error: {response.error}")
             forecast = parse_forecast(response.text)
         except ForecastParseError as error:
             reason = str(error)
-            fallback = fallback_forecast(plan, reason)
-            writer.add(
-                ("call_completed", {**identity, "attempt": attempt, "valid": False,
-                                    "reason": reason, "forecast": None,
-                                    "latency_s": latency, **_response_json(response),
-                                    **charged}),
-                ("fallback_assigned", {**identity, "reason": reason,
-                                       "forecast": fallback.to_json()}))
+            writer.add(entry(_completed(identity, attempt, response, forecast=None,
+                                        reason=reason, latency=latency, charge=charge)),
+                       entry(_fallback(plan, identity, reason)))
             _count_fallback(summary, reason)
             return True
-        writer.add(("call_completed", {**identity, "attempt": attempt, "valid": True,
-                                       "reason": None, "forecast": forecast.to_json(),
-                                       "latency_s": latency, **_response_json(response),
-                                       **charged}))
+        writer.add(entry(_completed(identity, attempt, response, forecast=forecast, reason=None,
+                                    latency=latency, charge=charge)))
         summary.completed_valid += 1
         return True
     reason = "transport_exhausted"
-    writer.add(("fallback_assigned", {**identity, "reason": reason,
-                                      "forecast": fallback_forecast(plan, reason).to_json()}))
+    writer.add(entry(_fallback(plan, identity, reason)))
     _count_fallback(summary, reason)
     return True
 
@@ -326,13 +323,12 @@ def _count_fallback(summary: RunSummary, reason: str) -> None:
 
 
 def _retry_delay(plan: FrozenPlan, slot: str, attempt: int, retry_after: float | None) -> float:
-    """Server's ``retry_after`` if given, else jittered exponential backoff (seeded per slot)."""
-    if retry_after is not None and math.isfinite(retry_after) and retry_after >= 0:
-        return float(retry_after)
+    """The plan's retry policy: the server's wait, else jittered backoff seeded per slot."""
     execution = plan.execution
-    base = min(execution.backoff_max_s, execution.backoff_base_s * 2.0 ** (attempt - 1))
+    policy = RetryPolicy(max_attempts=execution.max_attempts, base_s=execution.backoff_base_s,
+                         max_s=execution.backoff_max_s, jitter=True)
     jitter = random.Random(slot_seed(plan.seed, f"{slot}#retry{attempt}")).random()
-    return base * (0.5 + jitter)
+    return policy.delay(attempt - 1, retry_after, jitter)
 
 
 async def run_plan_async(plan: FrozenPlan, ledger_path: str | os.PathLike[str],
@@ -357,16 +353,14 @@ async def run_plan_async(plan: FrozenPlan, ledger_path: str | os.PathLike[str],
     budget = None if budget_usd is None else Budget.from_ledger(budget_usd, ledger.events)
     writer = _Writer(ledger)
     pending_invalid = {str(e.payload["slot_id"]): e for e in ledger.events
-                       if e.type == "call_completed" and not e.payload.get("valid")}
+                       if e.type == CallCompleted.TYPE and not e.payload.get("valid")}
     queue: asyncio.Queue[tuple[dict[str, Any], ForecastRequest]] = asyncio.Queue()
     for slot, request in prepared:
         if slot["slot_id"] in done:
             continue
         if slot["slot_id"] in pending_invalid:
             reason = str(pending_invalid[slot["slot_id"]].payload.get("reason"))
-            writer.add(("fallback_assigned", {**_slot_identity(slot), "reason": reason,
-                                              "forecast": fallback_forecast(plan,
-                                                                            reason).to_json()}))
+            writer.add(entry(_fallback(plan, SlotIdentity.of(slot), reason)))
             _count_fallback(summary, reason)
             continue
         queue.put_nowait((slot, request))
@@ -396,7 +390,7 @@ async def run_plan_async(plan: FrozenPlan, ledger_path: str | os.PathLike[str],
             if budget.exhausted:
                 summary.budget_exhausted = True
                 summary.unstarted = len(unstarted)
-                writer.add((BUDGET_EVENT, budget.event_payload(len(unstarted))))
+                writer.add(entry(budget.event(len(unstarted))))
     finally:
         writer.flush()
         await backend.aclose()
@@ -422,7 +416,7 @@ def read_slot_records(ledger_path: str | os.PathLike[str]) -> list[SlotRecord]:
         records.append(SlotRecord(
             slot_id=sid, state_id=str(payload["state_id"]),
             context_id=str(payload["context_id"]), repeat=int(payload["repeat"]),
-            forecast=forecast, fallback=event.type == "fallback_assigned",
+            forecast=forecast, fallback=event.type == FallbackAssigned.TYPE,
             explainer=payload.get("explainer"), delivered=payload.get("delivered"),
             signal=payload.get("signal")))
     records.sort(key=lambda r: r.slot_id)

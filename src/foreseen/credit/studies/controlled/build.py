@@ -85,14 +85,6 @@ CODE_MODULES = (
 )
 
 
-
-def _code_modules() -> tuple[str, ...]:
-    """Modules whose source defines a build (those importable here; cards may be absent)."""
-    import importlib.util
-
-    return tuple(m for m in CODE_MODULES if importlib.util.find_spec(m) is not None)
-
-
 Arm = Literal["study", "pilot"]
 _ARM_TAG = {"study": 0, "pilot": 1}
 _PARAMS, _TRAIN, _EVAL, _FOLDS, _PROPOSAL, _ORDER = 1, 2, 3, 4, 5, 6
@@ -289,7 +281,7 @@ def build_key(seed: int, n_tasks: int) -> str:
     """Cache key: SHA-256 of (seed, parameters, code digest)."""
     return sha256_json({"seed": seed, "n_tasks": n_tasks, "budgets": list(BUDGETS),
                         "seeds": list(SEEDS), "eval_rows": EVAL_ROWS,
-                        "code": code_digest(_code_modules())})
+                        "code": code_digest(CODE_MODULES)})
 
 
 def build_controlled_study(seed: int = DEFAULT_SEED, *, n_tasks: int = 24,
@@ -346,7 +338,7 @@ def _build(seed: int, n_tasks: int) -> ControlledBuild:
                       "seeds": list(SEEDS), "eval_rows": EVAL_ROWS,
                       "mechanisms_available": len(MECHANISMS),
                       "meets_spec_minimum": n_tasks >= 20 and min(n_tasks, 8) >= 6,
-                      "code_digest": code_digest(_code_modules())},
+                      "code_digest": code_digest(CODE_MODULES)},
         })
     explanations = build_explanations(study, mechanisms, probes, seed)
     return ControlledBuild(study, tuple(outcomes), explanations, mechanisms, probes)
@@ -373,6 +365,6 @@ def verify_outcomes(study: Study, outcomes: Sequence[Outcome], fraction: float =
 
     return {
         **reproduce_sample(study, outcomes, fraction, seed, recompute),
-        "code_digest_matches": build.get("code_digest") == code_digest(_code_modules()),
+        "code_digest_matches": build.get("code_digest") == code_digest(CODE_MODULES),
         "zero_outcome_share": zero_outcome_share(study, outcomes),
     }

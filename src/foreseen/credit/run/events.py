@@ -1,0 +1,209 @@
+"""The credit run's ledger events: one class per kind, with a format version.
+
+The ledger itself (:mod:`foreseen.core.ledger`) is generic: a hash-chained list
+of ``(type, payload)``. What a credit run writes into it is defined here, one
+frozen dataclass per event kind; :func:`entry` turns an event into the ledger's
+``(type, payload)`` pair and :func:`read` turns a ledger event back into its
+class. The first event of every run ledger, :class:`PlanFrozen`, carries
+:data:`EVENTS_FORMAT`; a ledger written before the format was versioned has no
+``events_format`` and is read as version 1 (the payloads are the same).
+
+==========================  =====================================================
+``plan_frozen``             the plan this ledger belongs to (always first)
+``call_started``            one attempt of a slot's call begins
+``call_failed``             the attempt got nothing usable (transport failure)
+``call_completed``          an answer arrived (``valid`` says if it is a forecast)
+``fallback_assigned``       the slot gets the plan's fallback forecast (ITT)
+``budget_exhausted``        the budget refused the next call; the run stopped
+``outcomes_revealed``       the sealed outcomes were opened (digest checked)
+``analysis_written``        a report was written from this ledger
+==========================  =====================================================
+
+A slot's **terminal** event is ``call_completed`` with ``valid: true`` or
+``fallback_assigned``; every slot of a finished run has exactly one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from foreseen.core.ledger import LedgerEvent
+from foreseen.core.schema import OPTIONAL, SchemaError, from_json, to_json
+
+EVENTS_FORMAT = "foreseen.credit.events/1"
+
+
+@dataclass(frozen=True)
+class SlotIdentity:
+    """Which slot an event is about (copied from the plan's slot)."""
+
+    slot_id: str
+    explainer: str | None
+    state_id: str
+    context_id: str
+    repeat: int
+    delivered: bool | None
+    signal: float | None
+
+    @classmethod
+    def of(cls, slot: Mapping[str, Any]) -> SlotIdentity:
+        return cls(str(slot["slot_id"]), slot.get("explainer"), str(slot["state_id"]),
+                   str(slot["context_id"]), int(slot["repeat"]), slot.get("delivered"),
+                   slot.get("signal"))
+
+    def fields(self) -> dict[str, Any]:
+        return {"slot_id": self.slot_id, "explainer": self.explainer,
+                "state_id": self.state_id, "context_id": self.context_id,
+                "repeat": self.repeat, "delivered": self.delivered, "signal": self.signal}
+
+
+@dataclass(frozen=True)
+class PlanFrozen:
+    """The plan this ledger belongs to."""
+
+    TYPE: ClassVar[str] = "plan_frozen"
+    plan_id: str
+    parent: str | None
+    post_outcome: bool
+    slots: int
+    events_format: str | None = field(default=EVENTS_FORMAT, metadata=OPTIONAL)
+
+
+@dataclass(frozen=True)
+class CallStarted:
+    """One attempt of a slot's call begins (with the frozen prompt's digest)."""
+
+    TYPE: ClassVar[str] = "call_started"
+    slot_id: str
+    attempt: int
+    prompt_sha256: str
+
+
+@dataclass(frozen=True)
+class CallFailed:
+    """Nothing usable arrived for this attempt; ``retry_after`` is the server's wait."""
+
+    TYPE: ClassVar[str] = "call_failed"
+    slot_id: str
+    attempt: int
+    error: str
+    retry_after: float | None
+    budget_charge_usd: float | None = field(default=None, metadata=OPTIONAL)
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token counts the service reported (None when it did not)."""
+
+    input_tokens: int | None
+    output_tokens: int | None
+
+
+@dataclass(frozen=True)
+class CallCompleted:
+    """An answer arrived: the raw text, its parse (``forecast``) or why it is not valid."""
+
+    TYPE: ClassVar[str] = "call_completed"
+    slot_id: str
+    explainer: str | None
+    state_id: str
+    context_id: str
+    repeat: int
+    delivered: bool | None
+    signal: float | None
+    attempt: int
+    valid: bool
+    reason: str | None
+    forecast: dict[str, Any] | None
+    latency_s: float
+    raw: str
+    requested_model: str
+    returned_model: str | None
+    returned_model_reason: str | None
+    usage: Usage
+    cost_usd: float | None
+    budget_charge_usd: float | None = field(default=None, metadata=OPTIONAL)
+
+
+@dataclass(frozen=True)
+class FallbackAssigned:
+    """The slot's terminal fallback forecast (intention to treat), with the reason."""
+
+    TYPE: ClassVar[str] = "fallback_assigned"
+    slot_id: str
+    explainer: str | None
+    state_id: str
+    context_id: str
+    repeat: int
+    delivered: bool | None
+    signal: float | None
+    reason: str
+    forecast: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class BudgetExhausted:
+    """The budget refused the next call: limit, spent, the refused bound, slots left."""
+
+    TYPE: ClassVar[str] = "budget_exhausted"
+    limit_usd: float
+    spent_usd: float
+    refused_call_bound_usd: float | None
+    slots_left: int
+
+
+@dataclass(frozen=True)
+class OutcomesRevealed:
+    """The sealed outcome file was opened: its SHA-256 and how many states it holds."""
+
+    TYPE: ClassVar[str] = "outcomes_revealed"
+    sha256: str
+    states: int
+
+
+@dataclass(frozen=True)
+class AnalysisWritten:
+    """A report was written from this ledger: the SHA-256 of its text and its file name."""
+
+    TYPE: ClassVar[str] = "analysis_written"
+    report_sha256: str
+    path: str
+
+
+Event = (PlanFrozen | CallStarted | CallFailed | CallCompleted | FallbackAssigned
+         | BudgetExhausted | OutcomesRevealed | AnalysisWritten)
+EVENT_TYPES: dict[str, type[Any]] = {cls.TYPE: cls for cls in (
+    PlanFrozen, CallStarted, CallFailed, CallCompleted, FallbackAssigned, BudgetExhausted,
+    OutcomesRevealed, AnalysisWritten)}
+TERMINAL: tuple[str, ...] = (CallCompleted.TYPE, FallbackAssigned.TYPE)
+
+
+def entry(event: Event) -> tuple[str, dict[str, Any]]:
+    """The ledger's ``(type, payload)`` for ``event``."""
+    payload = to_json(event)
+    if not isinstance(payload, dict):
+        raise TypeError("an event is written as a JSON object")
+    return event.TYPE, payload
+
+
+def read(event: LedgerEvent) -> Event | None:
+    """The typed event of a ledger line (None for kinds this module does not define)."""
+    cls = EVENT_TYPES.get(event.type)
+    if cls is None:
+        return None
+    try:
+        typed: Event = from_json(cls, dict(event.payload), f"ledger line {event.seq + 1}")
+    except SchemaError as error:
+        from foreseen.core.errors import IntegrityError
+
+        raise IntegrityError(f"{error} ({event.type} event)") from None
+    return typed
+
+
+def is_terminal(event: LedgerEvent) -> bool:
+    """``fallback_assigned``, or ``call_completed`` with ``valid: true``."""
+    if event.type == FallbackAssigned.TYPE:
+        return True
+    return event.type == CallCompleted.TYPE and bool(event.payload.get("valid"))
