@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from foreseen.core.digest import sha256_file, write_json_atomic
-from foreseen.core.errors import UserInputError
+from foreseen.core.errors import IntegrityError, SourceError
 from foreseen.teams.sources.experiments import PER_INSTANCE_FILE, RESULTS_FILE
 
 MARKER_NAME = ".foreseen-fetch.json"
@@ -54,8 +54,8 @@ def write_marker(directory: Path, marker: CacheMarker) -> None:
     write_json_atomic(directory / MARKER_NAME, marker.to_json(), sort_keys=True)
 
 
-def _damaged(directory: Path, why: str) -> UserInputError:
-    return UserInputError(
+def _damaged(directory: Path, why: str) -> IntegrityError:
+    return IntegrityError(
         f"cache {directory} has a damaged marker {MARKER_NAME} ({why}); "
         "delete the cache and fetch again"
     )
@@ -69,7 +69,7 @@ def read_marker(directory: Path) -> CacheMarker | None:
     try:
         raw = json.loads(path.read_bytes())
     except OSError as exc:
-        raise UserInputError(f"cannot read {path}: {exc.strerror or exc}") from exc
+        raise SourceError(f"cannot read {path}: {exc.strerror or exc}") from exc
     except (UnicodeDecodeError, ValueError) as exc:
         raise _damaged(directory, "not valid JSON") from exc
     if not isinstance(raw, dict) or raw.get("format") != MARKER_FORMAT:
@@ -106,14 +106,14 @@ def verify_cache_files(directory: Path, marker: CacheMarker) -> None:
     present = cached_layout_files(directory)
     extra = sorted(present - set(marker.files))
     if extra:
-        raise UserInputError(
+        raise IntegrityError(
             f"cache {directory} holds a file its marker does not list ({extra[0]}); "
             "delete the cache and fetch again"
         )
     for relative, digest in sorted(marker.files.items()):
         file = directory / relative
         if relative not in present or sha256_file(file) != digest:
-            raise UserInputError(
+            raise IntegrityError(
                 f"cache {directory}: {relative} is missing or changed since it was fetched; "
                 "delete the cache and fetch again"
             )
