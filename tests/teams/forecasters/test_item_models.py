@@ -167,7 +167,7 @@ def test_cross_validation_uses_only_the_pilot_and_every_agent_is_held_out_once()
     assert forecast.curve([1, 5]).shape == (3, 2)
 
 
-def test_new_forecasters_batched_equal_one_pilot_at_a_time() -> None:
+def test_exploratory_forecasters_batched_equal_one_pilot_at_a_time() -> None:
     pilots = np.random.default_rng(5).random((6, 10, 80)) < 0.25
     sizes = [2, 5, 10, 20, 33]
     # the zero-inflated likelihood has a flat ridge (π against a small α): EM stops within 1e-5
