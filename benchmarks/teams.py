@@ -52,8 +52,8 @@ def run_case(case: str) -> dict[str, float]:
     return {
         "seconds": seconds,
         "peak_mb": peak_mb,
-        "agents": float(report["competent_agents"]),
-        "tasks": float(report["tasks"]),
+        "agents": float(report.competent_agents),
+        "tasks": float(report.tasks),
     }
 
 

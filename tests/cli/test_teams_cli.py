@@ -1,27 +1,26 @@
-"""``foreseen teams …`` end to end: records, byte-identical reruns, and one-line errors."""
+"""``foreseen teams …`` end to end: records, byte-identical reruns, schemas, one-line errors."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
+import jsonschema
 import pytest
+import typer.main
 
 from foreseen.cli.app import main
+from foreseen.cli.teams import app as teams_app
+from foreseen.cli.teams import build_app
+from foreseen.core.schema import json_schema
+from foreseen.teams.artefacts import ARTEFACTS, artefact_schema
+from foreseen.teams.curve_report import CurveReport
+from foreseen.teams.e046.results import E046Record
 
-from support.paths import PACKAGE_DATA, SHARED
-
-LITE_CSV = SHARED / "data/swebench/lite.csv"
-if not LITE_CSV.exists():
-    LITE_CSV = PACKAGE_DATA / "swebench/lite.csv"
-
-
-def run(argv: list[str]) -> int:
-    try:
-        main(argv)
-    except SystemExit as exit_:
-        return int(exit_.code or 0)
-    return 0
+from support.teams_cli import run, validated_json
+from support.teams_matrices import LITE_CSV
 
 
 def test_analyze_writes_identical_records(tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -30,9 +29,11 @@ def test_analyze_writes_identical_records(tmp_path: Path, capsys: pytest.Capture
     assert run(["teams", "analyze", str(LITE_CSV), "--out", str(first)]) == 0
     out = capsys.readouterr().out
     assert "lite" in out and "0.4966" in out and "record written" in out
+    assert "decision over lite: H1 supported, H2 supported, H3 supported" in out
+    assert "[" not in out and "{" not in out  # no Python reprs of lists or dicts
     assert run(["teams", "analyze", str(LITE_CSV), "--out", str(second)]) == 0
     assert first.read_bytes() == second.read_bytes()
-    record = json.loads(first.read_text())
+    record = validated_json(first, E046Record)
     assert record["splits"]["lite"]["h3"]["by_k"]["5"]["mcnemar_p"] == 0.021271
     assert record["decision"]["feasible_splits"] == ["lite"]
 
@@ -49,11 +50,35 @@ def test_analyze_seed_changes_only_seed_dependent_numbers(tmp_path: Path) -> Non
     assert la["primary"]["curve_mae"] != lb["primary"]["curve_mae"]
 
 
-def test_curve_prints_the_grid(capsys: pytest.CaptureFixture[str]) -> None:
-    assert run(["teams", "curve", str(LITE_CSV)]) == 0
-    out = capsys.readouterr().out
+def test_curve_prints_the_grid_and_writes_its_artefact(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "curve.json"
+    assert run(["teams", "curve", str(LITE_CSV), "--format", "wide", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
     for value in ("0.4790", "0.6100", "0.6893", "0.7595", "0.8230", "0.8833", "35 (0.1167)"):
-        assert value in out
+        assert value in printed
+    curve = validated_json(out, CurveReport)
+    assert [point["size"] for point in curve["curve"]] == [2, 5, 10, 20, 40, 78]
+    assert round(curve["curve"][-1]["coverage"], 4) == 0.8833
+    assert (curve["competent_agents"], curve["unsolved_by_every_agent"]) == (78, 35)
+
+
+def test_analyze_reads_a_long_table_with_format(tmp_path: Path) -> None:
+    long = tmp_path / "lite_long.csv"
+    lines = LITE_CSV.read_text().splitlines()
+    tasks = lines[0].split(",")[1:]
+    body = ["agent,task,solved"] + [
+        f"{row.split(',')[0]},{task},{cell}"
+        for row in lines[1:] for task, cell in zip(tasks, row.split(",")[1:], strict=True)]
+    long.write_text("\n".join(body) + "\n")
+    wide_out, long_out = tmp_path / "wide.json", tmp_path / "long.json"
+    assert run(["teams", "analyze", str(LITE_CSV), "--out", str(wide_out)]) == 0
+    assert run(["teams", "analyze", str(long), "--format", "long", "--split", "lite",
+                "--out", str(long_out)]) == 0
+    wide, tall = json.loads(wide_out.read_text()), json.loads(long_out.read_text())
+    assert tall["splits"]["lite"]["primary"] == wide["splits"]["lite"]["primary"]
+    assert tall["splits"]["lite"]["h3"] == wide["splits"]["lite"]["h3"]
 
 
 def _bad_csv(tmp_path: Path, name: str, text: str) -> Path:
@@ -107,7 +132,7 @@ def test_fetch_refuses_a_cache_from_another_commit(
     code = run(["teams", "fetch", "--split", "lite", "--commit", "b" * 40, "--cache", str(cache)])
     assert code == 2
     err = capsys.readouterr().err.strip()
-    assert "\n" not in err and ("commit" in err or "repository" in err)
+    assert err == (f"foreseen: error: cache {cache} holds commit {'a' * 40}, not {'b' * 40}")
     assert run(["teams", "fetch", "--split", "lite", "--commit", "main",
                 "--cache", str(tmp_path / "new")]) == 2
     assert not (tmp_path / "new").exists()
@@ -127,3 +152,43 @@ def test_two_sources_with_one_split_name_are_refused(tmp_path: Path) -> None:
         main(["teams", "analyze", str(first), str(second), "--out", str(out)])
     assert raised.value.code == 2
     assert not out.exists()
+
+
+def test_every_teams_command_is_registered_once_in_one_place() -> None:
+    names = [command.name for command in teams_app.registered_commands]
+    assert names == ["analyze", "fetch", "curve", "compare", "history", "advise"]
+    assert [c.name for c in build_app().registered_commands] == names
+
+
+def test_commands_that_read_a_matrix_share_the_option_spellings() -> None:
+    group = typer.main.get_group(teams_app)
+    options = {
+        name: {opt for param in command.params for opt in getattr(param, "opts", [])}
+        for name, command in group.commands.items()
+    }
+    for name in ("analyze", "curve", "compare", "history", "advise"):
+        assert {"--format", "--split", "--out"} <= options[name], name
+    for name in ("analyze", "compare", "advise"):
+        assert "--seed" in options[name], name
+    for name in ("compare", "advise"):
+        assert "--replicates" in options[name], name
+    assert "--format" not in options["fetch"]
+
+
+def test_importing_the_teams_commands_stays_light() -> None:
+    code = ("import sys, foreseen.cli.teams, foreseen.teams.matrix; "
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'scipy', 'pandas', "
+            "'pyarrow', 'sklearn'}))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            check=True)
+    assert result.stdout.strip() == "[]"
+
+
+def test_every_artefact_has_a_valid_schema() -> None:
+    assert list(ARTEFACTS) == ["teams-record", "teams-curve", "teams-compare", "teams-history",
+                               "teams-advice"]
+    for name, artefact in ARTEFACTS.items():
+        schema = artefact_schema(name)
+        jsonschema.Draft202012Validator.check_schema(schema)
+        assert schema["title"] == name
+        assert schema["properties"] == json_schema(artefact)["properties"]

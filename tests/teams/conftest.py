@@ -1,41 +1,21 @@
-"""Shared fixtures for the teams tests: the real Lite matrix and small synthetic matrices."""
+"""Shared fixtures for the teams tests: the shipped Lite matrix and small synthetic matrices."""
 
 from __future__ import annotations
 
-import numpy as np
+from collections.abc import Callable
+
 import pytest
 
-from foreseen.teams.matrix import OutcomeMatrix, Provenance
+from foreseen.teams.matrix import OutcomeMatrix
 from foreseen.teams.sources.dispatch import load_matrix_csv
 
-from support.paths import PACKAGE_DATA, SHARED
-
-LITE_CSV = SHARED / "data/swebench/lite.csv"
-if not LITE_CSV.exists():  # the package ships the same file
-    LITE_CSV = PACKAGE_DATA / "swebench/lite.csv"
+from support.teams_matrices import LITE_CSV, synthetic_matrix
 
 
 @pytest.fixture(scope="session")
 def lite() -> OutcomeMatrix:
-    """All 84 Lite submissions × 300 tasks."""
+    """All 84 Lite submissions × 300 tasks (the package's shipped copy)."""
     return load_matrix_csv(LITE_CSV)
-
-
-def synthetic_matrix(
-    n_agents: int, n_tasks: int, seed: int, split: str = "synthetic"
-) -> OutcomeMatrix:
-    """Correlated agents × tasks outcomes: task difficulty plus agent skill plus noise."""
-    rng = np.random.default_rng(seed)
-    skill = rng.normal(0.0, 1.0, n_agents)
-    difficulty = rng.normal(0.8, 1.5, n_tasks)
-    logits = skill[:, None] - difficulty[None, :] + rng.normal(0.0, 0.7, (n_agents, n_tasks))
-    solved = rng.random((n_agents, n_tasks)) < 1.0 / (1.0 + np.exp(-logits))
-    agents = tuple(f"agent-{i:03d}" for i in range(n_agents))
-    tasks = tuple(f"repo__task-{j:05d}" for j in range(n_tasks))
-    provenance = Provenance(
-        split=split, commit=None, files_read=n_agents, files_sha256="0" * 64, source="synthetic"
-    )
-    return OutcomeMatrix(agents, tasks, solved, provenance)
 
 
 @pytest.fixture()
@@ -44,6 +24,6 @@ def small_matrix() -> OutcomeMatrix:
 
 
 @pytest.fixture()
-def make_matrix() -> object:
-    """The :func:`synthetic_matrix` builder, for tests that need other shapes."""
+def make_matrix() -> Callable[..., OutcomeMatrix]:
+    """The :func:`support.teams_matrices.synthetic_matrix` builder, for other shapes."""
     return synthetic_matrix

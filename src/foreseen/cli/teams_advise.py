@@ -16,14 +16,17 @@ clusters (for the forecast's agent bootstrap) come from
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
+from foreseen.cli import options
 from foreseen.cli.output import write_report
-from foreseen.core.errors import UserInputError
+from foreseen.cli.teams_inputs import load_one
+from foreseen.core.errors import ConfigError
+from foreseen.teams.exploratory.advice import Advice, IntervalBounds
 from foreseen.teams.exploratory.advisor import (
     DEFAULT_FORECASTER,
     DEFAULT_REPLICATES,
@@ -32,33 +35,16 @@ from foreseen.teams.exploratory.advisor import (
 )
 from foreseen.teams.matrix import OutcomeMatrix
 from foreseen.teams.provenance.costs import CostTable, costs_from_provenance, read_cost_file
+from foreseen.teams.provenance.populations import model_clusters
+from foreseen.teams.provenance.submissions import load_provenance
 
-BUILTIN_NAMES = ("lite", "verified")
-
-
-def load_advise_source(
-    source: Path, split: str | None, file_format: str | None
-) -> tuple[OutcomeMatrix, Path | None]:
-    """The matrix, and the split directory holding metadata.yaml files (if any)."""
-    from foreseen.teams.sources.dispatch import builtin_splits, load_source
-
-    if not source.exists() and str(source) in BUILTIN_NAMES:
-        return {m.provenance.split: m for m in builtin_splits()}[str(source)], None
-    matrix = load_source(source, split, file_format=file_format)
-    if source.is_dir():
-        evaluation = source / "evaluation"
-        directory = evaluation / matrix.provenance.split if evaluation.is_dir() else source
-        return matrix, directory
-    return matrix, None
+LEVEL_KEYS = ("0.8", "0.95")
 
 
 def provenance_maps(
     matrix: OutcomeMatrix, split_dir: Path | None, leaderboard: Path | None
 ) -> tuple[dict[str, str], dict[str, int], dict[str, float | None]]:
     """Organisation key, model cluster and cost_usd of each agent."""
-    from foreseen.teams.provenance.populations import model_clusters
-    from foreseen.teams.provenance.submissions import load_provenance
-
     info = load_provenance(
         matrix.agents, leaderboard=leaderboard, experiments_split_dir=split_dir,
         split=matrix.provenance.split,
@@ -74,164 +60,158 @@ def _pct(value: float | None, digits: int = 1) -> str:
     return "—" if value is None else f"{100.0 * value:.{digits}f}%"
 
 
-def render(report: dict[str, Any], console: Console) -> None:
-    """Readable tables of an advisor report."""
-    console.print(f"[bold]{report['label']}[/bold]")
-    shape = report["dependence"]
-    rho = shape["beta_binomial_rho"]
-    console.print(
-        f"split {report['split']}: {shape['agents']} agents × {shape['tasks']} tasks; "
-        f"p̄ {shape['mean_solve_rate']:.3f}, φ̄ {shape['mean_pairwise_phi']:.3f}, "
-        f"ρ {'—' if rho is None else f'{rho:.3f}'}, "
-        f"n_eff {shape['effective_independent_agents_phi']:.2f} (Kish, φ̄)"
-    )
-    costs = report["costs"]
-    if costs["agents_without_cost"]:
-        console.print(
-            f"{len(costs['agents_without_cost'])} agents without a cost are excluded "
-            f"(source: {costs['source']})"
-        )
-    curve = Table(title="coverage curve C(m) (80% / 95% intervals)")
+def _interval(bounds: IntervalBounds, at: int) -> str:
+    return f"{_pct(bounds.lower[at])}–{_pct(bounds.upper[at])}"
+
+
+def curve_table(report: Advice) -> Table:
+    """Measured and forecast C(m) with their 80 % and 95 % intervals."""
+    table = Table(title="coverage curve C(m) (80% / 95% intervals)")
     for column in ("m", "measured", "80%", "95%", "forecast", "80% ", "95% "):
-        curve.add_column(column, justify="right")
-    measured = report["curve"]["measured"]
-    forecast = report["curve"]["forecast"]
-    by_size = {m: i for i, m in enumerate(measured["sizes"])}
-    forecast_sizes = forecast["sizes"] if forecast.get("available") else measured["sizes"]
-    for position, size in enumerate(forecast_sizes):
+        table.add_column(column, justify="right")
+    measured, forecast = report.curve.measured, report.curve.forecast
+    measured_at = {m: i for i, m in enumerate(measured.sizes)}
+    for position, size in enumerate(forecast.sizes):
         cells = [str(size)]
-        index = by_size.get(size)
-        for block, at in ((measured, index), (forecast if forecast.get("available") else None,
-                                              position)):
-            if block is None or at is None:
-                cells += ["—", "—", "—"]
-                continue
-            cells.append(_pct(block["point"][at]))
-            for level in ("0.8", "0.95"):
-                bounds = block["intervals"][level]
-                cells.append(f"{_pct(bounds['lower'][at])}–{_pct(bounds['upper'][at])}")
-        curve.add_row(*cells)
-    console.print(curve)
-    if not forecast.get("available"):
-        console.print(f"forecast curve unavailable: {forecast.get('reason')}")
-    path = Table(title=f"greedy path (gain per {costs['unit']})")
+        index = measured_at.get(size)
+        if index is None:
+            cells += ["—", "—", "—"]
+        else:
+            cells.append(_pct(measured.point[index]))
+            cells += [_interval(measured.intervals[level], index) for level in LEVEL_KEYS]
+        cells.append(_pct(forecast.point[position]))
+        cells += [_interval(forecast.intervals[level], position) for level in LEVEL_KEYS]
+        table.add_row(*cells)
+    return table
+
+
+def render(report: Advice, console: Console) -> None:
+    """Readable tables of an advisor report."""
+    console.print(f"[bold]{report.label}[/bold]")
+    shape = report.dependence
+    rho = shape.beta_binomial_rho
+    console.print(
+        f"split {report.split}: {shape.agents} agents × {shape.tasks} tasks; "
+        f"p̄ {shape.mean_solve_rate:.3f}, φ̄ {shape.mean_pairwise_phi:.3f}, "
+        f"ρ {'—' if rho is None else f'{rho:.3f}'}, "
+        f"n_eff {shape.effective_independent_agents_phi:.2f} (Kish, φ̄)"
+    )
+    costs = report.costs
+    if costs.agents_without_cost:
+        console.print(
+            f"{len(costs.agents_without_cost)} agents without a cost are excluded "
+            f"(source: {costs.source})"
+        )
+    console.print(curve_table(report))
+    path = Table(title=f"greedy path (gain per {costs.unit})")
     for column in ("step", "agent", "cost", "new tasks", "coverage", "pp per cost"):
         path.add_column(column, justify="right" if column != "agent" else "left")
-    recommendation = report["recommendation"]
-    for row in report["path"][: recommendation["size"] + 3]:
-        marker = " ◀" if row["step"] == recommendation["size"] else ""
+    recommendation = report.recommendation
+    for row in report.path[: recommendation.size + 3]:
+        marker = " ◀" if row.step == recommendation.size else ""
         path.add_row(
-            str(row["step"]), row["agent"] + marker, f"{row['cost']:g}", str(row["new_tasks"]),
-            _pct(row["coverage"]), f"{row['gain_pp_per_cost']:.3f}",
+            str(row.step), row.agent + marker, f"{row.cost:g}", str(row.new_tasks),
+            _pct(row.coverage), f"{row.gain_pp_per_cost:.3f}",
         )
     console.print(path)
     console.print(
-        f"recommended: {recommendation['size']} agents ({recommendation['reason']}), cost "
-        f"{recommendation['cost']:g}, coverage {_pct(recommendation['coverage_in_sample'])} "
-        f"on these tasks (in-sample); stop point at {recommendation['stop_point_size']}"
+        f"recommended: {recommendation.size} agents ({recommendation.reason}), cost "
+        f"{recommendation.cost:g}, coverage {_pct(recommendation.coverage_in_sample)} "
+        f"on these tasks (in-sample); stop point at {recommendation.stop_point_size}"
     )
-    marginal = report["marginal_value"]
-    best = marginal["best_next_agent"]
+    marginal = report.marginal_value
+    best = marginal.best_next_agent
     console.print(
         "next agent: best "
-        + ("—" if best is None else f"{best['agent']} +{_pct(best['coverage_gain'], 2)}")
-        + f"; random pool agent +{_pct(marginal['random_pool_agent_gain'], 2)}"
-        + f"; new agent beyond the pool +{_pct(marginal['new_population_agent_gain'], 2)}"
+        + ("—" if best is None else f"{best.agent} +{_pct(best.coverage_gain, 2)}")
+        + f"; random pool agent +{_pct(marginal.random_pool_agent_gain, 2)}"
+        + f"; new agent beyond the pool +{_pct(marginal.new_population_agent_gain, 2)}"
     )
-    check = report["held_out_check"]
+    check = report.held_out_check
     held = Table(
-        title=f"held-out check: size {check['size']}, chosen on {check['calibration_tasks']} "
-        f"calibration tasks, scored on {check['held_out_tasks']} held-out"
+        title=f"held-out check: size {check.size}, chosen on {check.calibration_tasks} "
+        f"calibration tasks, scored on {check.held_out_tasks} held-out"
     )
     for column in ("strategy", "held-out", "only this", "only top-k", "McNemar p", "cost"):
         held.add_column(column, justify="right" if column != "strategy" else "left")
-    for name, entry in check["strategies"].items():
+    for name, entry in check.strategies.items():
         held.add_row(
-            name, _pct(entry["held_out_coverage"]), str(entry["only_this_team"]),
-            str(entry["only_top_k"]), f"{entry['mcnemar_p']:.4f}", f"{entry['team_cost']:g}",
+            name, _pct(entry.held_out_coverage), str(entry.only_this_team),
+            str(entry.only_top_k), f"{entry.mcnemar_p:.4f}", f"{entry.team_cost:g}",
         )
-    held.add_row("random team", _pct(check["random_team_held_out_coverage"]), "", "", "", "")
+    held.add_row("random team", _pct(check.random_team_held_out_coverage), "", "", "", "")
     console.print(held)
-    spots = report["blind_spots"]
+    spots = report.blind_spots
     console.print(
-        f"blind spots: {spots['never_solved_count']} tasks no agent solves; the recommended "
-        f"team misses {spots['missed_by_recommended_team_count']} tasks"
+        f"blind spots: {spots.never_solved_count} tasks no agent solves; the recommended "
+        f"team misses {spots.missed_by_recommended_team_count} tasks"
     )
-    listed = spots["missed_by_recommended_team"][:10]
+    listed = spots.missed_by_recommended_team[:10]
     if listed:
         table = Table(title="send to a person first (fewest solvers)")
         for column in ("task", "agents solving", "P(new agent solves)"):
             table.add_column(column)
-        for entry in listed:
-            table.add_row(
-                entry["task"], str(entry["agents_solving"]),
-                f"{entry['new_agent_solve_probability']:.3f}",
-            )
+        for task in listed:
+            table.add_row(task.task, str(task.agents_solving),
+                          f"{task.new_agent_solve_probability:.3f}")
         console.print(table)
-    console.print(f"[bold]{report['label']}[/bold]")
+    console.print(f"[bold]{report.label}[/bold]")
 
 
-def register(app: typer.Typer) -> None:
-    """Add the ``advise`` command to the teams sub-app."""
-
-    def advise_command(
-        source: Annotated[Path, typer.Argument(help="Matrix file, experiments tree, split "
-                                               "directory, or 'lite' / 'verified'.")],
-        split: Annotated[str | None, typer.Option(help="Split name.")] = None,
-        file_format: Annotated[
-            str | None, typer.Option("--format", help="Matrix layout: wide or long.")
-        ] = None,
-        cost_column: Annotated[
-            str | None, typer.Option(help="Provenance cost column (cost_usd).")
-        ] = None,
-        costs: Annotated[
-            Path | None, typer.Option(help="CSV file with columns agent,cost.")
-        ] = None,
-        leaderboard: Annotated[
-            Path | None, typer.Option(help="Leaderboard CSV (default: the shipped copy).")
-        ] = None,
-        target_coverage: Annotated[
-            float | None, typer.Option(help="Smallest team reaching this coverage (0–1).")
-        ] = None,
-        budget: Annotated[float | None, typer.Option(help="Spend at most this much.")] = None,
-        min_gain: Annotated[
-            float | None,
-            typer.Option(help="Stop threshold, percentage points of tasks per unit cost "
-                         "(default 0.1 per USD, 0.5 per agent)."),
-        ] = None,
-        forecaster: Annotated[str, typer.Option(help="Forecaster for the curve.")] = (
-            DEFAULT_FORECASTER
-        ),
-        replicates: Annotated[int, typer.Option(help="Bootstrap replicates.")] = (
-            DEFAULT_REPLICATES
-        ),
-        resplits: Annotated[int, typer.Option(help="Random re-splits.")] = DEFAULT_RESPLITS,
-        seed: Annotated[int, typer.Option(help="Seed of every random draw.")] = 0,
-        out: Annotated[Path | None, typer.Option(help="Write the JSON report here.")] = None,
-    ) -> None:
-        """Recommend a team size and members, with costs, intervals and blind spots."""
-        if cost_column is not None and costs is not None:
-            raise UserInputError("give either --cost-column or --costs, not both")
-        if target_coverage is not None and budget is not None:
-            raise UserInputError("give either --target-coverage or --budget, not both")
-        if replicates < 1 or resplits < 0:
-            raise UserInputError("--replicates must be >= 1 and --resplits >= 0")
-        matrix, split_dir = load_advise_source(source, split, file_format)
-        orgs, clusters, provenance_costs = provenance_maps(matrix, split_dir, leaderboard)
-        table: CostTable | None = None
-        if costs is not None:
-            table = read_cost_file(costs, matrix.agents)
-        elif cost_column is not None:
-            table = costs_from_provenance(matrix.agents, provenance_costs, cost_column)
-        report = advise(
-            matrix, costs=table, target_coverage=target_coverage, budget=budget,
-            min_gain_pp_per_cost=min_gain, forecaster=forecaster, orgs=orgs,
-            agent_clusters=clusters, replicates=replicates, resplits=resplits, seed=seed,
-        )
-        if out is not None:
-            write_report(out, report)
-        render(report, Console())
-        if out is not None:
-            Console().print(f"report written to {out}")
-
-    app.command(name="advise")(advise_command)
+def advise_command(
+    source: Annotated[Path, typer.Argument(help="Matrix file, experiments tree, split "
+                                           "directory, or 'lite' / 'verified'.")],
+    split: options.Split = None,
+    file_format: options.MatrixFormat = None,
+    cost_column: Annotated[
+        str | None, typer.Option(help="Provenance cost column (cost_usd).")
+    ] = None,
+    costs: Annotated[
+        Path | None, typer.Option(help="CSV file with columns agent,cost.")
+    ] = None,
+    leaderboard: Annotated[
+        Path | None, typer.Option(help="Leaderboard CSV (default: the shipped copy).")
+    ] = None,
+    target_coverage: Annotated[
+        float | None, typer.Option(help="Smallest team reaching this coverage (0–1).")
+    ] = None,
+    budget: Annotated[float | None, typer.Option(help="Spend at most this much.")] = None,
+    min_gain: Annotated[
+        float | None,
+        typer.Option(help="Stop threshold, percentage points of tasks per unit cost "
+                     "(default 0.1 per USD, 0.5 per agent)."),
+    ] = None,
+    forecaster: Annotated[str, typer.Option(help="Forecaster for the curve.")] = (
+        DEFAULT_FORECASTER
+    ),
+    replicates: options.Replicates = DEFAULT_REPLICATES,
+    resplits: Annotated[int, typer.Option(help="Random re-splits.")] = DEFAULT_RESPLITS,
+    seed: options.Seed = 0,
+    out: options.OptionalOutFile = None,
+) -> None:
+    """Recommend a team size and members, with costs, intervals and blind spots."""
+    if cost_column is not None and costs is not None:
+        raise ConfigError("give either --cost-column or --costs, not both")
+    if target_coverage is not None and budget is not None:
+        raise ConfigError("give either --target-coverage or --budget, not both")
+    if resplits < 0:
+        raise ConfigError("--resplits must be at least 0")
+    loaded = load_one(source, split, file_format)
+    matrix = loaded.matrix
+    orgs, clusters, provenance_costs = provenance_maps(matrix, loaded.split_dir, leaderboard)
+    table: CostTable | None = None
+    if costs is not None:
+        table = read_cost_file(costs, matrix.agents)
+    elif cost_column is not None:
+        table = costs_from_provenance(matrix.agents, provenance_costs, cost_column)
+    report = advise(
+        matrix, costs=table, target_coverage=target_coverage, budget=budget,
+        min_gain_pp_per_cost=min_gain, forecaster=forecaster, orgs=orgs,
+        agent_clusters=clusters, replicates=replicates, resplits=resplits, seed=seed,
+    )
+    if out is not None:
+        write_report(out, report)
+    console = Console()
+    render(report, console)
+    if out is not None:
+        console.print(f"report written to {out}")

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
-from scipy.special import gammaln
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -50,6 +49,8 @@ def blind_spot_floor(solved: BoolArray) -> int:
 
 def miss_probabilities(n_agents: int, sizes: npt.ArrayLike) -> FloatArray:
     """P[c, g] = binom(M − c, m_g)/binom(M, m_g) for c = 0..M (log-gamma; 0 if M − c < m)."""
+    from scipy.special import gammaln
+
     m = np.asarray(sizes, dtype=np.float64)
     if np.any(m < 0) or np.any(m > n_agents):
         raise ValueError(f"team sizes must lie in [0, {n_agents}]")

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from foreseen.core.errors import UserInputError
+from foreseen.core.errors import SourceError
 
 COMPETENCE_THRESHOLD = 0.05
 
@@ -70,7 +70,7 @@ class OutcomeMatrix:
     ) -> OutcomeMatrix:
         """Build from {agent: outcomes in ``tasks`` order}; sorts agents and tasks."""
         if not rows or not tasks:
-            raise UserInputError(f"split {provenance.split!r}: the matrix is empty")
+            raise SourceError(f"split {provenance.split!r}: the matrix is empty")
         _refuse_duplicates(tuple(tasks), "task")
         task_order = np.argsort(np.array(tasks, dtype=object), kind="stable")
         agents = tuple(sorted(rows))
@@ -105,5 +105,5 @@ def _refuse_duplicates(names: Sequence[str], what: str) -> None:
         seen: set[str] = set()
         for name in names:
             if name in seen:
-                raise UserInputError(f"duplicate {what} name {name!r}")
+                raise SourceError(f"duplicate {what} name {name!r}")
             seen.add(name)

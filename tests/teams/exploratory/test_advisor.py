@@ -2,39 +2,32 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from foreseen.cli.app import main
 from foreseen.core.digest import dumps_strict
-from foreseen.core.errors import UserInputError
+from foreseen.core.errors import ConfigError, SourceError
+from foreseen.core.schema import to_json
 from foreseen.core.stats import percentile_interval
 from foreseen.teams.curves import mean_pairwise_phi, population_curve
 from foreseen.teams.e046.selection import greedy
+from foreseen.teams.exploratory.advice import Advice
 from foreseen.teams.exploratory.advisor import (
     EXPLORATORY,
+    LEVELS,
     advise,
     cost_aware_greedy,
     dependence_shape,
     measured_curve,
 )
-from foreseen.teams.matrix import OutcomeMatrix, Provenance
+from foreseen.teams.exploratory.intervals import forecast_with_intervals
+from foreseen.teams.matrix import OutcomeMatrix
 from foreseen.teams.provenance.costs import CostTable, read_cost_file
 
-
-def synthetic_matrix(n_agents: int, n_tasks: int, seed: int, split: str = "synthetic"
-                     ) -> OutcomeMatrix:
-    """Correlated outcomes: agent skill minus task difficulty plus noise, through a logit."""
-    rng = np.random.default_rng(seed)
-    logits = (rng.normal(0.0, 1.0, (n_agents, 1)) - rng.normal(0.8, 1.5, (1, n_tasks))
-              + rng.normal(0.0, 0.7, (n_agents, n_tasks)))
-    solved = rng.random((n_agents, n_tasks)) < 1.0 / (1.0 + np.exp(-logits))
-    provenance = Provenance(split, None, n_agents, "0" * 64, source="synthetic")
-    return OutcomeMatrix(tuple(f"agent-{i:03d}" for i in range(n_agents)),
-                         tuple(f"repo__task-{j:05d}" for j in range(n_tasks)), solved, provenance)
+from support.teams_cli import run, validated_json
+from support.teams_matrices import synthetic_matrix, write_wide_csv
 
 
 def reference_cost_greedy(
@@ -97,22 +90,23 @@ def test_dependence_shape_formulas(lite: OutcomeMatrix) -> None:
     shape = dependence_shape(solved)
     m = solved.shape[0]
     phi = mean_pairwise_phi(solved)
-    assert shape["mean_solve_rate"] == pytest.approx(solved.mean(), rel=1e-12)
-    assert shape["effective_independent_agents_phi"] == pytest.approx(m / (1 + (m - 1) * phi))
-    alpha, beta = shape["beta_binomial_alpha"], shape["beta_binomial_beta"]
-    assert shape["beta_binomial_rho"] == pytest.approx(1 / (alpha + beta + 1))
+    assert shape.mean_solve_rate == pytest.approx(solved.mean(), rel=1e-12)
+    assert shape.effective_independent_agents_phi == pytest.approx(m / (1 + (m - 1) * phi))
+    alpha, beta = shape.beta_binomial_alpha, shape.beta_binomial_beta
+    assert alpha is not None and beta is not None
+    assert shape.beta_binomial_rho == pytest.approx(1 / (alpha + beta + 1))
     # moments: ρ = (v / (M μ (1 − μ)) − 1)/(M − 1) from the solver counts directly
     counts = solved.sum(axis=0)
     mu = counts.sum() / (m * solved.shape[1])
     rho = (counts.var(ddof=1) / (m * mu * (1 - mu)) - 1) / (m - 1)
-    assert shape["beta_binomial_rho"] == pytest.approx(rho, rel=1e-9)
+    assert shape.beta_binomial_rho == pytest.approx(rho, rel=1e-9)
 
 
 def test_measured_curve_intervals_match_an_independent_bootstrap() -> None:
     matrix = synthetic_matrix(12, 80, seed=5)
     sizes = [1, 2, 5, 12]
     block = measured_curve(matrix.solved, sizes, replicates=40, seed=9)
-    assert block["point"] == pytest.approx(population_curve(matrix.solved, sizes).tolist())
+    assert block.point == pytest.approx(population_curve(matrix.solved, sizes).tolist())
     rng = np.random.default_rng(9)
     weights = rng.multinomial(80, np.full(80, 1 / 80), size=40)
     replicate_curves = [
@@ -121,8 +115,8 @@ def test_measured_curve_intervals_match_an_independent_bootstrap() -> None:
     for position in range(len(sizes)):
         values = [float(curve[position]) for curve in replicate_curves]
         low, high = percentile_interval(values, 0.95)
-        assert block["intervals"]["0.95"]["lower"][position] == pytest.approx(low)
-        assert block["intervals"]["0.95"]["upper"][position] == pytest.approx(high)
+        assert block.intervals["0.95"].lower[position] == pytest.approx(low)
+        assert block.intervals["0.95"].upper[position] == pytest.approx(high)
 
 
 @pytest.fixture(scope="module")
@@ -134,35 +128,35 @@ def test_default_report_is_strict_json_and_follows_the_stop_rule(
     synthetic: OutcomeMatrix,
 ) -> None:
     report = advise(synthetic, replicates=30, resplits=4, seed=2)
-    text = dumps_strict(report)
-    assert json.loads(text)["label"] == EXPLORATORY
-    assert "exploratory" in report["label"] and "seen" in report["label"]
-    threshold = report["settings"]["threshold_pp_per_cost"]
+    dumps_strict(to_json(report))  # strict JSON: no NaN anywhere
+    assert report.label == EXPLORATORY
+    assert "exploratory" in report.label and "seen" in report.label
+    threshold = report.settings.threshold_pp_per_cost
     assert threshold == 0.5
-    size = report["recommendation"]["size"]
-    gains = [row["gain_pp_per_cost"] for row in report["path"]]
+    size = report.recommendation.size
+    gains = [row.gain_pp_per_cost for row in report.path]
+    first_below = next((i for i, g in enumerate(gains) if i > 0 and g < threshold), len(gains))
+    assert size == max(1, first_below)
     assert all(g >= threshold for g in gains[1:size])
-    if size < len(gains):
-        assert gains[size] < threshold
-    assert report["recommendation"]["team"] == [row["agent"] for row in report["path"][:size]]
-    check = report["held_out_check"]
-    assert check["size"] == size
-    assert set(check["strategies"]) >= {"advisor", "top_k", "greedy", "max_coverage"}
+    assert report.recommendation.team == tuple(row.agent for row in report.path[:size])
+    check = report.held_out_check
+    assert check.size == size
+    assert set(check.strategies) >= {"advisor", "top_k", "greedy", "max_coverage"}
     # unit costs: the advisor's calibration team is E046 greedy
-    assert check["strategies"]["advisor"]["team"] == check["strategies"]["greedy"]["team"]
-    assert report == advise(synthetic, replicates=30, resplits=4, seed=2)
+    assert check.strategies["advisor"].team == check.strategies["greedy"].team
+    assert to_json(report) == to_json(advise(synthetic, replicates=30, resplits=4, seed=2))
 
 
 def test_target_coverage_gives_the_shortest_reaching_prefix(synthetic: OutcomeMatrix) -> None:
     report = advise(synthetic, target_coverage=0.8, replicates=10, resplits=0)
-    size = report["recommendation"]["size"]
-    coverages = [row["coverage"] for row in report["path"]]
-    assert coverages[size - 1] >= 0.8
-    assert size == 1 or coverages[size - 2] < 0.8
-    assert report["recommendation"]["target_reached"] is True
+    size = report.recommendation.size
+    coverages = [row.coverage for row in report.path]
+    assert size > 1
+    assert coverages[size - 1] >= 0.8 > coverages[size - 2]
+    assert report.recommendation.target_reached is True
+    assert synthetic.competent().solved.any(axis=0).mean() < 1.0
     unreachable = advise(synthetic, target_coverage=1.0, replicates=10, resplits=0)
-    if synthetic.competent().solved.any(axis=0).mean() < 1.0:
-        assert unreachable["recommendation"]["target_reached"] is False
+    assert unreachable.recommendation.target_reached is False
 
 
 def test_costs_budget_and_unknown_costs(synthetic: OutcomeMatrix) -> None:
@@ -170,14 +164,15 @@ def test_costs_budget_and_unknown_costs(synthetic: OutcomeMatrix) -> None:
     costs = {agent: 1.0 + (index % 5) for index, agent in enumerate(agents) if index % 4}
     table = CostTable(costs, "USD", "test", tuple(a for a in agents if a not in costs))
     report = advise(synthetic, costs=table, budget=6.0, replicates=10, resplits=0)
-    assert report["recommendation"]["cost"] <= 6.0
-    assert all(row["agent"] in costs for row in report["path"])
-    assert report["settings"]["threshold_pp_per_cost"] == 0.1
-    for entry in report["held_out_check"]["strategies"].values():
-        assert set(entry["team"]) <= set(costs)
-    with pytest.raises(UserInputError, match="no agent"):
+    assert report.recommendation.cost <= 6.0
+    assert all(row.agent in costs for row in report.path)
+    assert report.settings.threshold_pp_per_cost == 0.1
+    for entry in report.held_out_check.strategies.values():
+        assert set(entry.team) <= set(costs)
+        assert entry.team_cost == sum(costs[agent] for agent in entry.team)
+    with pytest.raises(ConfigError, match="no agent"):
         advise(synthetic, costs=CostTable({}, "USD", "test", agents), replicates=5)
-    with pytest.raises(UserInputError, match="not both"):
+    with pytest.raises(ConfigError, match="not both"):
         advise(synthetic, target_coverage=0.5, budget=3.0)
 
 
@@ -195,30 +190,14 @@ def test_cost_file_parsing(tmp_path: Path) -> None:
     ):
         bad = tmp_path / "bad.csv"
         bad.write_text(body)
-        with pytest.raises(UserInputError, match=message):
+        with pytest.raises(SourceError, match=message):
             read_cost_file(bad, ["a"])
-
-
-def _run(argv: list[str]) -> int:
-    try:
-        main(argv)
-    except SystemExit as exit_:
-        return int(exit_.code or 0)
-    return 0
-
-
-def _write_matrix_csv(matrix: OutcomeMatrix, path: Path) -> None:
-    lines = ["," + ",".join(matrix.tasks)]
-    for agent, row in zip(matrix.agents, matrix.solved, strict=True):
-        lines.append(agent + "," + ",".join("1" if v else "0" for v in row))
-    path.write_text("\n".join(lines) + "\n")
 
 
 def test_command_line_writes_identical_json_and_refuses_bad_options(
     tmp_path: Path, synthetic: OutcomeMatrix, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    source = tmp_path / "bench.csv"
-    _write_matrix_csv(synthetic, source)
+    source = write_wide_csv(synthetic, tmp_path / "bench.csv")
     costs = tmp_path / "costs.csv"
     costs.write_text("agent,cost\n" + "".join(
         f"{agent},{1 + i % 3}\n" for i, agent in enumerate(synthetic.agents)
@@ -226,67 +205,41 @@ def test_command_line_writes_identical_json_and_refuses_bad_options(
     first, second = tmp_path / "a.json", tmp_path / "b.json"
     base = ["teams", "advise", str(source), "--costs", str(costs), "--replicates", "20",
             "--resplits", "3"]
-    assert _run([*base, "--out", str(first)]) == 0
+    assert run([*base, "--out", str(first)]) == 0
     out = capsys.readouterr().out
     assert "exploratory" in out and "recommended" in out
-    assert _run([*base, "--out", str(second)]) == 0
+    assert run([*base, "--out", str(second)]) == 0
     assert first.read_bytes() == second.read_bytes()
-    report = json.loads(first.read_text())
+    report = validated_json(first, Advice)
     assert report["costs"]["unit"] == "cost-file units"
+    assert list(report["held_out_check"]["strategies"]["advisor"])[-1] == "team_cost"
     capsys.readouterr()
     refused = tmp_path / "refused.json"
-    assert _run([*base, "--budget", "3", "--target-coverage", "0.5",
-                 "--out", str(refused)]) == 2
+    assert run([*base, "--budget", "3", "--target-coverage", "0.5",
+                "--out", str(refused)]) == 2
     assert "not both" in capsys.readouterr().err
     assert not refused.exists()
-    assert _run(["teams", "advise", str(source), "--cost-column", "price",
-                 "--out", str(refused)]) == 2
+    assert run(["teams", "advise", str(source), "--cost-column", "price",
+                "--out", str(refused)]) == 2
     assert "unsupported cost column" in capsys.readouterr().err
     assert not refused.exists()
 
 
-def test_forecast_curve_block_uses_the_interval_interface(
-    synthetic: OutcomeMatrix, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """With engineer G's module (or, until it exists, a stand-in obeying the agreed interface)."""
-    import importlib.util
-    import sys
-    import types
-    from dataclasses import dataclass
-
-    calls: list[dict[str, object]] = []
-    if importlib.util.find_spec("foreseen.teams.exploratory.intervals") is None:
-
-        @dataclass(frozen=True)
-        class IntervalForecast:
-            sizes: np.ndarray
-            point: np.ndarray
-            lower: dict[float, np.ndarray]
-            upper: dict[float, np.ndarray]
-
-        def forecast_with_intervals(pilot, forecaster, sizes, *, levels, replicates, seed,
-                                    agent_clusters):  # type: ignore[no-untyped-def]
-            calls.append({"forecaster": forecaster, "levels": tuple(levels),
-                          "clusters": agent_clusters, "shape": pilot.shape})
-            grid = np.asarray(sizes, dtype=np.int64)
-            point = np.linspace(0.5, 0.9, grid.size)
-            return IntervalForecast(grid, point, {lv: point - 0.1 for lv in levels},
-                                    {lv: point + 0.1 for lv in levels})
-
-        stand_in = types.ModuleType("foreseen.teams.exploratory.intervals")
-        stand_in.forecast_with_intervals = forecast_with_intervals  # type: ignore[attr-defined]
-        monkeypatch.setitem(sys.modules, "foreseen.teams.exploratory.intervals", stand_in)
+def test_forecast_curve_block_is_the_interval_forecast(synthetic: OutcomeMatrix) -> None:
     clusters = {agent: i // 2 for i, agent in enumerate(synthetic.agents)}
-    report = advise(synthetic, agent_clusters=clusters, replicates=20, resplits=0)
-    block = report["curve"]["forecast"]
-    assert block["available"] is True
-    m = report["dependence"]["agents"]
-    assert block["sizes"][-1] == 2 * m and m in block["sizes"]
-    for level in ("0.8", "0.95"):
-        lower, upper = block["intervals"][level]["lower"], block["intervals"][level]["upper"]
-        assert len(lower) == len(upper) == len(block["sizes"])
-        assert all(lo <= hi for lo, hi in zip(lower, upper, strict=True))
-    if calls:
-        assert calls[0]["forecaster"] == "beta_binomial" and calls[0]["levels"] == (0.8, 0.95)
-        assert calls[0]["shape"] == (m, synthetic.n_tasks)
-        assert np.asarray(calls[0]["clusters"]).shape == (m,)
+    report = advise(synthetic, agent_clusters=clusters, replicates=20, resplits=0, seed=3)
+    block = report.curve.forecast
+    m = report.dependence.agents
+    assert block.forecaster == "beta_binomial"
+    assert block.sizes[-1] == 2 * m and m in block.sizes
+    pool = synthetic.competent()
+    expected = forecast_with_intervals(
+        pool.solved, "beta_binomial", block.sizes, levels=LEVELS, replicates=20, seed=3,
+        agent_clusters=np.array([clusters[a] for a in pool.agents], dtype=np.int64),
+    )
+    assert block.point == pytest.approx(expected.point.tolist(), abs=1e-15)
+    for level in LEVELS:
+        bounds = block.intervals[str(level)]
+        assert bounds.lower == pytest.approx(expected.lower[level].tolist(), abs=1e-15)
+        assert bounds.upper == pytest.approx(expected.upper[level].tolist(), abs=1e-15)
+        assert all(lo <= hi for lo, hi in zip(bounds.lower, bounds.upper, strict=True))

@@ -5,11 +5,15 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 
+from foreseen.core.schema import to_json
 from foreseen.teams.curves import coverage_grid, population_curve
 from foreseen.teams.exploratory.calibration import (
     EXPLORATORY,
+    CalibrationAtK,
     PilotRun,
+    SkippedPilotSize,
     calibration_report,
     draw_pilot_indices,
     hit_shares,
@@ -37,9 +41,11 @@ def test_report_counts_pilots_whose_interval_holds_the_truth(small_matrix) -> No
     solved = small_matrix.solved
     report = calibration_report(solved, [5, 40], pilots=4, forecasters=["beta_binomial"],
                                 replicates=20, seed=3)
-    assert report["status"] == EXPLORATORY
-    assert "skipped" in report["by_k"]["40"]
-    block = report["by_k"]["5"]["calibration"]["beta_binomial"]
+    assert report.status == EXPLORATORY
+    assert isinstance(report.by_k["40"], SkippedPilotSize)
+    at_five = report.by_k["5"]
+    assert isinstance(at_five, CalibrationAtK)
+    block = at_five.calibration["beta_binomial"]
     grid = coverage_grid(solved.shape[0])
     truth = population_curve(solved, grid)
     from foreseen.teams.exploratory.intervals import batched_intervals
@@ -50,5 +56,6 @@ def test_report_counts_pilots_whose_interval_holds_the_truth(small_matrix) -> No
     for level, key in ((0.8, "80%"), (0.95, "95%")):
         expected = np.mean([(f.lower[level] <= truth) & (truth <= f.upper[level])
                             for f in forecasts["beta_binomial"]], axis=0)
-        assert [block[key]["by_size"][str(m)] for m in grid] == expected.tolist()
-    json.dumps(report, allow_nan=False)
+        assert [block[key].by_size[str(m)] for m in grid] == expected.tolist()
+        assert block[key].over_grid == pytest.approx(float(expected.mean()), abs=1e-15)
+    json.dumps(to_json(report), allow_nan=False)

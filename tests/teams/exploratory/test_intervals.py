@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from foreseen.core.errors import ConfigError
 from foreseen.core.stats import percentile_interval
 from foreseen.teams.exploratory.intervals import (
     batched_intervals,
@@ -13,7 +14,7 @@ from foreseen.teams.exploratory.intervals import (
     replicate_pilots,
     resample_agents,
 )
-from foreseen.teams.forecasters.models import FORECASTERS
+from foreseen.teams.forecasters.registry import FORECASTERS
 
 SIZES = [1, 2, 5, 12, 40]
 
@@ -99,7 +100,7 @@ def test_batched_equals_single_calls_and_floor() -> None:
 
 
 def test_bad_arguments_are_refused() -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ConfigError, match="unknown forecaster 'nope'"):
         forecast_with_intervals(pilot(), "nope", SIZES)
     with pytest.raises(ValueError):
         forecast_with_intervals(pilot(), "kish", SIZES, levels=(1.2,))

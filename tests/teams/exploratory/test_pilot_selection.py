@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import itertools
-import json
 
 import numpy as np
 import pytest
 
-from foreseen.core.errors import UserInputError
+from foreseen.core.errors import ConfigError
+from foreseen.core.schema import to_json
 from foreseen.core.stats import mcnemar_exact_p
 from foreseen.teams.e046.selection import hash_split
 from foreseen.teams.exploratory.max_coverage import (
@@ -131,25 +131,28 @@ def test_compare_selection_against_direct_computation() -> None:
     calibration = hash_split(matrix.tasks)
     held = solved[:, ~calibration]
     for size in (2, 3):
-        block = report["by_size"][str(size)]
+        block = report.by_size[str(size)]
         teams = list(itertools.combinations(range(7), size))
         random_mean = np.mean([held[list(t)].any(axis=0).mean() for t in teams])
-        assert block["random_team_held_out_coverage"] == pytest.approx(random_mean, rel=1e-12)
-        top = [matrix.agents.index(a) for a in block["strategies"]["top_k"]["team"]]
+        assert block.random_team_held_out_coverage == pytest.approx(random_mean, rel=1e-12)
+        top = [matrix.agents.index(a) for a in block.strategies["top_k"].team]
         assert top == choose_top_k(solved[:, calibration], matrix.agents, size)
         top_union = held[top].any(axis=0)
-        assert set(block["strategies"]) == {"top_k", "greedy", "max_coverage", "one_per_org"}
-        for entry in block["strategies"].values():
-            team = [matrix.agents.index(a) for a in entry["team"]]
+        assert set(block.strategies) == {"top_k", "greedy", "max_coverage", "one_per_org"}
+        for entry in block.strategies.values():
+            team = [matrix.agents.index(a) for a in entry.team]
             union = held[team].any(axis=0)
             b = int((union & ~top_union).sum())
             c = int((top_union & ~union).sum())
-            assert entry["held_out_coverage"] == pytest.approx(union.mean())
-            assert (entry["only_this_team"], entry["only_top_k"]) == (b, c)
-            assert entry["mcnemar_p"] == mcnemar_exact_p(b, c)
-            assert 0.0 <= entry["resplit_not_worse_fraction"] <= 1.0
-        exact = block["strategies"]["max_coverage"]["calibration_coverage"]
-        assert exact >= block["strategies"]["greedy"]["calibration_coverage"]
+            assert entry.held_out_coverage == pytest.approx(union.mean())
+            assert (entry.only_this_team, entry.only_top_k) == (b, c)
+            assert entry.mcnemar_p == mcnemar_exact_p(b, c)
+            assert entry.resplit_not_worse_fraction is not None
+            assert 0.0 <= entry.resplit_not_worse_fraction <= 1.0
+        assert block.strategies["one_per_org"].orgs_exhausted is False
+        assert block.strategies["greedy"].orgs_exhausted is None
+        exact = block.strategies["max_coverage"].calibration_coverage
+        assert exact >= block.strategies["greedy"].calibration_coverage
 
 
 def test_compare_selection_is_seeded_and_can_skip_resplits() -> None:
@@ -157,22 +160,23 @@ def test_compare_selection_is_seeded_and_can_skip_resplits() -> None:
     matrix = _matrix(rng.random((6, 50)) < 0.3)
     first = compare_selection(matrix, [2], resplits=5, seed=1)
     again = compare_selection(matrix, [2], resplits=5, seed=1)
-    assert json.dumps(first) == json.dumps(again)
+    assert to_json(first) == to_json(again)
     other = compare_selection(matrix, [2], resplits=5, seed=2)
-    assert other["by_size"]["2"]["strategies"]["top_k"]["team"] == (
-        first["by_size"]["2"]["strategies"]["top_k"]["team"]
+    assert other.by_size["2"].strategies["top_k"].team == (
+        first.by_size["2"].strategies["top_k"].team
     )
+    assert to_json(other) != to_json(first)  # the re-splits follow the seed
     skipped = compare_selection(matrix, [2], resplits=5, resplit_strategies=["greedy"])
-    entry = skipped["by_size"]["2"]["strategies"]["max_coverage"]
-    assert entry["resplit_mean_difference_vs_top_k"] is None
-    assert entry["resplit_reason"] == "not re-split"
+    entry = skipped.by_size["2"].strategies["max_coverage"]
+    assert entry.resplit_mean_difference_vs_top_k is None
+    assert entry.resplit_reason == "not re-split"
 
 
 def test_compare_selection_refuses_bad_sizes_and_pools() -> None:
     matrix = _matrix(np.random.default_rng(23).random((4, 30)) < 0.4)
-    with pytest.raises(UserInputError, match="team size"):
+    with pytest.raises(ConfigError, match="team size"):
         compare_selection(matrix, [5], resplits=0)
-    with pytest.raises(UserInputError, match="not in the matrix"):
+    with pytest.raises(ConfigError, match="not in the matrix"):
         compare_selection(matrix, [1], pool=["nobody"], resplits=0)
 
 
@@ -180,6 +184,6 @@ def test_pilot_pool_restricts_the_choice() -> None:
     matrix = _matrix(np.random.default_rng(24).random((8, 40)) < 0.4)
     pool = list(matrix.agents[2:6])
     report = compare_selection(matrix, [2], pool=pool, resplits=2)
-    for entry in report["by_size"]["2"]["strategies"].values():
-        assert set(entry["team"]) <= set(pool)
-    assert report["pool_agents"] == 4
+    for entry in report.by_size["2"].strategies.values():
+        assert set(entry.team) <= set(pool)
+    assert report.pool_agents == 4

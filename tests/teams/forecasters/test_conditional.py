@@ -10,7 +10,9 @@ import pytest
 from scipy import integrate, stats
 from scipy.special import beta as beta_function
 
-from foreseen.core.errors import UserInputError
+from foreseen.core.errors import ConfigError
+from foreseen.teams.forecasters.base import PilotStats
+from foreseen.teams.forecasters.closed_form import beta_binomial_moments
 from foreseen.teams.forecasters.conditional import (
     beta_binomial_unsolved_probability,
     conditional_coverages,
@@ -18,7 +20,7 @@ from foreseen.teams.forecasters.conditional import (
     posterior_solve_probability,
     unsolved_probabilities,
 )
-from foreseen.teams.forecasters.models import FORECASTERS, PilotStats, beta_binomial_moments
+from foreseen.teams.forecasters.registry import FORECASTERS
 from foreseen.teams.matrix import OutcomeMatrix
 
 
@@ -129,11 +131,11 @@ def test_stack_of_pilots_matches_one_at_a_time() -> None:
         assert together == pytest.approx(one_by_one, rel=1e-12)
 
 
-def test_bad_arguments_are_user_errors() -> None:
+def test_bad_arguments_are_configuration_errors() -> None:
     pilot = _pilot(13)
-    with pytest.raises(UserInputError, match="smaller than the pilot"):
+    with pytest.raises(ConfigError, match="smaller than the pilot"):
         conditional_forecast(pilot, pilot.shape[0] - 1)
-    with pytest.raises(UserInputError, match="unknown forecaster"):
+    with pytest.raises(ConfigError, match="unknown forecaster"):
         conditional_forecast(pilot, 20, "no_such_model")
 
 

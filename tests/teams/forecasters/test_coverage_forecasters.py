@@ -9,16 +9,10 @@ import pytest
 from scipy.optimize import minimize
 from scipy.special import beta as beta_function
 
-from foreseen.teams.forecasters.models import (
-    CLOSED_FORM,
-    FORECASTERS,
-    ISSUE7_FORECASTERS,
-    PREREGISTERED_FORECASTERS,
-    PilotStats,
-    Rasch,
-    beta_binomial_moments,
-    rasch_sweeps,
-)
+from foreseen.teams.forecasters.base import PilotStats
+from foreseen.teams.forecasters.closed_form import beta_binomial_moments
+from foreseen.teams.forecasters.rasch import Rasch, rasch_sweeps
+from foreseen.teams.forecasters.registry import FORECASTERS, closed_forms, names
 
 
 def _pilot(columns: list[list[int]]) -> np.ndarray:
@@ -31,16 +25,6 @@ HAND_PILOT = _pilot(
     [[0, 0, 0], [0, 0, 0], [0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 0, 0],
      [1, 1, 0], [0, 1, 1], [1, 1, 1]]
 )
-
-
-def test_registry_has_the_seven_forecasters() -> None:
-    assert set(PREREGISTERED_FORECASTERS) == {
-        "independence", "kish", "shared_shock", "beta_binomial", "rasch", "incidence", "pilot_only"
-    }
-    assert set(FORECASTERS) == set(PREREGISTERED_FORECASTERS) | set(ISSUE7_FORECASTERS)
-    assert set(CLOSED_FORM) == set(PREREGISTERED_FORECASTERS) - {"rasch"}
-    for name, model in FORECASTERS.items():
-        assert model.name == name
 
 
 def test_pilot_stats_by_hand() -> None:
@@ -163,7 +147,7 @@ def test_weighted_stats_equal_duplicated_tasks() -> None:
     duplicated = PilotStats.from_pilot(np.repeat(pilot, weights, axis=1))
     assert np.allclose(weighted.histogram, duplicated.histogram)
     assert weighted.mean_phi == pytest.approx(duplicated.mean_phi, abs=1e-13)
-    for model in CLOSED_FORM.values():
+    for model in closed_forms("preregistered").values():
         assert np.allclose(
             model.fit_stats(weighted).curve([2, 5, 40]),
             model.fit_stats(duplicated).curve([2, 5, 40]),
@@ -175,7 +159,7 @@ def test_batched_fit_equals_one_pilot_at_a_time() -> None:
     rng = np.random.default_rng(5)
     pilots = rng.random((6, 10, 80)) < 0.25
     sizes = [2, 5, 10, 20, 33]
-    for model in (FORECASTERS[name] for name in PREREGISTERED_FORECASTERS):
+    for model in (FORECASTERS[name] for name in names("preregistered")):
         batch = model.fit(pilots).curve(sizes)
         assert batch.shape == (6, 5)
         for index in range(6):

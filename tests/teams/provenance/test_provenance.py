@@ -12,7 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from foreseen.core.errors import UserInputError
+from foreseen.core.errors import ConfigError, SourceError
+from foreseen.core.schema import to_json
 from foreseen.teams.matrix import OutcomeMatrix, Provenance
 from foreseen.teams.provenance.leaderboard import read_leaderboard, shipped_leaderboard_models
 from foreseen.teams.provenance.model_names import alias_merges, canonical_model
@@ -27,11 +28,11 @@ from foreseen.teams.provenance.populations import (
 from foreseen.teams.provenance.submissions import SubmissionInfo, load_provenance, parse_attempts
 from foreseen.teams.sources.dispatch import builtin_splits
 
-from support.paths import FIXTURES, PACKAGE_DATA, SHARED
+from support.paths import FIXTURES
+from support.teams_matrices import LEADERBOARD_CSV
 
 HERE = Path(__file__).resolve()
-SHARED_LEADERBOARD = SHARED / "data/swebench/leaderboard.csv"
-SHIPPED_LEADERBOARD = PACKAGE_DATA / "swebench/leaderboard.csv"
+SHIPPED_LEADERBOARD = LEADERBOARD_CSV
 DEMO_SPLIT = FIXTURES / "teams/provenance_tree/evaluation/demo"
 
 HEADER = ("leaderboard,folder,name,date,resolved_pct,cost_usd,instance_cost_usd,instance_calls,"
@@ -84,11 +85,13 @@ def test_parse_attempts() -> None:
         assert parse_attempts(bad) == (None, None)
 
 
-def test_shipped_leaderboard_is_the_shared_copy() -> None:
-    if not SHARED_LEADERBOARD.exists():
-        pytest.fail(f"reference leaderboard missing at {SHARED_LEADERBOARD}")
-    assert SHIPPED_LEADERBOARD.read_bytes() == SHARED_LEADERBOARD.read_bytes()
-    assert len(read_leaderboard()) == len(read_leaderboard(SHARED_LEADERBOARD))
+def test_shipped_leaderboard_has_the_rows_its_provenance_lists() -> None:
+    """322 entries: bash-only 31, test 23, verified 162, lite 84, multimodal 22 (PROVENANCE.md;
+    the file's SHA-256 is checked in tests/teams/sources/test_sources.py)."""
+    rows = read_leaderboard()
+    assert len(rows) == len(read_leaderboard(SHIPPED_LEADERBOARD)) == 322
+    assert Counter(row.leaderboard for row in rows) == {
+        "bash-only": 31, "test": 23, "verified": 162, "lite": 84, "multimodal": 22}
 
 
 def test_builtin_lite_provenance_matches_the_leaderboard_rows() -> None:
@@ -159,7 +162,7 @@ def test_metadata_yaml_and_name_fill_what_the_leaderboard_lacks(tmp_path: Path) 
     assert c.models == () and c.attempts is None and c.scaffold == "plainrun"
     assert c.fields_from == {"date": "name", "scaffold": "name"}
     assert info["q"].fields_from == {} and info["q"].date is None
-    blob = a.to_json()
+    blob = to_json(a.record())
     assert blob["date"] == "2024-03-01" and blob["models"] == ["gpt-4o"]
 
 
@@ -174,13 +177,13 @@ def test_leaderboard_wins_over_metadata(tmp_path: Path) -> None:
 
 
 def test_bad_inputs_are_one_line_errors(tmp_path: Path) -> None:
-    with pytest.raises(UserInputError, match="not valid YAML"):
+    with pytest.raises(SourceError, match="not valid YAML"):
         load_provenance(["badyaml_run"], experiments_split_dir=DEMO_SPLIT, use_leaderboard=False)
     bad = tmp_path / "bad.csv"
     bad.write_text("folder,name\nx,y\n")
-    with pytest.raises(UserInputError, match="missing columns"):
+    with pytest.raises(SourceError, match=r"\(missing columns leaderboard, date, cost_usd, "):
         load_provenance(["x"], leaderboard=bad)
-    with pytest.raises(UserInputError, match="cannot read"):
+    with pytest.raises(SourceError, match="cannot read"):
         load_provenance(["x"], leaderboard=tmp_path / "absent.csv")
 
 
@@ -237,7 +240,7 @@ def test_one_per_model_keeps_the_best_of_each_model_set(
     assert one_per_model(matrix, info).agents == chosen.matrix.agents
     earliest = select_one_per_model(matrix, info, rule="earliest").matrix.agents
     assert earliest == ("a1", "a3", "a4", "a7")  # x: a1 (day 1), y: a3 (day 2)
-    assert chosen.to_json()["dropped_by_reason"]["models unknown"] == 1
+    assert chosen.summary().dropped_by_reason["models unknown"] == 1
 
 
 def test_single_attempt_only_drops_unknown_and_multi_attempt(
@@ -249,7 +252,7 @@ def test_single_attempt_only_drops_unknown_and_multi_attempt(
     assert Counter(chosen.dropped.values()) == {"attempts unknown": 2, "attempts 2": 1}
     assert single_attempt_only(matrix, info).agents == chosen.matrix.agents
     nobody = {a: _info(a, ("x",), None, None) for a in matrix.agents}
-    with pytest.raises(UserInputError, match="population is empty"):
+    with pytest.raises(ConfigError, match="population is empty"):
         single_attempt_only(matrix, nobody)
 
 

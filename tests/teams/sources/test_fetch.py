@@ -18,8 +18,6 @@ import time
 import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
-from email.utils import format_datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -27,13 +25,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from foreseen.core.errors import UserInputError
-from foreseen.core.http import HttpGetter, NotFoundError, RetryPolicy, parse_retry_after
+from foreseen.core.errors import ConfigError, IntegrityError, SourceError
+from foreseen.core.http import HttpGetter, NotFoundError
+from foreseen.core.retry import RetryPolicy
 from foreseen.teams.sources.dispatch import load_experiments_split, load_source
 from foreseen.teams.sources.fetch import E046_COMMIT, UPSTREAM_REPOSITORY, fetch_split
 from foreseen.teams.sources.fetch_cache import MARKER_NAME
 
-from support.paths import FIXTURES, SHARED
+from support.paths import FIXTURES
 
 FIXTURE_TREE = FIXTURES / "teams" / "experiments"
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
@@ -192,9 +191,9 @@ def test_refetch_same_commit_reuses_cache_and_other_commit_is_refused(
     assert len(state.log) == requests_after_first
     assert (cache / MARKER_NAME).read_bytes() == marker_bytes
     refusal = re.escape(f"cache {cache} holds commit {COMMIT}, not {OTHER_COMMIT}")
-    with pytest.raises(UserInputError, match=refusal):
+    with pytest.raises(ConfigError, match=refusal):
         fetch_split("mini", OTHER_COMMIT, cache, **_bases(base), **FAST)
-    with pytest.raises(UserInputError, match="holds split 'mini', not 'lite'"):
+    with pytest.raises(ConfigError, match="holds split 'mini', not 'lite'"):
         fetch_split("lite", COMMIT, cache, **_bases(base), **FAST)
     assert len(state.log) == requests_after_first
 
@@ -204,7 +203,7 @@ def test_fetch_into_a_foreign_non_empty_directory_is_refused(
 ) -> None:
     _, base = server
     (tmp_path / "notes.txt").write_text("mine")
-    with pytest.raises(UserInputError, match="not a foreseen fetch cache"):
+    with pytest.raises(ConfigError, match="not a foreseen fetch cache"):
         fetch_split("mini", COMMIT, tmp_path, **_bases(base), **FAST)
     assert (tmp_path / "notes.txt").read_text() == "mine"
 
@@ -223,7 +222,7 @@ def test_unknown_split_names_the_split_and_leaves_nothing(
     server: tuple[ServerState, str], tmp_path: Path
 ) -> None:
     _, base = server
-    with pytest.raises(UserInputError, match="unknown split 'multilingual'"):
+    with pytest.raises(SourceError, match="unknown split 'multilingual'"):
         fetch_split("multilingual", COMMIT, tmp_path / "c", **_bases(base), **FAST)
     assert list(tmp_path.iterdir()) == []
 
@@ -234,7 +233,8 @@ def test_persistent_server_error_leaves_no_partial_cache(
     state, base = server
     late_file = f"{RAW}/f_resolved_not_a_list/per_instance_details.json"
     state.faults = {late_file: [Fault(500)] * 3}
-    with pytest.raises(UserInputError, match=r"HTTP 500 .* after 3 attempts") as info:
+    refusal = r"127\.0\.0\.1:\d+ answered HTTP 500 .* after 3 attempts"
+    with pytest.raises(SourceError, match=refusal) as info:
         fetch_split("mini", COMMIT, tmp_path / "c", **_bases(base), **FAST)
     assert "\n" not in str(info.value)
     assert _requests_to(state, late_file) == 3
@@ -246,7 +246,7 @@ def test_unreachable_server_is_one_quick_user_error(tmp_path: Path) -> None:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     started = time.monotonic()
-    with pytest.raises(UserInputError, match=f"cannot reach 127.0.0.1:{port}") as info:
+    with pytest.raises(SourceError, match=f"cannot reach 127.0.0.1:{port}") as info:
         fetch_split("mini", COMMIT, tmp_path / "cache", api_base=f"http://127.0.0.1:{port}",
                     raw_base=f"http://127.0.0.1:{port}", timeout=1.0, retries=1, backoff=0.0)
     assert time.monotonic() - started < 10
@@ -257,7 +257,7 @@ def test_unreachable_server_is_one_quick_user_error(tmp_path: Path) -> None:
 def test_slow_server_times_out(server: tuple[ServerState, str], tmp_path: Path) -> None:
     state, base = server
     state.delay = 0.5
-    with pytest.raises(UserInputError, match=r"cannot reach .*timed out"):
+    with pytest.raises(SourceError, match=r"cannot reach .*timed out"):
         fetch_split("mini", COMMIT, tmp_path / "c", **_bases(base), timeout=0.1, retries=0)
     assert list(tmp_path.iterdir()) == []
 
@@ -277,7 +277,7 @@ def test_token_goes_only_to_the_api_and_is_never_printed(
         if file.is_file():
             assert secret.encode() not in file.read_bytes()
     state.faults = {f"{LISTING}?ref={OTHER_COMMIT}": [Fault(401)]}
-    with pytest.raises(UserInputError, match="HTTP 401") as info:
+    with pytest.raises(SourceError, match="HTTP 401") as info:
         fetch_split("mini", OTHER_COMMIT, tmp_path / "d", **_bases(base),
                     token_env="FORESEEN_TEST_TOKEN", **FAST)
     assert secret not in str(info.value)
@@ -305,7 +305,7 @@ def test_rate_limit_exhaustion_is_reported_without_waiting(
 ) -> None:
     state, base = server
     state.faults = {f"{LISTING}?ref={COMMIT}": [Fault(403, {"X-RateLimit-Remaining": "0"})]}
-    with pytest.raises(UserInputError, match="rate limit"):
+    with pytest.raises(SourceError, match="rate limit"):
         fetch_split("mini", COMMIT, tmp_path / "c", **_bases(base), **FAST)
     assert len(state.log) == 1
 
@@ -322,36 +322,27 @@ def test_rate_limit_exhaustion_is_reported_without_waiting(
 def test_bad_arguments_are_refused_before_any_request(
     tmp_path: Path, split: str, commit: str, message: str
 ) -> None:
-    with pytest.raises(UserInputError, match=message):
+    with pytest.raises(ConfigError, match=message):
         fetch_split(split, commit, tmp_path / "c", api_base="http://127.0.0.1:9",
                     raw_base="http://127.0.0.1:9", retries=0)
     assert list(tmp_path.iterdir()) == []
 
 
 def test_e046_commit_is_the_preregistered_one() -> None:
-    seeds = SHARED / "seeds"
-    prereg = (seeds / "agent-value-forecast-prereg.txt").read_text()
-    assert f"SWE-bench/experiments at commit {E046_COMMIT}" in prereg
+    prereg = (FIXTURES / "teams" / "preregistration" / "agent-value-forecast-prereg.txt")
+    assert f"SWE-bench/experiments at commit {E046_COMMIT}" in prereg.read_text(encoding="utf-8")
 
 
-def test_retry_after_parsing_and_backoff() -> None:
-    assert parse_retry_after(None) is None
-    assert parse_retry_after("0") == 0.0
-    assert parse_retry_after(" 7 ") == 7.0
-    assert parse_retry_after("soon") is None
-    later = datetime.now(UTC) + timedelta(seconds=30)
-    seconds = parse_retry_after(format_datetime(later, usegmt=True))
-    assert seconds is not None and 25 <= seconds <= 31
-    past = format_datetime(datetime.now(UTC) - timedelta(hours=1), usegmt=True)
-    assert parse_retry_after(past) == 0.0
-    policy = RetryPolicy(timeout=1.0, retries=3, backoff=0.5, max_delay=3.0)
-    assert [policy.delay(i, None) for i in range(4)] == [0.5, 1.0, 2.0, 3.0]
-    assert policy.delay(0, "2") == 2.0
-    assert policy.delay(0, "120") == 3.0
-    with pytest.raises(UserInputError):
-        RetryPolicy(timeout=0.0)
-    with pytest.raises(UserInputError):
-        RetryPolicy(retries=-1)
+@pytest.mark.parametrize(("timeout", "retries", "backoff"), [(0.0, 1, 0.0), (1.0, -1, 0.0),
+                                                             (1.0, 1, -0.5)])
+def test_bad_client_settings_are_configuration_errors(
+    tmp_path: Path, timeout: float, retries: int, backoff: float
+) -> None:
+    with pytest.raises(ConfigError):
+        fetch_split("mini", COMMIT, tmp_path / "c", api_base="http://127.0.0.1:9",
+                    raw_base="http://127.0.0.1:9", timeout=timeout, retries=retries,
+                    backoff=backoff)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_retry_waits_honour_retry_after_then_back_off(
@@ -361,12 +352,53 @@ def test_retry_waits_honour_retry_after_then_back_off(
     path = f"{RAW}/Zeta_caps/results/results.json"
     state.faults = {path: [Fault(429, {"Retry-After": "7"}), Fault(503), Fault(502)]}
     waits: list[float] = []
-    getter = HttpGetter(RetryPolicy(timeout=2.0, retries=3, backoff=0.25), sleep=waits.append)
+    getter = HttpGetter(RetryPolicy(max_attempts=4, base_s=0.25), timeout=2.0,
+                        sleep=waits.append)
     body = getter.get(f"{base}{path}")
     expected = (FIXTURE_TREE / "evaluation/mini/Zeta_caps/results/results.json").read_bytes()
     assert body == expected
     assert waits == [7.0, 0.5, 1.0]  # Retry-After, then backoff · 2**i for retries 1 and 2
     assert getter.requests_made == 4
     assert getter.get(f"{base}{RAW}/nope.json", missing_ok=True) is None
-    with pytest.raises(NotFoundError):
+    with pytest.raises(NotFoundError, match=r"127\.0\.0\.1:\d+ has no .*nope\.json"):
         getter.get(f"{base}{RAW}/nope.json")
+
+
+def test_server_waits_are_capped_and_milliseconds_are_read(
+    server: tuple[ServerState, str]
+) -> None:
+    state, base = server
+    path = f"{RAW}/Zeta_caps/results/results.json"
+    state.faults = {path: [Fault(503, {"Retry-After": "120"}),
+                           Fault(429, {"retry-after-ms": "250"})]}
+    waits: list[float] = []
+    getter = HttpGetter(RetryPolicy(max_attempts=3, base_s=0.0, retry_after_cap_s=3.0),
+                        timeout=2.0, sleep=waits.append)
+    assert getter.get(f"{base}{path}") is not None
+    assert waits == [3.0, 0.25]
+
+
+def test_headers_are_sent_and_per_call_headers_only_on_that_call(
+    server: tuple[ServerState, str]
+) -> None:
+    state, base = server
+    getter = HttpGetter(RetryPolicy(max_attempts=1), headers={"User-Agent": "probe/1"})
+    listing = f"{LISTING}?ref={COMMIT}"
+    getter.get(f"{base}{listing}", headers={"Authorization": "Bearer abc"})
+    getter.get(f"{base}{RAW}/Zeta_caps/results/results.json")
+    sent = [headers for _, headers in state.log]
+    assert [h.get("User-Agent") for h in sent] == ["probe/1", "probe/1"]
+    assert [h.get("Authorization") for h in sent] == ["Bearer abc", None]
+
+
+def test_a_tampered_cache_is_an_integrity_error(
+    server: tuple[ServerState, str], tmp_path: Path
+) -> None:
+    _, base = server
+    cache = tmp_path / "mini"
+    fetch_split("mini", COMMIT, cache, **_bases(base), **FAST)
+    (cache / "Zeta_caps" / "results" / "results.json").write_text('{"resolved": []}')
+    with pytest.raises(IntegrityError, match="changed since it was fetched"):
+        fetch_split("mini", COMMIT, cache, **_bases(base), **FAST)
+    with pytest.raises(IntegrityError):
+        load_source(cache)

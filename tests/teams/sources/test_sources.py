@@ -2,6 +2,8 @@
 
 Expected values are derived independently in the tests (plain ``json``/``csv``/``hashlib``)
 or written out by hand from the fixture files and the parse rules of spec teams.md §2.
+Every file read is inside the clone: ``tests/fixtures/teams`` (see its PROVENANCE.md)
+and the package data.
 """
 
 from __future__ import annotations
@@ -9,13 +11,14 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+import re
 import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from foreseen.core.errors import UserInputError
+from foreseen.core.errors import ConfigError, IntegrityError, SourceError
 from foreseen.teams.sources.dispatch import (
     builtin_splits,
     load_experiments_split,
@@ -24,14 +27,14 @@ from foreseen.teams.sources.dispatch import (
 )
 from foreseen.teams.sources.fetch_cache import MARKER_NAME, CacheMarker, write_marker
 
-from support.paths import FIXTURES, SHARED
+from support.paths import FIXTURES, PACKAGE_DATA
+from support.teams_matrices import LITE_CSV
 
 FIXTURES = FIXTURES / "teams"
 MINI_TREE = FIXTURES / "experiments"
 MINI_SPLIT = MINI_TREE / "evaluation" / "mini"
-SHARED = SHARED / "data/swebench"
-BASH_ONLY = SHARED / "experiments" / "evaluation" / "bash-only"
-LITE_CSV = SHARED / "lite.csv"
+BASH_ONLY = FIXTURES / "bash_only"
+SHA256_CELL = re.compile(r"^\| `([^`]+)` \|.*\| `([0-9a-f]{64})` \|$", re.M)
 
 # Hand-derived from the fixture files by rules 1-3 of spec teams.md §2.
 MINI_EXPECTED_SOLVED = {
@@ -56,9 +59,29 @@ def _sha256(path: Path) -> str:
 
 
 def _rule4(file_map: dict[str, str]) -> str:
-    text = json.dumps(file_map, sort_keys=True)
-    assert ", " in text or len(file_map) == 1  # default separators
+    """SHA-256 of the map's JSON with sorted keys and the separators ", " and ": "."""
+    text = "{" + ", ".join(f'"{key}": "{file_map[key]}"' for key in sorted(file_map)) + "}"
+    assert text == json.dumps(file_map, sort_keys=True)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def recorded_sha256(provenance_note: Path) -> dict[str, str]:
+    """file name → SHA-256 from the tables of a PROVENANCE.md."""
+    return dict(SHA256_CELL.findall(provenance_note.read_text(encoding="utf-8")))
+
+
+def test_fixtures_are_the_files_their_provenance_names() -> None:
+    recorded = recorded_sha256(FIXTURES / "PROVENANCE.md")
+    assert len(recorded) == 4
+    for name, digest in recorded.items():
+        assert _sha256(FIXTURES / name) == digest, name
+
+
+def test_shipped_matrices_are_the_files_their_provenance_names() -> None:
+    recorded = recorded_sha256(PACKAGE_DATA / "swebench" / "PROVENANCE.md")
+    assert set(recorded) == {"lite.csv", "verified.csv", "leaderboard.csv"}
+    for name, digest in recorded.items():
+        assert _sha256(PACKAGE_DATA / "swebench" / name) == digest, name
 
 
 def _solved_sets(matrix_agents: tuple[str, ...], tasks: tuple[str, ...],
@@ -125,29 +148,29 @@ def test_all_false_per_instance_drops_only_that_agent(tmp_path: Path) -> None:
 def test_invalid_json_is_a_user_error_naming_the_file(tmp_path: Path) -> None:
     split = _copy_mini(tmp_path)
     (split / "c_per_instance" / "per_instance_details.json").write_text("{not json")
-    with pytest.raises(UserInputError, match=r"c_per_instance.*not valid JSON"):
+    with pytest.raises(SourceError, match=r"c_per_instance.*not valid JSON"):
         load_experiments_split(split, "mini")
 
 
 def test_split_without_usable_results_is_a_user_error(tmp_path: Path) -> None:
     (tmp_path / "only" / "results").mkdir(parents=True)
     (tmp_path / "only" / "results" / "results.json").write_text('{"applied": ["t1"]}')
-    with pytest.raises(UserInputError, match="no submission"):
+    with pytest.raises(SourceError, match="no submission"):
         load_experiments_split(tmp_path, "x")
-    with pytest.raises(UserInputError, match="does not exist"):
+    with pytest.raises(SourceError, match="does not exist"):
         load_experiments_split(tmp_path / "missing", "x")
 
 
 def test_explicit_empty_lists_only_give_an_empty_matrix_error(tmp_path: Path) -> None:
     (tmp_path / "s" / "results").mkdir(parents=True)
     (tmp_path / "s" / "results" / "results.json").write_text('{"resolved": []}')
-    with pytest.raises(UserInputError, match="empty"):
+    with pytest.raises(SourceError, match="empty"):
         load_experiments_split(tmp_path, "x")
 
 
 def test_real_bash_only_per_instance_files_parse() -> None:
     files = sorted(BASH_ONLY.glob("*/per_instance_details.json"))
-    assert len(files) == 25
+    assert len(files) == 3
     expected_counts: dict[str, int] = {}
     universe: set[str] = set()
     for file in files:
@@ -158,8 +181,9 @@ def test_real_bash_only_per_instance_files_parse() -> None:
         if count:
             expected_counts[file.parent.name] = count
     matrix = load_source(BASH_ONLY)
-    assert matrix.provenance.split == "bash-only"
+    assert matrix.provenance.split == "bash_only"
     assert matrix.n_tasks == len(universe) == 500
+    assert sorted(expected_counts.values()) == [45, 292, 372]
     assert set(matrix.tasks) == universe
     counts = dict(zip(matrix.agents, matrix.solve_counts().tolist(), strict=True))
     assert counts == expected_counts
@@ -234,17 +258,17 @@ def test_csv_with_byte_order_mark_and_crlf_lines(tmp_path: Path) -> None:
 def test_bad_csv_is_one_line_user_error(tmp_path: Path, text: str, message: str) -> None:
     path = tmp_path / "bad.csv"
     path.write_text(text)
-    with pytest.raises(UserInputError, match=message) as info:
+    with pytest.raises(SourceError, match=message) as info:
         load_matrix_csv(path)
     assert "\n" not in str(info.value)
     assert str(path) in str(info.value)
 
 
 def test_unreadable_csv_is_a_user_error(tmp_path: Path) -> None:
-    with pytest.raises(UserInputError, match="cannot read"):
+    with pytest.raises(SourceError, match="cannot read"):
         load_matrix_csv(tmp_path / "missing.csv")
     (tmp_path / "latin.csv").write_bytes(b",t\xe9\na,1\n")
-    with pytest.raises(UserInputError, match="not UTF-8"):
+    with pytest.raises(SourceError, match="not UTF-8"):
         load_matrix_csv(tmp_path / "latin.csv")
 
 
@@ -253,11 +277,11 @@ def test_builtin_splits_are_lite_and_verified() -> None:
     assert (lite.provenance.split, lite.n_agents, lite.n_tasks) == ("lite", 84, 300)
     assert (verified.provenance.split, verified.n_agents, verified.n_tasks) == (
         "verified", 134, 500)
-    shared_lite = load_matrix_csv(LITE_CSV)
-    assert np.array_equal(lite.solved, shared_lite.solved)
-    assert lite.provenance.files_sha256 == shared_lite.provenance.files_sha256
-    assert verified.provenance.file_sha256 == {"m/verified.csv": _sha256(SHARED / "verified.csv")}
+    recorded = recorded_sha256(PACKAGE_DATA / "swebench" / "PROVENANCE.md")
+    assert lite.provenance.file_sha256 == {"m/lite.csv": recorded["lite.csv"]}
+    assert verified.provenance.file_sha256 == {"m/verified.csv": recorded["verified.csv"]}
     assert lite.provenance.source == "foreseen/data/swebench/lite.csv"
+    assert verified.provenance.source == "foreseen/data/swebench/verified.csv"
 
 
 # ---------------------------------------------------------------- dispatch
@@ -284,17 +308,17 @@ def test_load_source_dispatches_csv_tree_and_split_directory(tmp_path: Path) -> 
 
 
 def test_load_source_tree_needs_a_known_split() -> None:
-    with pytest.raises(UserInputError, match=r"choose a split \(available: mini\)"):
+    with pytest.raises(ConfigError, match=r"choose a split \(available: mini\)"):
         load_source(MINI_TREE)
-    with pytest.raises(UserInputError, match=r"unknown split 'lite'.*available: mini"):
+    with pytest.raises(ConfigError, match=r"unknown split 'lite'.*available: mini"):
         load_source(MINI_TREE, "lite")
 
 
 def test_load_source_refuses_missing_and_non_csv_files(tmp_path: Path) -> None:
-    with pytest.raises(UserInputError, match="does not exist"):
+    with pytest.raises(SourceError, match="does not exist"):
         load_source(tmp_path / "nothing")
     (tmp_path / "m.json").write_text("{}")
-    with pytest.raises(UserInputError, match=r"neither a \.csv"):
+    with pytest.raises(SourceError, match=r"neither a \.csv"):
         load_source(tmp_path / "m.json")
 
 
@@ -314,14 +338,14 @@ def test_load_source_reads_split_and_commit_from_a_cache_marker(tmp_path: Path) 
     assert matrix.provenance.split == "lite"
     assert matrix.provenance.commit == "abc1234"
     assert _same_matrix(matrix, load_experiments_split(MINI_SPLIT, "mini"))
-    with pytest.raises(UserInputError, match="holds split 'lite', not 'test'"):
+    with pytest.raises(ConfigError, match="holds split 'lite', not 'test'"):
         load_source(cache, "test")
 
 
 def test_load_source_refuses_a_tampered_cache(tmp_path: Path) -> None:
     cache = _make_cache(tmp_path)
     (cache / "c_per_instance" / "per_instance_details.json").write_text('{"t2": {"resolved": 1}}')
-    with pytest.raises(UserInputError, match="changed since it was fetched"):
+    with pytest.raises(IntegrityError, match="changed since it was fetched"):
         load_source(cache)
 
 
@@ -329,8 +353,8 @@ def test_load_source_refuses_extra_files_and_damaged_markers(tmp_path: Path) -> 
     cache = _make_cache(tmp_path)
     (cache / "new" / "results").mkdir(parents=True)
     (cache / "new" / "results" / "results.json").write_text('{"resolved": ["t1"]}')
-    with pytest.raises(UserInputError, match="does not list"):
+    with pytest.raises(IntegrityError, match="does not list"):
         load_source(cache)
     (cache / MARKER_NAME).write_text("{")
-    with pytest.raises(UserInputError, match="damaged marker"):
+    with pytest.raises(IntegrityError, match="damaged marker"):
         load_source(cache)

@@ -14,14 +14,21 @@ indices and a list of names):
 
 All values returned here are unrounded; :mod:`foreseen.teams.e046.record` rounds.
 Thresholds (H1 interval ends, the 0.03 tolerance, "beats pilot_only") compare
-the unrounded values.
+the unrounded values (:mod:`foreseen.teams.e046.verdicts`).
+
+Arithmetic of the means. Every mean over draws (pilots, bootstrap replicates,
+random teams, re-splits) is the preregistered script's: the values in draw
+order, summed left to right in Python floats, divided by their number
+(:func:`mean_in_draw_order`). A re-split's difference is the held-out count
+difference divided once, (greedy − top-k)/held. Where the exact mean lies on a
+rounding boundary of the record (e.g. −53/4000 at 4 decimals) this decides the
+printed digit, so no other summation order (numpy's pairwise sum) is used.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -34,17 +41,31 @@ from foreseen.teams.curves import (
     mean_pairwise_phi,
     solver_counts,
 )
-from foreseen.teams.e046.selection import PackedOutcomes, hash_split, pack_rows, popcount
-from foreseen.teams.forecasters.models import (
-    CLOSED_FORM,
-    FORECASTERS,
-    PREREGISTERED_FORECASTERS,
-    PilotStats,
+from foreseen.teams.e046.results import (
+    BlindSpotFloor,
+    BootstrapDifference,
+    FeasibleSplit,
+    H3Result,
+    InfeasibleSplit,
+    PrimaryResult,
+    SelectionAtK,
+    SplitReport,
+    Upstream,
 )
+from foreseen.teams.e046.selection import PackedOutcomes, hash_split, pack_rows, popcount
+from foreseen.teams.e046.verdicts import (
+    H1_COMPARATORS,
+    H1_REFERENCE,
+    h1_verdict,
+    h2_result,
+    h3_verdict,
+)
+from foreseen.teams.forecasters.base import PilotStats
+from foreseen.teams.forecasters.registry import closed_forms, get, names
 from foreseen.teams.matrix import OutcomeMatrix
 
 FloatArray = npt.NDArray[np.float64]
-Report = dict[str, Any]
+BoolArray = npt.NDArray[np.bool_]
 
 SEED = 20261009
 EXPERIMENT = "E046"
@@ -61,23 +82,28 @@ SELECTION_SIZES = (3, 5, 10)
 PRIMARY_SELECTION_SIZE = 5
 RANDOM_TEAMS = 200
 RESPLITS = 200
-H1_COMPARATORS = ("kish", "shared_shock")
-H1_REFERENCE = "beta_binomial"
-H2_FORECASTERS = ("beta_binomial", "rasch", "incidence")
-H2_BASELINE = "pilot_only"
-H2_TOLERANCE = 0.03
-SIGNIFICANCE = 0.05
-NEVER_COUNTS = frozenset({"verified"})
 
 
-def upstream_block(matrix: OutcomeMatrix) -> Report:
+def mean_in_draw_order(values: Iterable[float]) -> float:
+    """(v_1 + v_2 + … + v_n)/n, summed left to right in Python floats (module docstring)."""
+    total = 0.0
+    count = 0
+    for value in values:
+        total += float(value)
+        count += 1
+    if count == 0:
+        raise ValueError("a mean needs at least one value")
+    return total / count
+
+
+def upstream_block(matrix: OutcomeMatrix) -> Upstream:
     """The record's ``upstream`` block: commit, files read, files_sha256."""
     provenance = matrix.provenance
-    return {
-        "commit": provenance.commit,
-        "files_read": provenance.files_read,
-        "files_sha256": provenance.files_sha256,
-    }
+    return Upstream(
+        commit=provenance.commit,
+        files_read=provenance.files_read,
+        files_sha256=provenance.files_sha256,
+    )
 
 
 def infeasibility_reason(competent_agents: int, tasks: int) -> str | None:
@@ -100,7 +126,7 @@ def draw_pilots(rng: random.Random, n_agents: int, k: int, count: int) -> npt.ND
     )
 
 
-def draw_task_weights(rng: random.Random, n_tasks: int) -> npt.NDArray[np.float64]:
+def draw_task_weights(rng: random.Random, n_tasks: int) -> FloatArray:
     """N × ``rng.choice(tasks)``; returns how often each task was drawn."""
     tasks = range(n_tasks)
     choice = rng.choice
@@ -108,7 +134,7 @@ def draw_task_weights(rng: random.Random, n_tasks: int) -> npt.NDArray[np.float6
     return np.bincount(np.asarray(draws, dtype=np.int64), minlength=n_tasks).astype(np.float64)
 
 
-def draw_resplit(rng: random.Random, n_tasks: int) -> npt.NDArray[np.bool_]:
+def draw_resplit(rng: random.Random, n_tasks: int) -> BoolArray:
     """``rng.shuffle`` of a fresh task list; calibration mask = its first ⌊N/2⌋ tasks."""
     order = list(range(n_tasks))
     rng.shuffle(order)
@@ -124,42 +150,45 @@ def curve_errors(forecast: FloatArray, truth: FloatArray) -> FloatArray:
 
 
 def closed_form_curves(stats: PilotStats, grid: Sequence[int]) -> dict[str, FloatArray]:
-    """Every closed-form forecaster's curve for every pilot (pilots × grid)."""
-    return {name: model.fit_stats(stats).curve(grid) for name, model in CLOSED_FORM.items()}
-
-
-def _primary(
-    solved: npt.NDArray[np.bool_], rng: random.Random, grid: list[int], truth: FloatArray
-) -> Report:
-    pilots = draw_pilots(rng, solved.shape[0], PILOT_SIZE, PRIMARY_PILOTS)
-    outcomes = solved[pilots]
-    curves = closed_form_curves(PilotStats.from_pilot(outcomes), grid)
-    curves["rasch"] = FORECASTERS["rasch"].fit(outcomes[:RASCH_PILOTS]).curve(grid)
-    curve_mae: dict[str, float] = {}
-    bias: dict[str, float] = {}
-    population_mae: dict[str, float] = {}
-    for name in PREREGISTERED_FORECASTERS:
-        forecast = curves[name]
-        signed = forecast[:, -1] - truth[-1]
-        curve_mae[name] = float(curve_errors(forecast, truth).mean())
-        bias[name] = float(signed.mean())
-        population_mae[name] = float(np.abs(signed).mean())
+    """Every preregistered closed-form forecaster's curve for every pilot (pilots × grid)."""
     return {
-        "grid": grid,
-        "population_curve": {str(m): float(c) for m, c in zip(grid, truth, strict=True)},
-        "curve_mae": curve_mae,
-        "population_coverage_bias": bias,
-        "population_coverage_mae": population_mae,
+        name: model.fit_stats(stats).curve(grid)
+        for name, model in closed_forms("preregistered").items()
     }
 
 
+def _primary(
+    solved: BoolArray, rng: random.Random, grid: list[int], truth: FloatArray
+) -> PrimaryResult:
+    pilots = draw_pilots(rng, solved.shape[0], PILOT_SIZE, PRIMARY_PILOTS)
+    outcomes = solved[pilots]
+    curves = closed_form_curves(PilotStats.from_pilot(outcomes), grid)
+    curves["rasch"] = get("rasch").fit(outcomes[:RASCH_PILOTS]).curve(grid)
+    curve_mae: dict[str, float] = {}
+    bias: dict[str, float] = {}
+    population_mae: dict[str, float] = {}
+    for name in names("preregistered"):
+        forecast = curves[name]
+        signed = (forecast[:, -1] - truth[-1]).tolist()
+        curve_mae[name] = mean_in_draw_order(curve_errors(forecast, truth).tolist())
+        bias[name] = mean_in_draw_order(signed)
+        population_mae[name] = mean_in_draw_order(abs(value) for value in signed)
+    return PrimaryResult(
+        grid=tuple(grid),
+        population_curve={str(m): float(c) for m, c in zip(grid, truth, strict=True)},
+        curve_mae=curve_mae,
+        population_coverage_bias=bias,
+        population_coverage_mae=population_mae,
+    )
+
+
 def _h1_bootstrap(
-    solved: npt.NDArray[np.bool_], rng: random.Random, grid: list[int]
-) -> Report:
+    solved: BoolArray, rng: random.Random, grid: list[int]
+) -> dict[str, BootstrapDifference]:
     n_agents, n_tasks = solved.shape
     counts = solver_counts(solved)
     differences: dict[str, list[float]] = {name: [] for name in H1_COMPARATORS}
-    models = [*H1_COMPARATORS, H1_REFERENCE]
+    models = closed_forms("preregistered")
     for _ in range(BOOTSTRAP_REPLICATES):
         weights = draw_task_weights(rng, n_tasks)
         histogram = np.bincount(counts, weights=weights, minlength=n_agents + 1)
@@ -167,55 +196,39 @@ def _h1_bootstrap(
         pilots = draw_pilots(rng, n_agents, PILOT_SIZE, BOOTSTRAP_PILOTS)
         stats = PilotStats.from_pilot(solved[pilots], weights=weights)
         error = {
-            name: float(curve_errors(CLOSED_FORM[name].fit_stats(stats).curve(grid), truth).mean())
-            for name in models
+            name: mean_in_draw_order(
+                curve_errors(models[name].fit_stats(stats).curve(grid), truth).tolist()
+            )
+            for name in (*H1_COMPARATORS, H1_REFERENCE)
         }
         for name in H1_COMPARATORS:
             differences[name].append(error[name] - error[H1_REFERENCE])
-    result: Report = {}
-    for name, values in differences.items():
-        low, high = percentile_interval(values)
-        result[name] = {"mean": float(np.mean(values)), "ci95": [low, high]}
-    return result
-
-
-def h1_verdict(bootstrap: Mapping[str, Mapping[str, Any]]) -> str:
-    """supported if every interval's lower end > 0; falsified if any upper end < 0."""
-    intervals = [bootstrap[name]["ci95"] for name in H1_COMPARATORS]
-    if all(low > 0 for low, _ in intervals):
-        return "supported"
-    if any(high < 0 for _, high in intervals):
-        return "falsified"
-    return "unresolved"
-
-
-def h2_block(population_mae: Mapping[str, float]) -> Report:
-    """Tolerance (≤ 0.03) and "strictly below pilot_only" for the three item-level forecasters."""
-    meets = {name: bool(population_mae[name] <= H2_TOLERANCE) for name in H2_FORECASTERS}
-    beats = {
-        name: bool(population_mae[name] < population_mae[H2_BASELINE]) for name in H2_FORECASTERS
+    return {
+        name: BootstrapDifference(
+            mean=mean_in_draw_order(values), ci95=percentile_interval(values)
+        )
+        for name, values in differences.items()
     }
-    verdict = "supported" if any(meets.values()) else "falsified"
-    return {"meets_tolerance": meets, "beats_pilot_only": beats, "verdict": verdict}
 
 
 def _sensitivity(
-    solved: npt.NDArray[np.bool_], rng: random.Random, grid: list[int], truth: FloatArray
-) -> Report:
+    solved: BoolArray, rng: random.Random, grid: list[int], truth: FloatArray
+) -> dict[str, dict[str, float]]:
     n_agents = solved.shape[0]
-    result: Report = {}
+    result: dict[str, dict[str, float]] = {}
     for k in SENSITIVITY_SIZES:
         if k >= n_agents:
             continue
         pilots = draw_pilots(rng, n_agents, k, SENSITIVITY_PILOTS)
         curves = closed_form_curves(PilotStats.from_pilot(solved[pilots]), grid)
         result[str(k)] = {
-            name: float(curve_errors(curve, truth).mean()) for name, curve in curves.items()
+            name: mean_in_draw_order(curve_errors(curve, truth).tolist())
+            for name, curve in curves.items()
         }
     return result
 
 
-def _h3(matrix: OutcomeMatrix, rng: random.Random) -> Report:
+def _h3(matrix: OutcomeMatrix, rng: random.Random) -> H3Result:
     solved = matrix.solved
     n_agents, n_tasks = solved.shape
     packed = PackedOutcomes(solved, matrix.agents)
@@ -223,7 +236,7 @@ def _h3(matrix: OutcomeMatrix, rng: random.Random) -> Report:
     calibration_words = pack_rows(calibration)
     held_out_words = pack_rows(~calibration)
     n_held_out = int(np.count_nonzero(~calibration))
-    by_k: Report = {}
+    by_k: dict[str, SelectionAtK] = {}
     for k in SELECTION_SIZES:
         greedy_union = packed.team_union(packed.greedy(k, calibration_words)) & held_out_words
         top_union = packed.team_union(packed.top_k(k, calibration_words)) & held_out_words
@@ -233,58 +246,51 @@ def _h3(matrix: OutcomeMatrix, rng: random.Random) -> Report:
             packed.team_coverage(team, held_out_words) / n_held_out
             for team in draw_pilots(rng, n_agents, k, RANDOM_TEAMS).tolist()
         ]
+        held = n_tasks - n_tasks // 2
         differences = []
         for _ in range(RESPLITS):
             resplit = draw_resplit(rng, n_tasks)
             cal_words = pack_rows(resplit)
             held_words = pack_rows(~resplit)
-            held = n_tasks - n_tasks // 2
             greedy_cov = packed.team_coverage(packed.greedy(k, cal_words), held_words)
             top_cov = packed.team_coverage(packed.top_k(k, cal_words), held_words)
-            differences.append(greedy_cov / held - top_cov / held)
-        by_k[str(k)] = {
-            "greedy_held_out_coverage": int(popcount(greedy_union)) / n_held_out,
-            "top_k_held_out_coverage": int(popcount(top_union)) / n_held_out,
-            "random_held_out_coverage": float(np.mean(random_coverage)),
-            "greedy_only_tasks": greedy_only,
-            "top_k_only_tasks": top_only,
-            "mcnemar_p": mcnemar_exact_p(greedy_only, top_only),
-            "resplit_mean_difference": float(np.mean(differences)),
-            "resplit_greedy_not_worse_fraction": float(
-                np.mean([difference >= 0 for difference in differences])
+            differences.append((greedy_cov - top_cov) / held)
+        by_k[str(k)] = SelectionAtK(
+            greedy_held_out_coverage=int(popcount(greedy_union)) / n_held_out,
+            top_k_held_out_coverage=int(popcount(top_union)) / n_held_out,
+            random_held_out_coverage=mean_in_draw_order(random_coverage),
+            greedy_only_tasks=greedy_only,
+            top_k_only_tasks=top_only,
+            mcnemar_p=mcnemar_exact_p(greedy_only, top_only),
+            resplit_mean_difference=mean_in_draw_order(differences),
+            resplit_greedy_not_worse_fraction=(
+                sum(1 for difference in differences if difference >= 0) / len(differences)
             ),
-        }
+        )
     primary = by_k[str(PRIMARY_SELECTION_SIZE)]
-    b, c, p = primary["greedy_only_tasks"], primary["top_k_only_tasks"], primary["mcnemar_p"]
-    if b > c and p < SIGNIFICANCE:
-        verdict = "supported"
-    elif c > b and p < SIGNIFICANCE:
-        verdict = "falsified"
-    else:
-        verdict = "unresolved"
-    return {
-        "calibration_tasks": n_tasks - n_held_out,
-        "held_out_tasks": n_held_out,
-        "by_k": by_k,
-        "verdict": verdict,
-    }
+    return H3Result(
+        calibration_tasks=n_tasks - n_held_out,
+        held_out_tasks=n_held_out,
+        by_k=by_k,
+        verdict=h3_verdict(primary.greedy_only_tasks, primary.top_k_only_tasks,
+                           primary.mcnemar_p),
+    )
 
 
-def analyze_split(matrix: OutcomeMatrix, seed: int = SEED) -> Report:
+def analyze_split(matrix: OutcomeMatrix, seed: int = SEED) -> SplitReport:
     """The unrounded §5.1 report of one split (all agents with results in ``matrix``)."""
     competent = matrix.competent()
     n_agents, n_tasks = competent.n_agents, competent.n_tasks
-    report: Report = {
-        "tasks": n_tasks,
-        "agents_with_results": matrix.n_agents,
-        "competent_agents": n_agents,
-    }
     reason = infeasibility_reason(n_agents, n_tasks)
     if reason is not None:
-        report["feasible"] = False
-        report["reason"] = reason
-        report["upstream"] = upstream_block(matrix)
-        return report
+        return InfeasibleSplit(
+            tasks=n_tasks,
+            agents_with_results=matrix.n_agents,
+            competent_agents=n_agents,
+            feasible=False,
+            reason=reason,
+            upstream=upstream_block(matrix),
+        )
     solved = competent.solved
     floor = blind_spot_floor(solved)
     grid = coverage_grid(n_agents)
@@ -296,55 +302,18 @@ def analyze_split(matrix: OutcomeMatrix, seed: int = SEED) -> Report:
     bootstrap = _h1_bootstrap(solved, rng, grid)
     sensitivity = _sensitivity(solved, rng, grid, truth)
     h3 = _h3(competent, rng)
-    report.update(
-        {
-            "feasible": True,
-            "blind_spot_floor": {"unsolved_by_every_agent": floor, "fraction": floor / n_tasks},
-            "mean_pairwise_phi": mean_pairwise_phi(solved),
-            "primary": primary,
-            "h1_bootstrap": bootstrap,
-            "h1_verdict": h1_verdict(bootstrap),
-            "h2": h2_block(primary["population_coverage_mae"]),
-            "sensitivity": sensitivity,
-            "h3": h3,
-            "upstream": upstream_block(matrix),
-        }
+    return FeasibleSplit(
+        tasks=n_tasks,
+        agents_with_results=matrix.n_agents,
+        competent_agents=n_agents,
+        feasible=True,
+        blind_spot_floor=BlindSpotFloor(unsolved_by_every_agent=floor, fraction=floor / n_tasks),
+        mean_pairwise_phi=mean_pairwise_phi(solved),
+        primary=primary,
+        h1_bootstrap=bootstrap,
+        h1_verdict=h1_verdict(bootstrap),
+        h2=h2_result(primary.population_coverage_mae),
+        sensitivity=sensitivity,
+        h3=h3,
+        upstream=upstream_block(matrix),
     )
-    return report
-
-
-def _tally(verdicts: Sequence[str]) -> str:
-    supported = sum(v == "supported" for v in verdicts)
-    falsified = sum(v == "falsified" for v in verdicts)
-    if 2 * supported > len(verdicts) and falsified == 0:
-        return "supported"
-    if 2 * falsified > len(verdicts):
-        return "falsified"
-    return "unresolved"
-
-
-def decide(reports: Mapping[str, Report]) -> Report:
-    """Cross-split decision (§5 step 6) over feasible splits other than verified."""
-    counted = [
-        name for name, report in reports.items() if report["feasible"] and name not in NEVER_COUNTS
-    ]
-    if not counted:
-        return {
-            "feasible_splits": [],
-            "H1": "infeasible",
-            "H2": "infeasible",
-            "H2_estimators_meeting_tolerance_on_every_split": [],
-            "H3": "infeasible",
-        }
-    every_split = [
-        name
-        for name in H2_FORECASTERS
-        if all(reports[split]["h2"]["meets_tolerance"][name] for split in counted)
-    ]
-    return {
-        "feasible_splits": counted,
-        "H1": _tally([reports[split]["h1_verdict"] for split in counted]),
-        "H2": "supported" if every_split else "falsified",
-        "H2_estimators_meeting_tolerance_on_every_split": every_split,
-        "H3": _tally([reports[split]["h3"]["verdict"] for split in counted]),
-    }

@@ -1,10 +1,11 @@
-"""The sizing advisor: how big a team, which agents, what it buys (issue 7, item 7).
+"""The sizing advisor: how big a team, which agents, what it buys (exploratory).
 
 Exploratory on data that has been seen: the matrix's agents are both the pool
 the team is chosen from and the evidence the forecasts are fitted to. Only the
 ``held_out_check`` scores a team on tasks it was not chosen on.
 
-Report blocks (M competent agents, N tasks, c_t = agents solving task t):
+Report blocks (M competent agents, N tasks, c_t = agents solving task t; the
+types are in :mod:`foreseen.teams.exploratory.advice`):
 
 * ``dependence``: p̄ = Σ_t c_t/(MN); φ̄ = mean pairwise φ (spec teams.md §3);
   the beta-binomial intra-task correlation ρ by moments (spec §4, the whole
@@ -47,15 +48,13 @@ Report blocks (M competent agents, N tasks, c_t = agents solving task t):
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from foreseen.core.errors import UserInputError
+from foreseen.core.errors import ConfigError
 from foreseen.teams.curves import (
     blind_spot_floor,
     coverage_grid,
@@ -65,15 +64,35 @@ from foreseen.teams.curves import (
     solver_counts,
 )
 from foreseen.teams.e046.selection import name_preference
+from foreseen.teams.exploratory.advice import (
+    Advice,
+    AdviceSettings,
+    AdvisorVersusTopK,
+    BlindSpots,
+    CostedStrategy,
+    CurveBlock,
+    DependenceShape,
+    ForecastCurve,
+    HeldOutCheck,
+    IntervalBounds,
+    MarginalValue,
+    MeasuredCurve,
+    MissedTask,
+    NextAgent,
+    PathRow,
+    Recommendation,
+)
+from foreseen.teams.exploratory.intervals import forecast_with_intervals
 from foreseen.teams.exploratory.pilot_selection import compare_selection, default_strategies
+from foreseen.teams.forecasters.base import PilotStats
+from foreseen.teams.forecasters.closed_form import beta_binomial_moments
 from foreseen.teams.forecasters.conditional import conditional_forecast
-from foreseen.teams.forecasters.models import FORECASTERS, PilotStats, beta_binomial_moments
+from foreseen.teams.forecasters.registry import get
 from foreseen.teams.matrix import OutcomeMatrix
 from foreseen.teams.provenance.costs import CostTable, unit_costs
 
 BoolArray = npt.NDArray[np.bool_]
 FloatArray = npt.NDArray[np.float64]
-Report = dict[str, Any]
 
 EXPLORATORY = (
     "exploratory: analysis on data that has been seen (the team is chosen and scored on the "
@@ -86,6 +105,7 @@ LEVELS = (0.8, 0.95)
 DEFAULT_REPLICATES = 200
 DEFAULT_RESPLITS = 20
 BLIND_SPOT_LISTED = 25
+FORECAST_NOTE = "fitted on all measured agents as the pilot; sizes beyond M are extrapolated"
 
 
 @dataclass(frozen=True)
@@ -149,10 +169,10 @@ def cost_aware_greedy(
     return path
 
 
-def dependence_shape(solved: BoolArray) -> Report:
+def dependence_shape(solved: BoolArray) -> DependenceShape:
     """p̄, φ̄, beta-binomial ρ and Kish's n_eff of the agents (rows) of ``solved``."""
     n_agents = solved.shape[0]
-    stats = PilotStats.from_pilot(solved)
+    stats = PilotStats.from_pilot(solved, with_phi=False)
     alpha, beta, fitted = beta_binomial_moments(stats)
     phi = mean_pairwise_phi(solved)
     rho: float | None = float(1.0 / (alpha + beta + 1.0)) if bool(fitted) else None
@@ -160,19 +180,19 @@ def dependence_shape(solved: BoolArray) -> Report:
     def kish(correlation: float) -> float:
         return float(n_agents / (1.0 + (n_agents - 1) * max(0.0, correlation)))
 
-    return {
-        "agents": n_agents,
-        "tasks": solved.shape[1],
-        "mean_solve_rate": float(stats.pooled_rate),
-        "mean_pairwise_phi": phi,
-        "beta_binomial_rho": rho,
-        "beta_binomial_rho_reason": None if rho is not None else "moments give no beta fit",
-        "beta_binomial_alpha": float(alpha) if bool(fitted) else None,
-        "beta_binomial_beta": float(beta) if bool(fitted) else None,
-        "effective_independent_agents_phi": kish(phi),
-        "effective_independent_agents_rho": kish(rho) if rho is not None else None,
-        "formula": "n_eff = M / (1 + (M - 1) * max(0, r)), r = phi-bar or rho (Kish)",
-    }
+    return DependenceShape(
+        agents=n_agents,
+        tasks=solved.shape[1],
+        mean_solve_rate=float(stats.pooled_rate),
+        mean_pairwise_phi=phi,
+        beta_binomial_rho=rho,
+        beta_binomial_rho_reason=None if rho is not None else "moments give no beta fit",
+        beta_binomial_alpha=float(alpha) if bool(fitted) else None,
+        beta_binomial_beta=float(beta) if bool(fitted) else None,
+        effective_independent_agents_phi=kish(phi),
+        effective_independent_agents_rho=kish(rho) if rho is not None else None,
+        formula="n_eff = M / (1 + (M - 1) * max(0, r)), r = phi-bar or rho (Kish)",
+    )
 
 
 def _quantiles(values: FloatArray, level: float) -> tuple[FloatArray, FloatArray]:
@@ -185,9 +205,13 @@ def _quantiles(values: FloatArray, level: float) -> tuple[FloatArray, FloatArray
     return low, high
 
 
+def _floats(values: npt.ArrayLike) -> tuple[float, ...]:
+    return tuple(float(value) for value in np.asarray(values, dtype=np.float64))
+
+
 def measured_curve(
     solved: BoolArray, sizes: Sequence[int], replicates: int, seed: int
-) -> Report:
+) -> MeasuredCurve:
     """Exact C(m) with task-bootstrap percentile intervals (seeded multinomial task weights)."""
     n_agents, n_tasks = solved.shape
     counts = solver_counts(solved)
@@ -198,11 +222,12 @@ def measured_curve(
         [np.bincount(counts, weights=w, minlength=n_agents + 1) for w in weights]
     )
     curves = curve_from_histogram(histograms, n_agents, sizes)
-    block: Report = {"sizes": list(sizes), "point": point.tolist(), "intervals": {}}
+    intervals: dict[str, IntervalBounds] = {}
     for level in LEVELS:
         low, high = _quantiles(curves, level)
-        block["intervals"][str(level)] = {"lower": low.tolist(), "upper": high.tolist()}
-    return block
+        intervals[str(level)] = IntervalBounds(lower=_floats(low), upper=_floats(high))
+    return MeasuredCurve(sizes=tuple(int(m) for m in sizes), point=_floats(point),
+                         intervals=intervals)
 
 
 def forecast_curve(
@@ -212,30 +237,24 @@ def forecast_curve(
     replicates: int,
     seed: int,
     agent_clusters: npt.NDArray[np.int64] | None,
-) -> Report:
-    """The forecaster's curve with intervals (engineer G's interval module)."""
-    try:
-        intervals = importlib.import_module("foreseen.teams.exploratory.intervals")
-    except ImportError:
-        return {"available": False, "reason": "foreseen.teams.exploratory.intervals is not installed"}
-    result = intervals.forecast_with_intervals(
+) -> ForecastCurve:
+    """The forecaster's curve with bootstrap intervals
+    (:func:`foreseen.teams.exploratory.intervals.forecast_with_intervals`)."""
+    result = forecast_with_intervals(
         solved, forecaster, sizes, levels=LEVELS, replicates=replicates, seed=seed,
         agent_clusters=agent_clusters,
     )
-    block: Report = {
-        "available": True,
-        "forecaster": forecaster,
-        "sizes": [int(m) for m in result.sizes],
-        "point": [float(v) for v in result.point],
-        "intervals": {},
-        "note": "fitted on all measured agents as the pilot; sizes beyond M are extrapolated",
-    }
-    for level in LEVELS:
-        block["intervals"][str(level)] = {
-            "lower": [float(v) for v in result.lower[level]],
-            "upper": [float(v) for v in result.upper[level]],
-        }
-    return block
+    return ForecastCurve(
+        forecaster=forecaster,
+        sizes=tuple(int(m) for m in result.sizes),
+        point=_floats(result.point),
+        intervals={
+            str(level): IntervalBounds(lower=_floats(result.lower[level]),
+                                       upper=_floats(result.upper[level]))
+            for level in LEVELS
+        },
+        note=FORECAST_NOTE,
+    )
 
 
 def _stop_index(path: Sequence[PathStep], n_tasks: int, threshold: float) -> int:
@@ -257,37 +276,35 @@ def _recommended_size(
     return max(1, _stop_index(path, n_tasks, threshold)), "stop point"
 
 
-def _path_block(path: Sequence[PathStep], names: Sequence[str], n_tasks: int) -> list[Report]:
+def _path_rows(path: Sequence[PathStep], names: Sequence[str], n_tasks: int) -> tuple[PathRow, ...]:
     rows = []
     spent = 0.0
     for index, step in enumerate(path):
         spent += step.cost
-        rows.append(
-            {
-                "step": index + 1,
-                "agent": names[step.agent],
-                "cost": step.cost,
-                "cumulative_cost": spent,
-                "new_tasks": step.gain,
-                "coverage": step.covered / n_tasks,
-                "gain_pp_per_cost": step.gain_per_cost_pp(n_tasks),
-            }
-        )
-    return rows
+        rows.append(PathRow(
+            step=index + 1,
+            agent=names[step.agent],
+            cost=step.cost,
+            cumulative_cost=spent,
+            new_tasks=step.gain,
+            coverage=step.covered / n_tasks,
+            gain_pp_per_cost=step.gain_per_cost_pp(n_tasks),
+        ))
+    return tuple(rows)
 
 
 def _blind_spots(
-    matrix: OutcomeMatrix, team: Sequence[int], dependence: Report, listed: int
-) -> Report:
+    matrix: OutcomeMatrix, team: Sequence[int], dependence: DependenceShape, listed: int
+) -> BlindSpots:
     solved = matrix.solved
     counts = solver_counts(solved)
     n_agents = solved.shape[0]
-    never = [matrix.tasks[t] for t in np.flatnonzero(counts == 0)]
+    never = tuple(matrix.tasks[t] for t in np.flatnonzero(counts == 0))
     further = conditional_forecast(solved, 2 * n_agents, "beta_binomial")
     unsolved_probability = (
         float(further.task_probability[counts == 0][0]) if never else None
     )
-    alpha, beta = dependence["beta_binomial_alpha"], dependence["beta_binomial_beta"]
+    alpha, beta = dependence.beta_binomial_alpha, dependence.beta_binomial_beta
     if alpha is not None and beta is not None:
         rate = (alpha + counts) / (alpha + beta + n_agents)
         rule = "(alpha + c_t) / (alpha + beta + M)"
@@ -296,22 +313,35 @@ def _blind_spots(
         rule = "c_t / M"
     missed = np.flatnonzero(~solved[list(team)].any(axis=0))
     order = missed[np.lexsort((np.arange(missed.size), counts[missed]))]
-    return {
-        "never_solved": never,
-        "never_solved_count": len(never),
-        "probability_a_further_M_agents_solve_a_never_solved_task": unsolved_probability,
-        "missed_by_recommended_team_count": int(missed.size),
-        "missed_by_recommended_team": [
-            {
-                "task": matrix.tasks[t],
-                "agents_solving": int(counts[t]),
-                "new_agent_solve_probability": float(rate[t]),
-            }
+    return BlindSpots(
+        floor=blind_spot_floor(solved),
+        never_solved=never,
+        never_solved_count=len(never),
+        probability_a_further_M_agents_solve_a_never_solved_task=unsolved_probability,
+        missed_by_recommended_team_count=int(missed.size),
+        missed_by_recommended_team=tuple(
+            MissedTask(
+                task=matrix.tasks[t],
+                agents_solving=int(counts[t]),
+                new_agent_solve_probability=float(rate[t]),
+            )
             for t in order[:listed]
-        ],
-        "new_agent_solve_probability_rule": rule,
-        "listed": min(listed, int(missed.size)),
-    }
+        ),
+        new_agent_solve_probability_rule=rule,
+        listed=min(listed, int(missed.size)),
+    )
+
+
+def _check_request(
+    target_coverage: float | None, budget: float | None, forecaster: str
+) -> None:
+    if target_coverage is not None and budget is not None:
+        raise ConfigError("give either a target coverage or a budget, not both")
+    if target_coverage is not None and not 0.0 < target_coverage <= 1.0:
+        raise ConfigError(f"target coverage {target_coverage} must lie in (0, 1]")
+    if budget is not None and not budget > 0.0:
+        raise ConfigError(f"budget {budget} must be > 0")
+    get(forecaster)
 
 
 def advise(
@@ -328,20 +358,14 @@ def advise(
     resplits: int = DEFAULT_RESPLITS,
     seed: int = 0,
     competent_only: bool = True,
-) -> Report:
+) -> Advice:
     """The sizing advisor's report (module docstring) for the agents × tasks ``matrix``."""
-    if target_coverage is not None and budget is not None:
-        raise UserInputError("give either a target coverage or a budget, not both")
-    if target_coverage is not None and not 0.0 < target_coverage <= 1.0:
-        raise UserInputError(f"target coverage {target_coverage} must lie in (0, 1]")
-    if budget is not None and not budget > 0.0:
-        raise UserInputError(f"budget {budget} must be > 0")
-    if forecaster not in FORECASTERS:
-        known = ", ".join(sorted(FORECASTERS))
-        raise UserInputError(f"unknown forecaster {forecaster!r} (known: {known})")
+    _check_request(target_coverage, budget, forecaster)
+    if replicates < 1 or resplits < 0:
+        raise ConfigError("replicates must be at least 1 and resplits at least 0")
     pool = matrix.competent() if competent_only else matrix
     if pool.n_agents < 2:
-        raise UserInputError(
+        raise ConfigError(
             f"split {matrix.provenance.split!r} has {pool.n_agents} competent agent(s); "
             "the advisor needs at least 2"
         )
@@ -349,7 +373,7 @@ def advise(
     table = costs if costs is not None else unit_costs(names)
     cost_list = [table.costs.get(name) for name in names]
     if not any(c is not None for c in cost_list):
-        raise UserInputError(
+        raise ConfigError(
             f"no agent of split {matrix.provenance.split!r} has a known cost ({table.source})"
         )
     threshold = (
@@ -360,11 +384,11 @@ def advise(
     dependence = dependence_shape(solved)
     path = cost_aware_greedy(solved, names, cost_list, budget=budget)
     if not path:
-        raise UserInputError(f"no agent with a known cost fits within the budget {budget}")
+        raise ConfigError(f"no agent with a known cost fits within the budget {budget}")
     size, reason = _recommended_size(path, n_tasks, threshold, target_coverage)
     team = [step.agent for step in path[:size]]
     stop = max(1, _stop_index(path, n_tasks, threshold))
-    team_coverage = path[size - 1].covered / n_tasks if path else 0.0
+    team_coverage = path[size - 1].covered / n_tasks
     sizes = sorted({1, *coverage_grid(n_agents), size, 2 * n_agents})
     measured_sizes = [m for m in sizes if m <= n_agents]
     clusters = (
@@ -378,63 +402,60 @@ def advise(
     beyond = conditional_forecast(solved, n_agents + 1, "beta_binomial").coverage
     next_step = path[size] if size < len(path) else None
     eligible = [name for name, c in zip(names, cost_list, strict=True) if c is not None]
-    check = _held_out_check(pool, eligible, table, size, budget, orgs, resplits, seed)
-    return {
-        "label": EXPLORATORY,
-        "split": matrix.provenance.split,
-        "source": matrix.provenance.source,
-        "agents_with_results": matrix.n_agents,
-        "pool": "competent agents (solve rate >= 0.05)" if competent_only else "all agents",
-        "settings": {
-            "target_coverage": target_coverage,
-            "budget": budget,
-            "threshold_pp_per_cost": threshold,
-            "forecaster": forecaster,
-            "replicates": replicates,
-            "resplits": resplits,
-            "seed": seed,
-        },
-        "costs": table.to_json(),
-        "dependence": dependence,
-        "curve": {
-            "measured": measured_curve(solved, measured_sizes, replicates, seed),
-            "forecast": forecast_curve(solved, forecaster, sizes, replicates, seed, clusters),
-        },
-        "path": _path_block(path, names, n_tasks),
-        "recommendation": {
-            "size": size,
-            "reason": reason,
-            "team": [names[i] for i in team],
-            "cost": float(sum(step.cost for step in path[:size])),
-            "coverage_in_sample": team_coverage,
-            "stop_point_size": stop,
-            "target_reached": (
+    return Advice(
+        label=EXPLORATORY,
+        split=matrix.provenance.split,
+        source=matrix.provenance.source,
+        agents_with_results=matrix.n_agents,
+        pool="competent agents (solve rate >= 0.05)" if competent_only else "all agents",
+        settings=AdviceSettings(
+            target_coverage=target_coverage,
+            budget=budget,
+            threshold_pp_per_cost=threshold,
+            forecaster=forecaster,
+            replicates=replicates,
+            resplits=resplits,
+            seed=seed,
+        ),
+        costs=table.summary(),
+        dependence=dependence,
+        curve=CurveBlock(
+            measured=measured_curve(solved, measured_sizes, replicates, seed),
+            forecast=forecast_curve(solved, forecaster, sizes, replicates, seed, clusters),
+        ),
+        path=_path_rows(path, names, n_tasks),
+        recommendation=Recommendation(
+            size=size,
+            reason=reason,
+            team=tuple(names[i] for i in team),
+            cost=float(sum(step.cost for step in path[:size])),
+            coverage_in_sample=team_coverage,
+            stop_point_size=stop,
+            target_reached=(
                 None if target_coverage is None else team_coverage >= target_coverage
             ),
-        },
-        "marginal_value": {
-            "best_next_agent": None if next_step is None else {
-                "agent": names[next_step.agent],
-                "new_tasks": next_step.gain,
-                "coverage_gain": next_step.gain / n_tasks,
-                "gain_pp_per_cost": next_step.gain_per_cost_pp(n_tasks),
-            },
-            "best_next_agent_reason": None if next_step is not None else
+        ),
+        marginal_value=MarginalValue(
+            best_next_agent=None if next_step is None else NextAgent(
+                agent=names[next_step.agent],
+                new_tasks=next_step.gain,
+                coverage_gain=next_step.gain / n_tasks,
+                gain_pp_per_cost=next_step.gain_per_cost_pp(n_tasks),
+            ),
+            best_next_agent_reason=None if next_step is not None else
             "no further affordable agent adds a task",
-            "random_pool_agent_gain": None if random_gain is None
+            random_pool_agent_gain=None if random_gain is None
             else float(random_gain[1] - random_gain[0]),
-            "random_pool_agent_gain_reason": None if random_gain is not None else
+            random_pool_agent_gain_reason=None if random_gain is not None else
             "the team already holds every agent",
-            "new_population_agent_gain": beyond - observed,
-            "new_population_agent_rule": "conditional beta-binomial forecast at M + 1 minus "
+            new_population_agent_gain=beyond - observed,
+            new_population_agent_rule="conditional beta-binomial forecast at M + 1 minus "
             "measured coverage at M",
-        },
-        "held_out_check": check,
-        "blind_spots": {
-            "floor": blind_spot_floor(solved),
-            **_blind_spots(pool, team, dependence, BLIND_SPOT_LISTED),
-        },
-    }
+        ),
+        held_out_check=_held_out_check(pool, eligible, table, size, budget, orgs, resplits,
+                                       seed),
+        blind_spots=_blind_spots(pool, team, dependence, BLIND_SPOT_LISTED),
+    )
 
 
 def _held_out_check(
@@ -446,7 +467,7 @@ def _held_out_check(
     orgs: Mapping[str, str] | None,
     resplits: int,
     seed: int,
-) -> Report:
+) -> HeldOutCheck:
     """The advisor rule on calibration tasks vs other strategies at size n on held-out tasks."""
 
     def advisor_strategy(solved: BoolArray, names: Sequence[str], n: int) -> list[int]:
@@ -465,22 +486,27 @@ def _held_out_check(
         pool, [size], strategies=strategies, pool=eligible, orgs=orgs, resplits=resplits,
         seed=seed, resplit_strategies=[name for name in strategies if name != "max_coverage"],
     )
-    block = comparison["by_size"][str(size)]
-    for entry in block["strategies"].values():
-        entry["team_cost"] = float(sum(table.costs[name] for name in entry["team"]))
-    advisor = block["strategies"]["advisor"]
-    return {
-        "size": size,
-        "split": comparison["split"],
-        "calibration_tasks": comparison["calibration_tasks"],
-        "held_out_tasks": comparison["held_out_tasks"],
-        "resplits": resplits,
-        "random_team_held_out_coverage": block["random_team_held_out_coverage"],
-        "strategies": block["strategies"],
-        "advisor_held_out_coverage": advisor["held_out_coverage"],
-        "advisor_vs_top_k": {
-            "advisor_only": advisor["only_this_team"],
-            "top_k_only": advisor["only_top_k"],
-            "mcnemar_p": advisor["mcnemar_p"],
-        },
+    block = comparison.by_size[str(size)]
+    costed = {
+        name: CostedStrategy(
+            **{field: getattr(entry, field) for field in entry.__dataclass_fields__},
+            team_cost=float(sum(table.costs[agent] for agent in entry.team)),
+        )
+        for name, entry in block.strategies.items()
     }
+    advisor = costed["advisor"]
+    return HeldOutCheck(
+        size=size,
+        split=comparison.split,
+        calibration_tasks=comparison.calibration_tasks,
+        held_out_tasks=comparison.held_out_tasks,
+        resplits=resplits,
+        random_team_held_out_coverage=block.random_team_held_out_coverage,
+        strategies=costed,
+        advisor_held_out_coverage=advisor.held_out_coverage,
+        advisor_vs_top_k=AdvisorVersusTopK(
+            advisor_only=advisor.only_this_team,
+            top_k_only=advisor.only_top_k,
+            mcnemar_p=advisor.mcnemar_p,
+        ),
+    )

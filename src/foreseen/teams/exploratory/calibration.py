@@ -1,4 +1,4 @@
-"""Calibration of the forecast intervals over many pilots (issue 7 item 1).
+"""Calibration of the forecast intervals over many pilots (exploratory).
 
 For a population (the competent agents of a split, M of them) and a pilot size
 k, draw P pilots (k agents without replacement, ``numpy.random.default_rng``
@@ -16,14 +16,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from foreseen.teams.curves import coverage_grid, population_curve
 from foreseen.teams.exploratory.intervals import DEFAULT_LEVELS, batched_intervals
-from foreseen.teams.forecasters.models import FORECASTERS
+from foreseen.teams.forecasters.registry import FORECASTERS
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -32,6 +31,42 @@ BoolArray = npt.NDArray[np.bool_]
 EXPLORATORY = "exploratory on data that has been seen"
 DEFAULT_PILOTS = 10
 DEFAULT_CALIBRATION_REPLICATES = 50
+
+
+@dataclass(frozen=True)
+class SkippedPilotSize:
+    """A pilot size that was not run, and why."""
+
+    skipped: str
+
+
+@dataclass(frozen=True)
+class LevelCalibration:
+    """Share of pilots whose interval holds C(m), per team size m and over the whole grid."""
+
+    by_size: dict[str, float]
+    over_grid: float
+
+
+@dataclass(frozen=True)
+class CalibrationAtK:
+    """Calibration of every forecaster for pilots of one size: forecaster → level → shares."""
+
+    grid: tuple[int, ...]
+    calibration: dict[str, dict[str, LevelCalibration]]
+
+
+@dataclass(frozen=True)
+class CalibrationReport:
+    """Interval calibration of each forecaster for pilots of each size (exploratory)."""
+
+    status: str
+    population_agents: int
+    pilots: int
+    replicates: int
+    seed: int
+    levels: tuple[str, ...]
+    by_k: dict[str, CalibrationAtK | SkippedPilotSize]
 
 
 @dataclass(frozen=True)
@@ -100,20 +135,19 @@ def level_key(level: float) -> str:
     return f"{100.0 * level:g}%"
 
 
-def calibration_block(run: PilotRun, levels: Sequence[float]) -> dict[str, Any]:
+def calibration_block(
+    run: PilotRun, levels: Sequence[float]
+) -> dict[str, dict[str, LevelCalibration]]:
     """Per forecaster: for each level, the share at each m and over the whole grid."""
-    block: dict[str, Any] = {}
+    block: dict[str, dict[str, LevelCalibration]] = {}
     for name in run.point:
-        block[name] = {
-            level_key(level): {
-                "by_size": {
-                    str(m): float(share)
-                    for m, share in zip(run.grid, hit_shares(run, name, level), strict=True)
-                },
-                "over_grid": float(hit_shares(run, name, level).mean()),
-            }
-            for level in levels
-        }
+        block[name] = {}
+        for level in levels:
+            shares = hit_shares(run, name, level)
+            block[name][level_key(level)] = LevelCalibration(
+                by_size={str(m): float(share) for m, share in zip(run.grid, shares, strict=True)},
+                over_grid=float(shares.mean()),
+            )
     return block
 
 
@@ -126,25 +160,26 @@ def calibration_report(
     levels: Sequence[float] = DEFAULT_LEVELS,
     replicates: int = DEFAULT_CALIBRATION_REPLICATES,
     seed: int = 0,
-) -> dict[str, Any]:
+) -> CalibrationReport:
     """Interval calibration of each forecaster for pilots of each size in ``ks`` (< M)."""
     n_agents = solved.shape[0]
-    by_k: dict[str, Any] = {}
+    by_k: dict[str, CalibrationAtK | SkippedPilotSize] = {}
     for k in ks:
         if k >= n_agents:
-            by_k[str(k)] = {"skipped": f"pilot size {k} is not below the {n_agents} agents"}
+            by_k[str(k)] = SkippedPilotSize(f"pilot size {k} is not below the {n_agents} agents")
             continue
         run = run_pilots(
             solved, k, pilots=pilots, forecasters=forecasters, levels=levels,
             replicates=replicates, seed=seed,
         )
-        by_k[str(k)] = {"grid": run.grid, "calibration": calibration_block(run, levels)}
-    return {
-        "status": EXPLORATORY,
-        "population_agents": n_agents,
-        "pilots": pilots,
-        "replicates": replicates,
-        "seed": seed,
-        "levels": [level_key(level) for level in levels],
-        "by_k": by_k,
-    }
+        by_k[str(k)] = CalibrationAtK(grid=tuple(run.grid),
+                                      calibration=calibration_block(run, levels))
+    return CalibrationReport(
+        status=EXPLORATORY,
+        population_agents=n_agents,
+        pilots=pilots,
+        replicates=replicates,
+        seed=seed,
+        levels=tuple(level_key(level) for level in levels),
+        by_k=by_k,
+    )

@@ -1,4 +1,4 @@
-"""Old and new coverage forecasters side by side (issue 7 acceptance: ``teams compare``).
+"""Every coverage forecaster side by side on seeded pilots (the ``teams compare`` command).
 
 For one population (the competent agents of a split, M of them; grid G of
 spec teams.md §3 ending at M) and each pilot size k < M, P seeded pilots are
@@ -10,11 +10,13 @@ drawn (:func:`foreseen.teams.exploratory.calibration.draw_pilot_indices`). Per f
 * interval coverage = share of (pilot, m ∈ G) whose 80 % / 95 % bootstrap
   interval (:mod:`foreseen.teams.exploratory.intervals`) holds C(m), and the same share at M.
 
-Rows are tagged ``E046`` (the preregistration's seven forecasters) or
-``issue 7`` (maximum-likelihood and zero-inflated beta-binomial, 2PL IRT), and
-``conditional_<model>`` rows give the conditional population forecast of
-:mod:`foreseen.teams.forecasters.conditional` (the pilot counted as part of the population):
-only a population coverage, so its curve MAE and intervals are null with a reason.
+Each row carries its forecaster's ``family`` tag from the registry
+(``preregistered``: the seven forecasters of the E046 preregistration;
+``exploratory``: maximum-likelihood and zero-inflated beta-binomial, 2PL IRT),
+and ``conditional_<model>`` rows (family ``conditional``) give the conditional
+population forecast of :mod:`foreseen.teams.forecasters.conditional` (the pilot
+counted as part of the population): only a population coverage, so its curve
+MAE and intervals are null with a reason.
 
 Everything here is exploratory on data that has been seen.
 """
@@ -22,81 +24,150 @@ Everything here is exploratory on data that has been seen.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 
+from foreseen.core.errors import ConfigError
+from foreseen.teams.curves import coverage_grid, population_curve
 from foreseen.teams.exploratory.calibration import (
     DEFAULT_CALIBRATION_REPLICATES,
     DEFAULT_PILOTS,
     EXPLORATORY,
     PilotRun,
+    SkippedPilotSize,
     hit_shares,
     level_key,
     run_pilots,
 )
 from foreseen.teams.exploratory.intervals import DEFAULT_LEVELS
-from foreseen.teams.forecasters.models import (
-    FORECASTERS,
-    ISSUE7_FORECASTERS,
-    PREREGISTERED_FORECASTERS,
-)
+from foreseen.teams.forecasters.conditional import conditional_forecast
+from foreseen.teams.forecasters.registry import FORECASTERS, get, names
 from foreseen.teams.matrix import OutcomeMatrix
 
 FloatArray = npt.NDArray[np.float64]
-Report = dict[str, Any]
+RowFamily = Literal["preregistered", "exploratory", "conditional"]
 
 DEFAULT_KS = (5, 10, 20)
 DEFAULT_SEED = 20261009
 CONDITIONAL_MODELS = ("beta_binomial", "beta_binomial_ml", "zero_inflated_beta_binomial")
+CONDITIONAL_PREFIX = "conditional_"
 REFERENCE = "beta_binomial"
 CONDITIONAL_CURVE_REASON = (
     "the conditional forecast is a forecast of the whole population only, not a curve"
 )
 CONDITIONAL_INTERVAL_REASON = "the conditional forecast has no bootstrap interval"
+NOTE = (
+    "exploratory on data that has been seen: the forecasters are judged on the same "
+    "public matrices that motivated them; nothing here is a preregistered test"
+)
 
 
-def family(name: str) -> str:
-    """``E046``, ``issue 7`` or ``conditional``."""
-    if name in PREREGISTERED_FORECASTERS:
-        return "E046"
-    if name in ISSUE7_FORECASTERS:
-        return "issue 7"
-    return "conditional" if name.startswith("conditional_") else "other"
+@dataclass(frozen=True)
+class ForecasterRow:
+    """One forecaster's accuracy over the pilots of one size (null fields carry a reason)."""
+
+    family: RowFamily
+    curve_mae: float | None
+    curve_mae_reason: str | None
+    population_coverage_mae: float
+    population_coverage_bias: float
+    interval_coverage: dict[str, float | None]
+    interval_coverage_at_population: dict[str, float | None]
+    interval_coverage_reason: str | None
 
 
-def forecaster_rows(run: PilotRun, levels: Sequence[float]) -> dict[str, Report]:
+@dataclass(frozen=True)
+class BestExploratory:
+    """The exploratory forecaster with the lowest population-coverage MAE, against beta_binomial."""
+
+    best: str | None
+    reason: str | None
+    best_population_coverage_mae: float | None
+    beta_binomial_population_coverage_mae: float | None
+    difference: float | None
+    beats_beta_binomial: bool | None
+
+
+@dataclass(frozen=True)
+class ComparisonAtK:
+    """Every forecaster's row for the pilots of one size."""
+
+    grid: tuple[int, ...]
+    rows: dict[str, ForecasterRow]
+    best_exploratory_versus_beta_binomial: BestExploratory
+
+
+@dataclass(frozen=True)
+class SplitComparison:
+    """The comparison on one split's competent agents, by pilot size."""
+
+    status: str
+    split: str
+    source: str
+    competent_agents: int
+    tasks: int
+    population_curve: dict[str, float]
+    pilots_per_k: int
+    replicates: int
+    levels: tuple[str, ...]
+    seed: int
+    by_k: dict[str, ComparisonAtK | SkippedPilotSize]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The ``teams compare`` artefact: every split's comparison, marked exploratory."""
+
+    status: str
+    note: str
+    ks: tuple[int, ...]
+    pilots_per_k: int
+    replicates: int
+    seed: int
+    splits: dict[str, SplitComparison]
+
+
+def row_family(name: str) -> RowFamily:
+    """The family tag of a row: the registered forecaster's, or ``conditional``."""
+    if name.startswith(CONDITIONAL_PREFIX):
+        return "conditional"
+    return get(name).family
+
+
+def forecaster_rows(run: PilotRun, levels: Sequence[float]) -> dict[str, ForecasterRow]:
     """Curve MAE, population-coverage MAE and bias, and interval coverage per forecaster."""
-    rows: dict[str, Report] = {}
+    rows: dict[str, ForecasterRow] = {}
     truth = run.truth
     for name, point in run.point.items():
         signed = point[:, -1] - truth[-1]
-        rows[name] = {
-            "family": family(name),
-            "curve_mae": float(np.abs(point - truth).mean()),
-            "population_coverage_mae": float(np.abs(signed).mean()),
-            "population_coverage_bias": float(signed.mean()),
-            "interval_coverage": {
+        rows[name] = ForecasterRow(
+            family=row_family(name),
+            curve_mae=float(np.abs(point - truth).mean()),
+            curve_mae_reason=None,
+            population_coverage_mae=float(np.abs(signed).mean()),
+            population_coverage_bias=float(signed.mean()),
+            interval_coverage={
                 level_key(level): float(hit_shares(run, name, level).mean()) for level in levels
             },
-            "interval_coverage_at_population": {
+            interval_coverage_at_population={
                 level_key(level): float(hit_shares(run, name, level)[-1]) for level in levels
             },
-        }
+            interval_coverage_reason=None,
+        )
     return rows
 
 
 def conditional_rows(
     solved: npt.NDArray[np.bool_], run: PilotRun, levels: Sequence[float],
     models: Sequence[str] = CONDITIONAL_MODELS,
-) -> dict[str, Report]:
+) -> dict[str, ForecasterRow]:
     """Population-coverage rows of the conditional forecast, one per model."""
-    from foreseen.teams.forecasters.conditional import conditional_forecast
-
     population = solved.shape[0]
     truth = float(run.truth[-1])
-    rows: dict[str, Report] = {}
+    rows: dict[str, ForecasterRow] = {}
     for model in models:
         coverages = np.array(
             [conditional_forecast(solved[agents], population, model).coverage
@@ -104,34 +175,55 @@ def conditional_rows(
             dtype=np.float64,
         )
         signed = coverages - truth
-        rows[f"conditional_{model}"] = {
-            "family": "conditional",
-            "curve_mae": None,
-            "curve_mae_reason": CONDITIONAL_CURVE_REASON,
-            "population_coverage_mae": float(np.abs(signed).mean()),
-            "population_coverage_bias": float(signed.mean()),
-            "interval_coverage": {level_key(level): None for level in levels},
-            "interval_coverage_at_population": {level_key(level): None for level in levels},
-            "interval_coverage_reason": CONDITIONAL_INTERVAL_REASON,
-        }
+        rows[f"{CONDITIONAL_PREFIX}{model}"] = ForecasterRow(
+            family="conditional",
+            curve_mae=None,
+            curve_mae_reason=CONDITIONAL_CURVE_REASON,
+            population_coverage_mae=float(np.abs(signed).mean()),
+            population_coverage_bias=float(signed.mean()),
+            interval_coverage={level_key(level): None for level in levels},
+            interval_coverage_at_population={level_key(level): None for level in levels},
+            interval_coverage_reason=CONDITIONAL_INTERVAL_REASON,
+        )
     return rows
 
 
-def best_new_versus_reference(rows: dict[str, Report]) -> Report:
-    """The issue 7 forecaster with the lowest population-coverage MAE against beta_binomial."""
-    new = [name for name in ISSUE7_FORECASTERS if name in rows]
-    if not new or REFERENCE not in rows:
-        return {"best_new": None, "reason": "the new forecasters or the reference were not run"}
-    best = min(new, key=lambda name: rows[name]["population_coverage_mae"])
-    best_mae = rows[best]["population_coverage_mae"]
-    reference_mae = rows[REFERENCE]["population_coverage_mae"]
-    return {
-        "best_new": best,
-        "best_new_population_coverage_mae": best_mae,
-        "beta_binomial_population_coverage_mae": reference_mae,
-        "difference": best_mae - reference_mae,
-        "beats_beta_binomial": bool(best_mae < reference_mae),
-    }
+def best_exploratory_versus_reference(rows: dict[str, ForecasterRow]) -> BestExploratory:
+    """The exploratory forecaster with the lowest population-coverage MAE against beta_binomial."""
+    candidates = [name for name in names("exploratory") if name in rows]
+    if not candidates or REFERENCE not in rows:
+        return BestExploratory(
+            best=None, reason="no exploratory forecaster or no beta_binomial row was run",
+            best_population_coverage_mae=None, beta_binomial_population_coverage_mae=None,
+            difference=None, beats_beta_binomial=None,
+        )
+    best = min(candidates, key=lambda name: rows[name].population_coverage_mae)
+    best_mae = rows[best].population_coverage_mae
+    reference_mae = rows[REFERENCE].population_coverage_mae
+    return BestExploratory(
+        best=best,
+        reason=None,
+        best_population_coverage_mae=best_mae,
+        beta_binomial_population_coverage_mae=reference_mae,
+        difference=best_mae - reference_mae,
+        beats_beta_binomial=bool(best_mae < reference_mae),
+    )
+
+
+def _population_curve(solved: npt.NDArray[np.bool_]) -> dict[str, float]:
+    """The exact population curve C(m) on the grid, keyed by m."""
+    grid = coverage_grid(solved.shape[0])
+    return {str(m): float(c) for m, c in zip(grid, population_curve(solved, grid), strict=True)}
+
+
+def check_settings(ks: Sequence[int], pilots: int, replicates: int, seed: int) -> None:
+    """One-line :class:`ConfigError` for settings no comparison can use."""
+    if pilots < 1 or replicates < 1:
+        raise ConfigError("pilots and replicates must be at least 1")
+    if seed < 0:
+        raise ConfigError("the seed must be non-negative")
+    if any(k < 2 for k in ks):
+        raise ConfigError("every pilot size k must be at least 2")
 
 
 def compare_forecasters(
@@ -144,53 +236,44 @@ def compare_forecasters(
     levels: Sequence[float] = DEFAULT_LEVELS,
     forecasters: Sequence[str] | None = None,
     conditional_models: Sequence[str] = CONDITIONAL_MODELS,
-) -> Report:
-    """The comparison report of one split (competent agents); see the module docstring."""
-    if pilots < 1 or replicates < 1:
-        raise ValueError("pilots and replicates must be at least 1")
-    names = list(FORECASTERS) if forecasters is None else list(forecasters)
+) -> SplitComparison:
+    """The comparison of one split (competent agents); see the module docstring."""
+    check_settings(ks, pilots, replicates, seed)
+    chosen = list(FORECASTERS) if forecasters is None else list(forecasters)
     competent = matrix.competent()
     solved = competent.solved
     n_agents, n_tasks = solved.shape
-    by_k: Report = {}
+    by_k: dict[str, ComparisonAtK | SkippedPilotSize] = {}
     for k in ks:
         if not 2 <= k < n_agents:
-            reason = f"pilot size {k} must be at least 2 and below M = {n_agents}"
-            by_k[str(k)] = {"skipped": reason}
+            by_k[str(k)] = SkippedPilotSize(
+                f"pilot size {k} must be at least 2 and below M = {n_agents}"
+            )
             continue
         run = run_pilots(
-            solved, k, pilots=pilots, forecasters=names, levels=levels,
+            solved, k, pilots=pilots, forecasters=chosen, levels=levels,
             replicates=replicates, seed=seed,
         )
         rows = forecaster_rows(run, levels)
         rows.update(conditional_rows(solved, run, levels, conditional_models))
-        by_k[str(k)] = {
-            "grid": run.grid,
-            "rows": rows,
-            "best_new_versus_beta_binomial": best_new_versus_reference(rows),
-        }
-    grid_truth = run_truth(solved)
-    return {
-        "status": EXPLORATORY,
-        "split": matrix.provenance.split,
-        "source": matrix.provenance.source,
-        "competent_agents": n_agents,
-        "tasks": n_tasks,
-        "population_curve": grid_truth,
-        "pilots_per_k": pilots,
-        "replicates": replicates,
-        "levels": [level_key(level) for level in levels],
-        "seed": seed,
-        "by_k": by_k,
-    }
-
-
-def run_truth(solved: npt.NDArray[np.bool_]) -> dict[str, float]:
-    """The exact population curve C(m) on the grid, keyed by m."""
-    from foreseen.teams.curves import coverage_grid, population_curve
-
-    grid = coverage_grid(solved.shape[0])
-    return {str(m): float(c) for m, c in zip(grid, population_curve(solved, grid), strict=True)}
+        by_k[str(k)] = ComparisonAtK(
+            grid=tuple(run.grid),
+            rows=rows,
+            best_exploratory_versus_beta_binomial=best_exploratory_versus_reference(rows),
+        )
+    return SplitComparison(
+        status=EXPLORATORY,
+        split=matrix.provenance.split,
+        source=matrix.provenance.source,
+        competent_agents=n_agents,
+        tasks=n_tasks,
+        population_curve=_population_curve(solved),
+        pilots_per_k=pilots,
+        replicates=replicates,
+        levels=tuple(level_key(level) for level in levels),
+        seed=seed,
+        by_k=by_k,
+    )
 
 
 def compare_splits(
@@ -201,22 +284,20 @@ def compare_splits(
     *,
     replicates: int = DEFAULT_CALIBRATION_REPLICATES,
     levels: Sequence[float] = DEFAULT_LEVELS,
-) -> Report:
+) -> Comparison:
     """:func:`compare_forecasters` for each split, in one exploratory report."""
-    return {
-        "status": EXPLORATORY,
-        "note": (
-            "exploratory on data that has been seen: the forecasters are judged on the same "
-            "public matrices that motivated them; nothing here is a preregistered test"
-        ),
-        "ks": list(ks),
-        "pilots_per_k": pilots,
-        "replicates": replicates,
-        "seed": seed,
-        "splits": {
+    check_settings(ks, pilots, replicates, seed)
+    return Comparison(
+        status=EXPLORATORY,
+        note=NOTE,
+        ks=tuple(ks),
+        pilots_per_k=pilots,
+        replicates=replicates,
+        seed=seed,
+        splits={
             matrix.provenance.split: compare_forecasters(
                 matrix, ks, pilots, seed, replicates=replicates, levels=levels
             )
             for matrix in matrices
         },
-    }
+    )

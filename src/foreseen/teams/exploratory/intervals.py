@@ -1,4 +1,4 @@
-"""Bootstrap intervals for any coverage forecaster's C(m) and floor (issue 7 item 1).
+"""Bootstrap intervals for any coverage forecaster's C(m) and floor (exploratory).
 
 One replicate = the pilot's tasks resampled with replacement (N draws) × the
 pilot's agents resampled with replacement (k draws); with ``agent_clusters``
@@ -13,8 +13,9 @@ The point forecast is the forecaster fitted on the pilot itself.
 The floor forecast (share of tasks nobody in a population of M solves) is
 1 − C(M): its interval is [1 − upper, 1 − lower] at the population size.
 
-Forecasters whose hyperparameters are tuned on the pilot (``irt_2pl``) are tuned
-once on the pilot and kept fixed across replicates, so the interval does not
+Forecasters whose hyperparameters are tuned on the pilot (tag ``tuned_on_pilot``,
+e.g. ``irt_2pl``) are tuned once on the pilot (:meth:`Forecaster.tuned`) and kept
+fixed across replicates, so the interval does not
 include the variability of the tuning. Replicates come from
 ``numpy.random.default_rng(seed)``: the same seed gives identical intervals.
 """
@@ -24,12 +25,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
-from foreseen.teams.forecasters.models import FORECASTERS, CoverageForecaster
+from foreseen.teams.forecasters.registry import get
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -37,15 +37,6 @@ BoolArray = npt.NDArray[np.bool_]
 
 DEFAULT_LEVELS = (0.8, 0.95)
 DEFAULT_REPLICATES = 200
-
-
-@runtime_checkable
-class TunableForecaster(Protocol):
-    """A forecaster with a hyperparameter chosen on the pilot (fixed for the bootstrap)."""
-
-    name: str
-
-    def tuned(self, pilot: npt.ArrayLike) -> CoverageForecaster: ...
 
 
 @dataclass(frozen=True)
@@ -122,12 +113,6 @@ def percentile_bounds(values: FloatArray, level: float) -> tuple[FloatArray, Flo
     return ordered[low_index], ordered[high_index]
 
 
-def _model(name: str) -> CoverageForecaster:
-    if name not in FORECASTERS:
-        raise ValueError(f"unknown forecaster {name!r}; choose one of {', '.join(FORECASTERS)}")
-    return FORECASTERS[name]
-
-
 def batched_intervals(
     pilots: npt.NDArray[np.bool_],
     forecasters: Sequence[str],
@@ -152,7 +137,7 @@ def batched_intervals(
     if len(seeds) != outcomes.shape[0]:
         raise ValueError("one seed per pilot is needed")
     size_array = np.asarray(sizes, dtype=np.int64)
-    models = {name: _model(name) for name in forecasters}
+    models = {name: get(name) for name in forecasters}
     stack = np.stack(
         [
             replicate_pilots(pilot, replicates, np.random.default_rng(seed), agent_clusters)
@@ -161,7 +146,7 @@ def batched_intervals(
     )  # P × R × k × N
     result: dict[str, list[IntervalForecast]] = {}
     for name, model in models.items():
-        fitted_model = model.tuned(outcomes) if isinstance(model, TunableForecaster) else model
+        fitted_model = model.tuned(outcomes)
         point = np.asarray(fitted_model.fit(outcomes).curve(size_array), dtype=np.float64)
         curves = np.asarray(fitted_model.fit(stack).curve(size_array), dtype=np.float64)
         forecasts = []

@@ -1,4 +1,4 @@
-"""The exact maximum-coverage team: n of k agents covering the most tasks (issue 7, item 5).
+"""The exact maximum-coverage team: n of k agents covering the most tasks (exploratory).
 
 Problem: given a boolean k × N matrix y (agent a solves task t), choose a set S
 of n agents maximising |{t : ∃ a ∈ S, y_at}|.
@@ -31,8 +31,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from scipy.optimize import Bounds, LinearConstraint, milp
-from scipy.sparse import csr_matrix, hstack, identity
 
 from foreseen.teams.e046.selection import pack_rows, popcount
 
@@ -121,6 +119,9 @@ def milp_max_coverage(
     solved: BoolArray, size: int, time_limit: float = MILP_TIME_LIMIT
 ) -> MaxCoverageTeam:
     """Maximum coverage by integer programming (HiGHS); ``proven_optimal`` False on time-out."""
+    from scipy.optimize import Bounds, LinearConstraint, milp
+    from scipy.sparse import csr_matrix, hstack, identity
+
     _check(solved, size)
     trivial = _trivial(solved, size)
     if trivial is not None:

@@ -1,4 +1,4 @@
-"""Choosing a team from pilot data only, judged on held-out tasks (issue 7, item 5).
+"""Choosing a team from pilot data only, judged on held-out tasks (exploratory).
 
 A pilot is k agents' outcomes on the calibration tasks; a team of size n ≤ k is
 chosen from them using only those outcomes, then scored on the held-out tasks.
@@ -28,12 +28,12 @@ coverage difference to top-k and the share of re-splits where it is ≥ 0.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
-from foreseen.core.errors import UserInputError
+from foreseen.core.errors import ConfigError
 from foreseen.core.stats import mcnemar_exact_p
 from foreseen.teams.curves import population_curve
 from foreseen.teams.e046.selection import PackedOutcomes, hash_split, pack_rows
@@ -42,11 +42,61 @@ from foreseen.teams.matrix import OutcomeMatrix
 
 BoolArray = npt.NDArray[np.bool_]
 Strategy = Callable[[BoolArray, Sequence[str], int], list[int]]
-Report = dict[str, Any]
 
 DEFAULT_SIZES = (3, 5, 10)
 DEFAULT_RESPLITS = 50
 BASELINE = "top_k"
+
+
+@dataclass(frozen=True)
+class HeldOutComparison:
+    """A team against the top-k team on the held-out tasks (b, c and exact McNemar p)."""
+
+    held_out_coverage: float
+    only_this_team: int
+    only_top_k: int
+    mcnemar_p: float
+
+
+@dataclass(frozen=True)
+class StrategyResult:
+    """One strategy's team at one size: calibration and held-out coverage, re-split stability.
+
+    ``orgs_exhausted`` is set for ``one_per_org`` only; the re-split fields are null
+    with ``resplit_reason`` when the strategy was not re-split.
+    """
+
+    team: tuple[str, ...]
+    calibration_coverage: float
+    held_out_coverage: float
+    only_this_team: int
+    only_top_k: int
+    mcnemar_p: float
+    orgs_exhausted: bool | None
+    resplit_mean_difference_vs_top_k: float | None
+    resplit_not_worse_fraction: float | None
+    resplit_reason: str | None
+
+
+@dataclass(frozen=True)
+class SelectionAtSize:
+    """Every strategy's result at one team size, and a random team's expected coverage."""
+
+    random_team_held_out_coverage: float
+    strategies: dict[str, StrategyResult]
+
+
+@dataclass(frozen=True)
+class SelectionComparison:
+    """Teams chosen on calibration tasks by each strategy, scored on held-out tasks."""
+
+    pool_agents: int
+    calibration_tasks: int
+    held_out_tasks: int
+    split: str
+    resplits: int
+    seed: int
+    by_size: dict[str, SelectionAtSize]
 
 
 def choose_top_k(solved: BoolArray, names: Sequence[str], size: int) -> list[int]:
@@ -109,18 +159,18 @@ def default_strategies(orgs: Mapping[str, str] | None = None) -> dict[str, Strat
 
 def _held_out_block(
     team: list[int], top: list[int], solved: BoolArray, held_out: BoolArray
-) -> Report:
+) -> HeldOutComparison:
     held = solved[:, held_out]
     union = held[team].any(axis=0)
     top_union = held[top].any(axis=0)
     only_this = int(np.count_nonzero(union & ~top_union))
     only_top = int(np.count_nonzero(top_union & ~union))
-    return {
-        "held_out_coverage": float(union.mean()),
-        "only_this_team": only_this,
-        "only_top_k": only_top,
-        "mcnemar_p": mcnemar_exact_p(only_this, only_top),
-    }
+    return HeldOutComparison(
+        held_out_coverage=float(union.mean()),
+        only_this_team=only_this,
+        only_top_k=only_top,
+        mcnemar_p=mcnemar_exact_p(only_this, only_top),
+    )
 
 
 def draw_resplits(n_tasks: int, count: int, seed: int) -> BoolArray:
@@ -147,7 +197,7 @@ def compare_selection(
     resplits: int = DEFAULT_RESPLITS,
     seed: int = 0,
     resplit_strategies: Collection[str] | None = None,
-) -> Report:
+) -> SelectionComparison:
     """Teams chosen on calibration tasks by each strategy, scored on held-out tasks.
 
     ``pool`` = the pilot's agents (default: every agent of ``matrix``);
@@ -158,20 +208,20 @@ def compare_selection(
     names = tuple(pool) if pool is not None else matrix.agents
     unknown = sorted(set(names) - set(matrix.agents))
     if unknown:
-        raise UserInputError(f"pilot agent {unknown[0]!r} is not in the matrix")
+        raise ConfigError(f"pilot agent {unknown[0]!r} is not in the matrix")
     rows = np.array([matrix.agents.index(name) for name in names], dtype=np.int64)
     solved = matrix.solved[rows]
     mask = hash_split(matrix.tasks) if calibration is None else np.asarray(calibration, bool)
     if mask.all() or not mask.any():
-        raise UserInputError("the split leaves no calibration or no held-out task")
+        raise ConfigError("the split leaves no calibration or no held-out task")
     chosen_strategies = dict(strategies) if strategies is not None else default_strategies(orgs)
     if BASELINE not in chosen_strategies:
         chosen_strategies = {BASELINE: choose_top_k, **chosen_strategies}
     for size in sizes:
         if not 1 <= size <= len(names):
-            raise UserInputError(f"team size {size} must lie in [1, {len(names)}]")
+            raise ConfigError(f"team size {size} must lie in [1, {len(names)}]")
     resplit_masks = draw_resplits(matrix.n_tasks, resplits, seed)
-    by_size: Report = {}
+    by_size: dict[str, SelectionAtSize] = {}
     for size in sizes:
         teams = {
             name: strategy(solved[:, mask], names, size)
@@ -190,39 +240,43 @@ def compare_selection(
             top_coverage = _coverage(solved, resplit_teams[BASELINE], ~resplit)
             for name, team in resplit_teams.items():
                 differences[name].append(_coverage(solved, team, ~resplit) - top_coverage)
-        block: Report = {
-            "random_team_held_out_coverage": float(
+        results: dict[str, StrategyResult] = {}
+        for name, team in teams.items():
+            held_out = _held_out_block(team, teams[BASELINE], solved, ~mask)
+            values = differences.get(name, [])
+            exhausted = (
+                organisation_count([names[i] for i in team], orgs) < size
+                if name == "one_per_org" and orgs is not None else None
+            )
+            reason = None
+            if not values:
+                reason = "no re-splits requested" if name in differences else "not re-split"
+            results[name] = StrategyResult(
+                team=tuple(names[i] for i in team),
+                calibration_coverage=_coverage(solved, team, mask),
+                held_out_coverage=held_out.held_out_coverage,
+                only_this_team=held_out.only_this_team,
+                only_top_k=held_out.only_top_k,
+                mcnemar_p=held_out.mcnemar_p,
+                orgs_exhausted=exhausted,
+                resplit_mean_difference_vs_top_k=float(np.mean(values)) if values else None,
+                resplit_not_worse_fraction=(
+                    float(np.mean([value >= 0.0 for value in values])) if values else None
+                ),
+                resplit_reason=reason,
+            )
+        by_size[str(size)] = SelectionAtSize(
+            random_team_held_out_coverage=float(
                 population_curve(solved[:, ~mask], [size])[0]
             ),
-            "strategies": {},
-        }
-        for name, team in teams.items():
-            entry: Report = {
-                "team": [names[i] for i in team],
-                "calibration_coverage": _coverage(solved, team, mask),
-                **_held_out_block(team, teams[BASELINE], solved, ~mask),
-            }
-            if name == "one_per_org" and orgs is not None:
-                entry["orgs_exhausted"] = organisation_count([names[i] for i in team], orgs) < size
-            values = differences.get(name, [])
-            entry["resplit_mean_difference_vs_top_k"] = (
-                float(np.mean(values)) if values else None
-            )
-            entry["resplit_not_worse_fraction"] = (
-                float(np.mean([value >= 0.0 for value in values])) if values else None
-            )
-            if not values:
-                entry["resplit_reason"] = (
-                    "no re-splits requested" if name in differences else "not re-split"
-                )
-            block["strategies"][name] = entry
-        by_size[str(size)] = block
-    return {
-        "pool_agents": len(names),
-        "calibration_tasks": int(mask.sum()),
-        "held_out_tasks": int((~mask).sum()),
-        "split": "E046 hash split" if calibration is None else "given",
-        "resplits": resplits,
-        "seed": seed,
-        "by_size": by_size,
-    }
+            strategies=results,
+        )
+    return SelectionComparison(
+        pool_agents=len(names),
+        calibration_tasks=int(mask.sum()),
+        held_out_tasks=int((~mask).sum()),
+        split="E046 hash split" if calibration is None else "given",
+        resplits=resplits,
+        seed=seed,
+        by_size=by_size,
+    )

@@ -1,6 +1,6 @@
 """Temporal holdout: fit on the submissions before a date, forecast what later ones add.
 
-Issue 7 item 6. For each cutoff date d:
+Exploratory. For each cutoff date d:
 
 * **earlier** = the (competent) submissions dated strictly before d — they are
   the pilot, all of them (k = their number);
@@ -8,7 +8,8 @@ Issue 7 item 6. For each cutoff date d:
 * **observed** — the earlier submissions' coverage S_k/N (tasks any of them
   solves), the population's coverage S_M/N = 1 − floor/N, and the coverage the
   later submissions add, S_M/N − S_k/N;
-* **forecasts**, for every forecaster in ``forecasters.FORECASTERS``:
+* **forecasts**, for every forecaster of the registry
+  (:data:`foreseen.teams.forecasters.registry.FORECASTERS`):
   *unconditional* — the fitted curve at M, C(M), the expected coverage of M
   agents drawn from the pilot's model (it does not know the pilot belongs to the
   population); *conditional* — the pilot's solved tasks counted as covered and
@@ -35,20 +36,30 @@ from __future__ import annotations
 import datetime
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 
-from foreseen.core.errors import UserInputError
-from foreseen.teams.forecasters.models import FORECASTERS
+from foreseen.core.errors import ConfigError, SourceError
+from foreseen.teams.forecasters.registry import FORECASTERS, get
 from foreseen.teams.matrix import OutcomeMatrix
+from foreseen.teams.provenance.populations import PopulationSummary
 from foreseen.teams.provenance.submissions import SubmissionInfo
+from foreseen.teams.provenance.summary import ProvenanceSummary
 
 __all__ = [
     "EXPLORATORY_NOTE",
     "KINDS",
     "MIN_EARLIER",
+    "CutoffResult",
+    "ErrorPair",
+    "ForecastPair",
+    "ForecastValue",
+    "MeanAbsoluteError",
+    "ObservedCoverage",
+    "TemporalHoldout",
     "conditional_from_curve",
     "default_cutoffs",
     "temporal_holdout",
@@ -60,7 +71,103 @@ EXPLORATORY_NOTE = (
 )
 MIN_EARLIER = 2
 QUARTILES = (0.25, 0.5, 0.75)
-KINDS = ("unconditional", "conditional")
+Kind = Literal["unconditional", "conditional"]
+KINDS: tuple[Kind, ...] = ("unconditional", "conditional")
+
+
+@dataclass(frozen=True)
+class ForecastValue:
+    """A forecast of the population's coverage; ``coverage`` null with a reason on failure."""
+
+    coverage: float | None
+    added_coverage: float | None
+    error: float | None
+    reason: str | None
+
+
+@dataclass(frozen=True)
+class ForecastPair:
+    """One forecaster's unconditional and conditional forecast at one cutoff."""
+
+    unconditional: ForecastValue
+    conditional: ForecastValue
+
+    def of(self, kind: Kind) -> ForecastValue:
+        return self.unconditional if kind == "unconditional" else self.conditional
+
+
+@dataclass(frozen=True)
+class ObservedCoverage:
+    """Coverage of the earlier submissions, of the whole population, and what later ones add."""
+
+    earlier_coverage: float
+    population_coverage: float
+    added_coverage: float
+
+
+@dataclass(frozen=True)
+class CutoffResult:
+    """One cutoff: who is earlier and later, what was observed and what each model forecast.
+
+    An infeasible cutoff has a ``reason`` and null ``observed`` and ``forecasts``.
+    """
+
+    cutoff: str
+    earlier_agents: int
+    later_agents: int
+    population_agents: int
+    feasible: bool
+    reason: str | None
+    observed: ObservedCoverage | None
+    forecasts: dict[str, ForecastPair] | None
+
+
+@dataclass(frozen=True)
+class MeanAbsoluteError:
+    """MAE of the forecast population coverage over the feasible cutoffs (null with a reason)."""
+
+    mae: float | None
+    cutoffs: int | None
+    reason: str | None
+
+
+@dataclass(frozen=True)
+class ErrorPair:
+    """One forecaster's MAE, unconditional and conditional."""
+
+    unconditional: MeanAbsoluteError
+    conditional: MeanAbsoluteError
+
+    def of(self, kind: Kind) -> MeanAbsoluteError:
+        return self.unconditional if kind == "unconditional" else self.conditional
+
+
+@dataclass(frozen=True)
+class TemporalHoldout:
+    """The temporal-holdout report of one split (module docstring).
+
+    ``population`` and ``provenance`` are filled by
+    :func:`foreseen.teams.exploratory.history.history_report`.
+    """
+
+    analysis: str
+    exploratory: bool
+    note: str
+    split: str
+    source: str
+    tasks: int
+    competence_screen: bool
+    agents: int
+    dated_agents: int
+    undated_agents: tuple[str, ...]
+    first_date: str
+    last_date: str
+    cutoffs_rule: str
+    forecasters: tuple[str, ...]
+    cutoffs: tuple[CutoffResult, ...]
+    mean_absolute_error: dict[str, ErrorPair]
+    population: PopulationSummary | None = None
+    provenance: ProvenanceSummary | None = None
 
 
 def default_cutoffs(dates: Sequence[datetime.date]) -> list[datetime.date]:
@@ -83,32 +190,36 @@ def conditional_from_curve(at_pilot: float, at_population: float, earlier: float
     return earlier + (1.0 - earlier) * min(1.0, max(0.0, ratio))
 
 
+def _failed(reason: str) -> ForecastValue:
+    return ForecastValue(coverage=None, added_coverage=None, error=None, reason=reason)
+
+
 def _forecast_pair(
     name: str, pilot: npt.NDArray[np.bool_], population: int, earlier: float, observed: float
-) -> dict[str, Any]:
+) -> ForecastPair:
     k = pilot.shape[0]
     try:
         at_pilot, at_population = (
-            float(v) for v in FORECASTERS[name].fit(pilot).curve([k, population])
+            float(v) for v in get(name).fit(pilot).curve([k, population])
         )
-    except (ValueError, ArithmeticError, UserInputError) as exc:
-        failed = {"coverage": None, "reason": f"forecaster failed: {exc}"}
-        return {kind: dict(failed) for kind in KINDS}
+    except (ValueError, ArithmeticError) as exc:
+        failed = _failed(f"forecaster failed: {exc}")
+        return ForecastPair(unconditional=failed, conditional=failed)
     values = {
         "unconditional": at_population,
         "conditional": conditional_from_curve(at_pilot, at_population, earlier),
     }
-    result: dict[str, Any] = {}
+    result: dict[str, ForecastValue] = {}
     for kind, value in values.items():
         if not math.isfinite(value):
-            result[kind] = {"coverage": None, "reason": "the forecast is not a finite number"}
+            result[kind] = _failed("the forecast is not a finite number")
         else:
-            result[kind] = {
-                "coverage": value,
-                "added_coverage": value - earlier,
-                "error": value - observed,
-            }
-    return result
+            result[kind] = ForecastValue(
+                coverage=value, added_coverage=value - earlier, error=value - observed,
+                reason=None,
+            )
+    return ForecastPair(unconditional=result["unconditional"],
+                        conditional=result["conditional"])
 
 
 def _one_cutoff(
@@ -116,57 +227,58 @@ def _one_cutoff(
     solved: npt.NDArray[np.bool_],
     dates: Sequence[datetime.date],
     forecasters: Sequence[str],
-) -> dict[str, Any]:
+) -> CutoffResult:
     earlier_rows = np.array([d < cutoff for d in dates], dtype=np.bool_)
     k = int(earlier_rows.sum())
     later = len(dates) - k
-    report: dict[str, Any] = {
-        "cutoff": cutoff.isoformat(),
-        "earlier_agents": k,
-        "later_agents": later,
-        "population_agents": len(dates),
-    }
     if k < MIN_EARLIER or later < 1:
-        report["feasible"] = False
-        report["reason"] = (
-            f"needs at least {MIN_EARLIER} earlier and 1 later submission "
-            f"(has {k} and {later})"
+        return CutoffResult(
+            cutoff=cutoff.isoformat(), earlier_agents=k, later_agents=later,
+            population_agents=len(dates), feasible=False,
+            reason=(f"needs at least {MIN_EARLIER} earlier and 1 later submission "
+                    f"(has {k} and {later})"),
+            observed=None, forecasts=None,
         )
-        return report
     pilot = np.ascontiguousarray(solved[earlier_rows])
     earlier = _rate(pilot)
     observed = _rate(solved)
-    report["feasible"] = True
-    report["observed"] = {
-        "earlier_coverage": earlier,
-        "population_coverage": observed,
-        "added_coverage": observed - earlier,
-    }
-    report["forecasts"] = {
-        name: _forecast_pair(name, pilot, len(dates), earlier, observed) for name in forecasters
-    }
-    return report
+    return CutoffResult(
+        cutoff=cutoff.isoformat(), earlier_agents=k, later_agents=later,
+        population_agents=len(dates), feasible=True, reason=None,
+        observed=ObservedCoverage(
+            earlier_coverage=earlier, population_coverage=observed,
+            added_coverage=observed - earlier,
+        ),
+        forecasts={
+            name: _forecast_pair(name, pilot, len(dates), earlier, observed)
+            for name in forecasters
+        },
+    )
+
+
+def _mean_absolute_error(errors: Sequence[float | None], feasible: int) -> MeanAbsoluteError:
+    usable = [abs(error) for error in errors if error is not None]
+    if not feasible:
+        return MeanAbsoluteError(mae=None, cutoffs=None, reason="no feasible cutoff")
+    if len(usable) < len(errors):
+        return MeanAbsoluteError(mae=None, cutoffs=None,
+                                 reason="the forecaster failed at some cutoff")
+    return MeanAbsoluteError(mae=float(np.mean(usable)), cutoffs=len(usable), reason=None)
 
 
 def _mean_absolute_errors(
-    cutoffs: list[dict[str, Any]], forecasters: Sequence[str]
-) -> dict[str, dict[str, Any]]:
-    summary: dict[str, dict[str, Any]] = {}
-    feasible = [c for c in cutoffs if c["feasible"]]
-    for name in forecasters:
-        summary[name] = {}
-        for kind in KINDS:
-            errors = [c["forecasts"][name][kind].get("error") for c in feasible]
-            usable = [abs(e) for e in errors if e is not None]
-            if not feasible:
-                summary[name][kind] = {"mae": None, "reason": "no feasible cutoff"}
-            elif len(usable) < len(errors):
-                summary[name][kind] = {
-                    "mae": None, "reason": "the forecaster failed at some cutoff"
-                }
-            else:
-                summary[name][kind] = {"mae": float(np.mean(usable)), "cutoffs": len(usable)}
-    return summary
+    cutoffs: Sequence[CutoffResult], forecasters: Sequence[str]
+) -> dict[str, ErrorPair]:
+    feasible = [c.forecasts for c in cutoffs if c.forecasts is not None]
+    return {
+        name: ErrorPair(
+            unconditional=_mean_absolute_error(
+                [f[name].unconditional.error for f in feasible], len(feasible)),
+            conditional=_mean_absolute_error(
+                [f[name].conditional.error for f in feasible], len(feasible)),
+        )
+        for name in forecasters
+    }
 
 
 def temporal_holdout(
@@ -176,18 +288,16 @@ def temporal_holdout(
     forecasters: Sequence[str] | None = None,
     *,
     competent_only: bool = True,
-) -> dict[str, Any]:
-    """The temporal-holdout report of one matrix (module docstring) as strict-JSON data.
+) -> TemporalHoldout:
+    """The temporal-holdout report of one matrix (module docstring).
 
-    ``forecasters`` defaults to every name in ``FORECASTERS`` (in registry order).
+    ``forecasters`` defaults to every registered forecaster (in registry order).
     """
     names_used = list(FORECASTERS) if forecasters is None else list(dict.fromkeys(forecasters))
-    unknown = [name for name in names_used if name not in FORECASTERS]
-    if unknown:
-        known = ", ".join(FORECASTERS)
-        raise UserInputError(f"unknown forecaster {unknown[0]!r} (known: {known})")
+    for name in names_used:
+        get(name)
     if not names_used:
-        raise UserInputError("choose at least one forecaster")
+        raise ConfigError("choose at least one forecaster")
     population = matrix.competent() if competent_only else matrix
     dated = [
         (index, info[agent].date)
@@ -198,28 +308,28 @@ def temporal_holdout(
     rows = np.array([index for index, _ in dated], dtype=np.int64)
     dates: list[datetime.date] = [d for _, d in dated if d is not None]
     if not dates:
-        raise UserInputError(
+        raise SourceError(
             f"split {matrix.provenance.split!r}: no submission has a date "
             "(leaderboard, metadata.yaml or a YYYYMMDD_ name prefix)"
         )
     chosen = sorted(set(cutoffs)) if cutoffs else default_cutoffs(dates)
     solved = np.ascontiguousarray(population.solved[rows])
-    reports = [_one_cutoff(cutoff, solved, dates, names_used) for cutoff in chosen]
-    return {
-        "analysis": "temporal holdout",
-        "exploratory": True,
-        "note": EXPLORATORY_NOTE,
-        "split": matrix.provenance.split,
-        "source": matrix.provenance.source,
-        "tasks": population.n_tasks,
-        "competence_screen": competent_only,
-        "agents": population.n_agents,
-        "dated_agents": len(dates),
-        "undated_agents": undated,
-        "first_date": min(dates).isoformat(),
-        "last_date": max(dates).isoformat(),
-        "cutoffs_rule": "declared" if cutoffs else "quartiles of submission dates",
-        "forecasters": names_used,
-        "cutoffs": reports,
-        "mean_absolute_error": _mean_absolute_errors(reports, names_used),
-    }
+    reports = tuple(_one_cutoff(cutoff, solved, dates, names_used) for cutoff in chosen)
+    return TemporalHoldout(
+        analysis="temporal holdout",
+        exploratory=True,
+        note=EXPLORATORY_NOTE,
+        split=matrix.provenance.split,
+        source=matrix.provenance.source,
+        tasks=population.n_tasks,
+        competence_screen=competent_only,
+        agents=population.n_agents,
+        dated_agents=len(dates),
+        undated_agents=tuple(undated),
+        first_date=min(dates).isoformat(),
+        last_date=max(dates).isoformat(),
+        cutoffs_rule="declared" if cutoffs else "quartiles of submission dates",
+        forecasters=tuple(names_used),
+        cutoffs=reports,
+        mean_absolute_error=_mean_absolute_errors(reports, names_used),
+    )

@@ -1,4 +1,4 @@
-"""Conditional population forecast: the pilot is part of the population (issue 7, item 2).
+"""Conditional population forecast: the pilot is part of the population (exploratory).
 
 A pilot of k agents has been run on N tasks; the population has M ≥ k agents.
 A task the pilot solved (c_t ≥ 1) is covered by the population for certain. A
@@ -42,13 +42,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from scipy.special import betaln
 
-from foreseen.core.errors import UserInputError
-from foreseen.teams.forecasters.models import FORECASTERS, BetaBinomialForecast
-
-FloatArray = npt.NDArray[np.float64]
-BoolArray = npt.NDArray[np.bool_]
+from foreseen.core.errors import ConfigError
+from foreseen.teams.forecasters.base import BoolArray, FloatArray
+from foreseen.teams.forecasters.closed_form import BetaBinomialForecast
+from foreseen.teams.forecasters.registry import get
 
 DEFAULT_MODEL = "beta_binomial"
 
@@ -67,6 +65,8 @@ def beta_binomial_unsolved_probability(
     alpha: npt.ArrayLike, beta: npt.ArrayLike, k: int, population_size: int
 ) -> FloatArray:
     """P_t = 1 − B(α, β + M)/B(α, β + k) for a task no pilot agent solved (c_t = 0)."""
+    from scipy.special import betaln
+
     a = np.asarray(alpha, dtype=np.float64)
     b = np.asarray(beta, dtype=np.float64)
     missed = np.exp(betaln(a, b + population_size) - betaln(a, b + k))
@@ -81,6 +81,8 @@ def posterior_solve_probability(
 
     1 − B(α + c, β + n − c + R)/B(α + c, β + n − c) with n = ``trials``, R = ``further``.
     """
+    from scipy.special import betaln
+
     c = np.asarray(solves, dtype=np.float64)
     a = alpha + c
     b = beta + trials - c
@@ -89,11 +91,9 @@ def posterior_solve_probability(
 
 
 def _check_arguments(k: int, population_size: int, model: str) -> None:
-    if model not in FORECASTERS:
-        known = ", ".join(sorted(FORECASTERS))
-        raise UserInputError(f"unknown forecaster {model!r} (known: {known})")
+    get(model)
     if population_size < k:
-        raise UserInputError(
+        raise ConfigError(
             f"the population ({population_size} agents) cannot be smaller than the pilot ({k})"
         )
 
@@ -108,7 +108,7 @@ def unsolved_probabilities(
     """
     k = pilots.shape[-2]
     _check_arguments(k, population_size, model)
-    forecast = FORECASTERS[model].fit(pilots)
+    forecast = get(model).fit(pilots)
     if isinstance(forecast, BetaBinomialForecast):
         fitted = forecast.fitted
         alpha = np.where(fitted, forecast.alpha, 1.0)
@@ -147,7 +147,7 @@ def conditional_forecast(
     if outcomes.dtype != np.bool_ or outcomes.ndim != 2:
         raise TypeError("a pilot must be a boolean k × N array")
     if outcomes.shape[0] == 0 or outcomes.shape[1] == 0:
-        raise UserInputError("a pilot needs at least one agent and one task")
+        raise ConfigError("a pilot needs at least one agent and one task")
     unsolved = float(unsolved_probabilities(outcomes, population_size, model))
     solved_by_pilot = outcomes.any(axis=0)
     probability = np.where(solved_by_pilot, 1.0, unsolved).astype(np.float64)

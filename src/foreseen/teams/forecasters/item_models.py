@@ -1,7 +1,9 @@
-"""Item-difficulty models fitted to a pilot by maximum likelihood (issue 7 item 3).
+"""Exploratory item-difficulty forecasters fitted to a pilot by maximum likelihood.
 
 Three models of how hard each task is, each giving a forecast of team coverage
-C(m). All fits are vectorised over a stack of pilots (leading batch axes).
+C(m) (spec teams.md §7 names them as what the preregistration lacks). All fits
+are vectorised over a stack of pilots (leading batch axes). They are tagged
+``family = "exploratory"``: they were added after the data had been seen.
 
 **Maximum-likelihood beta-binomial.** Task t's solve rate p_t ~ Beta(α, β), and
 the pilot's solver count c_t ~ Binomial(k, p_t), so
@@ -48,20 +50,19 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from scipy.special import betaln, digamma, gammaln, logsumexp, polygamma
 
-from foreseen.teams.forecasters.models import (
-    BetaBinomialForecast,
+from foreseen.teams.forecasters.base import (
+    BoolArray,
+    ClosedFormForecaster,
     CoverageForecast,
+    FloatArray,
+    Forecaster,
     PilotStats,
-    _as_pilot,
-    _sizes,
-    beta_binomial_moments,
-    sigmoid,
+    as_pilot,
+    check_sizes,
 )
-
-FloatArray = npt.NDArray[np.float64]
-BoolArray = npt.NDArray[np.bool_]
+from foreseen.teams.forecasters.closed_form import BetaBinomialForecast, beta_binomial_moments
+from foreseen.teams.forecasters.rasch import sigmoid
 
 LOG_PARAMETER_BOUNDS = (-10.0, 15.0)
 ML_ITERATIONS = 120
@@ -81,6 +82,8 @@ CHUNK = 64
 
 def beta_binomial_log_pmf(k: int, alpha: FloatArray, beta: FloatArray) -> FloatArray:
     """log P(c = j), j = 0..k, for Beta(α, β) rates and k trials; shape (…, k + 1)."""
+    from scipy.special import betaln, gammaln
+
     j = np.arange(k + 1, dtype=np.float64)
     a = np.asarray(alpha, dtype=np.float64)[..., None]
     b = np.asarray(beta, dtype=np.float64)[..., None]
@@ -102,6 +105,8 @@ def _gradient_hessian(
     histogram: FloatArray, log_alpha: FloatArray, log_beta: FloatArray
 ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray]:
     """Gradient (g1, g2) and Hessian (h11, h12, h22) of the log-likelihood in (log α, log β)."""
+    from scipy.special import digamma, polygamma
+
     k = histogram.shape[-1] - 1
     j = np.arange(k + 1, dtype=np.float64)
     alpha, beta = np.exp(log_alpha), np.exp(log_beta)
@@ -194,7 +199,9 @@ class ZeroInflatedForecast(CoverageForecast):
     pooled_rate: FloatArray
 
     def curve(self, sizes: npt.ArrayLike) -> FloatArray:
-        m = _sizes(sizes)
+        from scipy.special import betaln
+
+        m = check_sizes(sizes)
         alpha = np.where(self.fitted, self.alpha, 1.0)[..., None]
         beta = np.where(self.fitted, self.beta, 1.0)[..., None]
         mixed = (1.0 - self.never_solved[..., None]) * (
@@ -223,6 +230,8 @@ def zero_inflated_log_likelihood(
 
 def fit_zero_inflated(stats: PilotStats) -> ZeroInflatedForecast:
     """EM fit of (π, α, β) for every pilot in ``stats`` (started at the ML beta-binomial)."""
+    from scipy.special import betaln
+
     histogram = stats.histogram
     k = stats.k
     n = stats.n_tasks
@@ -343,6 +352,8 @@ def held_out_log_likelihood(
     fitted without it (θ̄, s_θ from the agents with weight 1), by Gauss–Hermite
     quadrature; shape (…, k).
     """
+    from scipy.special import logsumexp
+
     nodes, weights = _quadrature()
     theta = fit.abilities
     v = agent_weights
@@ -367,7 +378,7 @@ class IrtForecast(CoverageForecast):
     precision: FloatArray  # λ chosen for each pilot
 
     def curve(self, sizes: npt.ArrayLike) -> FloatArray:
-        m = _sizes(sizes)
+        m = check_sizes(sizes)
         miss = (1.0 - self.task_rates[..., :, None]) ** m
         covered = (self.task_weights[..., :, None] * (1.0 - miss)).sum(axis=-2)
         result: FloatArray = covered / self.task_weights.sum(axis=-1)[..., None]
@@ -393,7 +404,7 @@ def choose_irt_precision(
     Ties go to the first (smallest) λ. A one-agent pilot cannot be split: it gets
     the middle of the grid.
     """
-    outcomes = _as_pilot(pilot)
+    outcomes = as_pilot(pilot)
     k = outcomes.shape[-2]
     batch = outcomes.shape[:-2]
     grid = np.asarray(precisions, dtype=np.float64)
@@ -469,7 +480,7 @@ def fit_irt_2pl(
     ``precision`` (a number or an array over the leading batch axes, e.g. one λ per
     pilot for a pilots × replicates stack) fixes λ.
     """
-    outcomes = _as_pilot(pilot)
+    outcomes = as_pilot(pilot)
     batch = outcomes.shape[:-2]
     if precision is None:
         lam = choose_irt_precision(outcomes)
@@ -495,3 +506,47 @@ def fit_irt_2pl(
     return IrtForecast(
         rates.reshape(*batch, width), counts.reshape(*batch, width), np.asarray(lam)
     )
+
+
+# --------------------------------------------------------------------------- forecasters
+
+
+class BetaBinomialML(ClosedFormForecaster):
+    """1 − B(α, β + m)/B(α, β) with maximum-likelihood (α, β); no fit → independence."""
+
+    name = "beta_binomial_ml"
+    family = "exploratory"
+
+    def fit_stats(self, stats: PilotStats) -> CoverageForecast:
+        return fit_beta_binomial_ml(stats)
+
+
+class ZeroInflatedBetaBinomial(ClosedFormForecaster):
+    """(1 − π)(1 − B(α, β + m)/B(α, β)): a point mass π of never-solvable tasks, EM fit."""
+
+    name = "zero_inflated_beta_binomial"
+    family = "exploratory"
+
+    def fit_stats(self, stats: PilotStats) -> CoverageForecast:
+        return fit_zero_inflated(stats)
+
+
+class Irt2PL(Forecaster):
+    """2PL IRT, penalised ML; prior precision λ by leave-agents-out CV inside the pilot.
+
+    ``precision`` fixes λ instead (used by the bootstrap, which tunes once per pilot).
+    """
+
+    name = "irt_2pl"
+    family = "exploratory"
+    tuned_on_pilot = True
+
+    def __init__(self, precision: float | FloatArray | None = None) -> None:
+        self.precision = precision
+
+    def fit(self, pilot: npt.ArrayLike) -> CoverageForecast:
+        return fit_irt_2pl(pilot, self.precision)
+
+    def tuned(self, pilot: npt.ArrayLike) -> Irt2PL:
+        """This model with λ fixed at what cross-validation picks on each pilot of ``pilot``."""
+        return Irt2PL(choose_irt_precision(pilot))

@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from foreseen.core.errors import UserInputError
+from foreseen.core.errors import ConfigError, SourceError
 
 SUPPORTED_COLUMNS = ("cost_usd",)
 
@@ -38,14 +38,26 @@ class CostTable:
     unknown: tuple[str, ...]
     not_in_matrix: tuple[str, ...] = ()
 
-    def to_json(self) -> dict[str, object]:
-        return {
-            "unit": self.unit,
-            "source": self.source,
-            "agents_with_cost": len(self.costs),
-            "agents_without_cost": list(self.unknown),
-            "cost_file_agents_not_in_matrix": list(self.not_in_matrix),
-        }
+    def summary(self) -> CostSummary:
+        """The unit, the source, and which agents have no cost."""
+        return CostSummary(
+            unit=self.unit,
+            source=self.source,
+            agents_with_cost=len(self.costs),
+            agents_without_cost=self.unknown,
+            cost_file_agents_not_in_matrix=self.not_in_matrix,
+        )
+
+
+@dataclass(frozen=True)
+class CostSummary:
+    """Where the costs came from, as written in the advice."""
+
+    unit: str
+    source: str
+    agents_with_cost: int
+    agents_without_cost: tuple[str, ...]
+    cost_file_agents_not_in_matrix: tuple[str, ...]
 
 
 def unit_costs(agents: Sequence[str]) -> CostTable:
@@ -57,9 +69,9 @@ def _positive(value: str, where: str) -> float:
     try:
         cost = float(value)
     except ValueError:
-        raise UserInputError(f"{where}: cost {value!r} is not a number") from None
+        raise SourceError(f"{where}: cost {value!r} is not a number") from None
     if not math.isfinite(cost) or cost <= 0.0:
-        raise UserInputError(f"{where}: cost {value!r} must be a finite number > 0")
+        raise SourceError(f"{where}: cost {value!r} must be a finite number > 0")
     return cost
 
 
@@ -68,25 +80,25 @@ def read_cost_file(path: Path, agents: Sequence[str]) -> CostTable:
     try:
         text = Path(path).read_bytes().decode("utf-8-sig")
     except OSError as exc:
-        raise UserInputError(f"cannot read cost file {path}: {exc.strerror or exc}") from None
+        raise SourceError(f"cannot read cost file {path}: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
-        raise UserInputError(f"cost file {path} is not UTF-8 text") from None
+        raise SourceError(f"cost file {path} is not UTF-8 text") from None
     reader = csv.DictReader(io.StringIO(text, newline=""))
     header = [name.strip() for name in (reader.fieldnames or [])]
     if "agent" not in header or "cost" not in header:
-        raise UserInputError(f"cost file {path} needs a header with columns 'agent' and 'cost'")
+        raise SourceError(f"cost file {path} needs a header with columns 'agent' and 'cost'")
     reader.fieldnames = header
     found: dict[str, float] = {}
     try:
         for line, record in enumerate(reader, start=2):
             agent = (record.get("agent") or "").strip()
             if not agent:
-                raise UserInputError(f"cost file {path}, row {line}: empty agent name")
+                raise SourceError(f"cost file {path}, row {line}: empty agent name")
             if agent in found:
-                raise UserInputError(f"cost file {path}: agent {agent!r} is listed twice")
+                raise SourceError(f"cost file {path}: agent {agent!r} is listed twice")
             found[agent] = _positive((record.get("cost") or "").strip(), f"{path}, row {line}")
     except csv.Error as exc:
-        raise UserInputError(f"cost file {path} is not a readable CSV file: {exc}") from None
+        raise SourceError(f"cost file {path} is not a readable CSV file: {exc}") from None
     known = set(agents)
     return CostTable(
         costs={agent: cost for agent, cost in found.items() if agent in known},
@@ -102,7 +114,7 @@ def costs_from_provenance(
 ) -> CostTable:
     """Costs from provenance (``column`` must be one of :data:`SUPPORTED_COLUMNS`)."""
     if column not in SUPPORTED_COLUMNS:
-        raise UserInputError(
+        raise ConfigError(
             f"unsupported cost column {column!r} (supported: {', '.join(SUPPORTED_COLUMNS)}; "
             "use --costs FILE for other costs)"
         )

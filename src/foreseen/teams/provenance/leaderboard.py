@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from foreseen.core.errors import UserInputError
+from foreseen.core.errors import SourceError
 
 __all__ = [
     "LeaderboardRow",
@@ -56,18 +56,20 @@ def _parse(text: str, label: str) -> list[LeaderboardRow]:
     header = reader.fieldnames or []
     missing = [column for column in REQUIRED_COLUMNS if column not in header]
     if missing:
-        raise UserInputError(f"{label}: not a leaderboard table (missing columns {missing})")
+        raise SourceError(
+            f"{label}: not a leaderboard table (missing columns {', '.join(missing)})"
+        )
     rows = []
     try:
         for line, record in enumerate(reader, start=2):
             if None in record:
-                raise UserInputError(f"{label}: row {line} has more cells than the header")
+                raise SourceError(f"{label}: row {line} has more cells than the header")
             folder = (record.get("folder") or "").strip()
             if folder:
                 fields = {key: value or "" for key, value in record.items()}
                 rows.append(LeaderboardRow(fields["leaderboard"].strip(), folder, fields))
     except csv.Error as exc:
-        raise UserInputError(f"{label} is not a readable CSV file: {exc}") from exc
+        raise SourceError(f"{label} is not a readable CSV file: {exc}") from exc
     return rows
 
 
@@ -78,9 +80,9 @@ def read_leaderboard(path: Path | None = None) -> list[LeaderboardRow]:
     try:
         text = Path(path).read_bytes().decode("utf-8-sig")
     except OSError as exc:
-        raise UserInputError(f"cannot read {path}: {exc.strerror or exc}") from exc
+        raise SourceError(f"cannot read {path}: {exc.strerror or exc}") from exc
     except UnicodeDecodeError as exc:
-        raise UserInputError(f"{path} is not UTF-8 text: {exc}") from exc
+        raise SourceError(f"{path} is not UTF-8 text: {exc}") from exc
     return _parse(text, str(path))
 
 

@@ -3,7 +3,7 @@
 Submissions name their models in many spellings (``claude-3-5-sonnet-20241022``,
 ``claude-3.5-sonnet-latest``, ``https://huggingface.co/zai-org/GLM-4.5`` …). The
 rules below turn a raw name into a canonical one; they are applied in this order
-and each is deliberately narrow (issue 7 item 4):
+and each is deliberately narrow:
 
 1. **case and spaces** — trimmed and lower-cased (``Kimi-K2-Instruct`` =
    ``kimi-k2-instruct``).

@@ -33,18 +33,20 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from foreseen.core.errors import UserInputError
+from foreseen.core.errors import ConfigError
 from foreseen.teams.matrix import OutcomeMatrix
 from foreseen.teams.provenance.submissions import SubmissionInfo
 
 __all__ = [
     "Population",
+    "PopulationSummary",
     "draw_cluster_pilot",
     "model_clusters",
     "one_per_model",
     "select_one_per_model",
     "select_single_attempt",
     "single_attempt_only",
+    "whole_population",
 ]
 
 IntArray = npt.NDArray[np.int64]
@@ -60,25 +62,43 @@ class Population:
     matrix: OutcomeMatrix
     dropped: dict[str, str]
 
-    def to_json(self) -> dict[str, Any]:
+    def summary(self) -> PopulationSummary:
+        """How many agents were kept and dropped, and why."""
         reasons: dict[str, int] = {}
         for reason in self.dropped.values():
             reasons[reason] = reasons.get(reason, 0) + 1
-        return {
-            "population": self.name,
-            "rule": self.rule,
-            "agents": self.matrix.n_agents,
-            "dropped": len(self.dropped),
-            "dropped_by_reason": dict(sorted(reasons.items())),
-            "dropped_agents": dict(sorted(self.dropped.items())),
-        }
+        return PopulationSummary(
+            population=self.name,
+            rule=self.rule,
+            agents=self.matrix.n_agents,
+            dropped=len(self.dropped),
+            dropped_by_reason=dict(sorted(reasons.items())),
+            dropped_agents=dict(sorted(self.dropped.items())),
+        )
+
+
+@dataclass(frozen=True)
+class PopulationSummary:
+    """A sub-population as written in reports: its rule, its size, the dropped agents."""
+
+    population: str
+    rule: str
+    agents: int
+    dropped: int
+    dropped_by_reason: dict[str, int]
+    dropped_agents: dict[str, str]
+
+
+def whole_population(matrix: OutcomeMatrix) -> Population:
+    """Every agent of ``matrix`` (nothing dropped)."""
+    return Population("all", "every agent", matrix, {})
 
 
 def _subset(matrix: OutcomeMatrix, keep: Sequence[str], label: str) -> OutcomeMatrix:
     wanted = set(keep)
     rows = np.array([agent in wanted for agent in matrix.agents], dtype=np.bool_)
     if not rows.any():
-        raise UserInputError(
+        raise ConfigError(
             f"split {matrix.provenance.split!r}: the {label} population is empty"
         )
     agents = tuple(a for a, k in zip(matrix.agents, rows, strict=True) if k)
@@ -96,7 +116,7 @@ def select_one_per_model(
 ) -> Population:
     """One submission per canonical model set (module docstring)."""
     if rule not in ("most_solved", "earliest"):
-        raise UserInputError(f"unknown one-per-model rule {rule!r} (most_solved, earliest)")
+        raise ConfigError(f"unknown one-per-model rule {rule!r} (most_solved, earliest)")
     solved = dict(zip(matrix.agents, matrix.solve_counts().tolist(), strict=True))
     groups: dict[tuple[str, ...], list[str]] = {}
     dropped: dict[str, str] = {}
@@ -165,7 +185,7 @@ def model_clusters(
 ) -> IntArray:
     """Cluster id of each agent (module docstring); ids 0, 1, … by first appearance."""
     if how not in ("model_set", "shared_model"):
-        raise UserInputError(f"unknown clustering {how!r} (model_set, shared_model)")
+        raise ConfigError(f"unknown clustering {how!r} (model_set, shared_model)")
     parent = list(range(len(agents)))
 
     def root(i: int) -> int:

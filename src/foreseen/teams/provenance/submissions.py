@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from foreseen.core.errors import UserInputError
+from foreseen.core.errors import SourceError
 from foreseen.teams.provenance.leaderboard import (
     LeaderboardRow,
     read_leaderboard,
@@ -48,6 +48,7 @@ from foreseen.teams.provenance.model_names import alias_merges, canonical_model,
 __all__ = [
     "FIELDS",
     "SubmissionInfo",
+    "SubmissionRecord",
     "alias_merges",
     "canonical_model",
     "load_provenance",
@@ -78,20 +79,38 @@ class SubmissionInfo:
     attempts_label: str | None = None
     leaderboard_rows: dict[str, str] = field(default_factory=dict)
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "models": list(self.models),
-            "raw_models": list(self.raw_models),
-            "orgs": list(self.orgs),
-            "scaffold": self.scaffold,
-            "attempts": self.attempts,
-            "attempts_label": self.attempts_label,
-            "date": self.date.isoformat() if self.date is not None else None,
-            "cost_usd": self.cost_usd,
-            "fields_from": dict(sorted(self.fields_from.items())),
-            "leaderboard_rows": dict(sorted(self.leaderboard_rows.items())),
-        }
+    def record(self) -> SubmissionRecord:
+        """The JSON-ready view of this provenance (dates as ISO text, maps sorted)."""
+        return SubmissionRecord(
+            name=self.name,
+            models=self.models,
+            raw_models=self.raw_models,
+            orgs=self.orgs,
+            scaffold=self.scaffold,
+            attempts=self.attempts,
+            attempts_label=self.attempts_label,
+            date=self.date.isoformat() if self.date is not None else None,
+            cost_usd=self.cost_usd,
+            fields_from=dict(sorted(self.fields_from.items())),
+            leaderboard_rows=dict(sorted(self.leaderboard_rows.items())),
+        )
+
+
+@dataclass(frozen=True)
+class SubmissionRecord:
+    """One submission's provenance as written in reports; ``None`` = unknown."""
+
+    name: str
+    models: tuple[str, ...]
+    raw_models: tuple[str, ...]
+    orgs: tuple[str, ...]
+    scaffold: str | None
+    attempts: int | None
+    attempts_label: str | None
+    date: str | None
+    cost_usd: float | None
+    fields_from: dict[str, str]
+    leaderboard_rows: dict[str, str]
 
 
 def parse_attempts(value: object) -> tuple[int | None, str | None]:
@@ -188,9 +207,9 @@ def read_metadata(path: Path) -> Candidate:
     try:
         document = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise UserInputError(f"cannot read {path}: {exc.strerror or exc}") from exc
+        raise SourceError(f"cannot read {path}: {exc.strerror or exc}") from exc
     except (UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise UserInputError(f"{path} is not valid YAML: {str(exc).splitlines()[0]}") from exc
+        raise SourceError(f"{path} is not valid YAML: {str(exc).splitlines()[0]}") from exc
     if not isinstance(document, Mapping):
         return {}
     found: Candidate = {}

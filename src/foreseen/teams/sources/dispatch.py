@@ -21,7 +21,7 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-from foreseen.core.errors import UserInputError
+from foreseen.core.errors import ConfigError, SourceError
 from foreseen.teams.matrix import OutcomeMatrix
 from foreseen.teams.sources.experiments import load_experiments_split
 from foreseen.teams.sources.fetch_cache import read_marker, verify_cache_files
@@ -49,7 +49,7 @@ def _available_splits(evaluation: Path) -> list[str]:
     try:
         return sorted(entry.name for entry in evaluation.iterdir() if entry.is_dir())
     except OSError as exc:
-        raise UserInputError(f"cannot read directory {evaluation}: {exc.strerror or exc}") from exc
+        raise SourceError(f"cannot read directory {evaluation}: {exc.strerror or exc}") from exc
 
 
 def _load_experiments_tree(root: Path, split: str | None) -> OutcomeMatrix:
@@ -57,11 +57,11 @@ def _load_experiments_tree(root: Path, split: str | None) -> OutcomeMatrix:
     available = _available_splits(evaluation)
     listed = ", ".join(available) if available else "none"
     if split is None:
-        raise UserInputError(
+        raise ConfigError(
             f"{root} is an experiments tree: choose a split (available: {listed})"
         )
     if split not in available:
-        raise UserInputError(f"unknown split {split!r} in {root} (available: {listed})")
+        raise ConfigError(f"unknown split {split!r} in {root} (available: {listed})")
     return load_experiments_split(evaluation / split, split)
 
 
@@ -71,7 +71,7 @@ def _load_submissions_directory(directory: Path, split: str | None) -> OutcomeMa
         name = split if split is not None else directory.resolve().name
         return load_experiments_split(directory, name)
     if split is not None and split != marker.split:
-        raise UserInputError(
+        raise ConfigError(
             f"cache {directory} holds split {marker.split!r}, not {split!r}"
         )
     verify_cache_files(directory, marker)
@@ -113,10 +113,10 @@ def load_source(
     """
     path = Path(path)
     if file_format is not None and file_format not in FILE_FORMATS:
-        raise UserInputError(f"unknown format {file_format!r} (wide, long)")
+        raise ConfigError(f"unknown format {file_format!r} (wide, long)")
     long_columns = columns if columns is not None else LongColumns()
     if not path.exists():
-        raise UserInputError(f"source {path} does not exist")
+        raise SourceError(f"source {path} does not exist")
     if path.is_file():
         suffix = path.suffix.lower()
         if suffix in PARQUET_SUFFIXES:
@@ -126,13 +126,13 @@ def load_source(
                 path, split, layout=file_format, columns=long_columns, missing=missing
             )
         if suffix != ".csv":
-            raise UserInputError(
+            raise SourceError(
                 f"source {path} is neither a .csv or .parquet matrix nor a directory of "
                 "submissions"
             )
         return _load_csv(path, split, file_format, long_columns, missing)
     if file_format is not None:
-        raise UserInputError(f"--format applies to a matrix file, not to the directory {path}")
+        raise ConfigError(f"--format applies to a matrix file, not to the directory {path}")
     if (path / "evaluation").is_dir():
         return _load_experiments_tree(path, split)
     return _load_submissions_directory(path, split)

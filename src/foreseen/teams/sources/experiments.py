@@ -24,7 +24,8 @@ Parse rules — spec ``teams.md`` §2, rules 1–4, in this order:
    separators ``", "`` and ``": "``) of the {key → file SHA-256} map.
 
 The agent name is the submission directory name. A file that exists but cannot
-be read or is not valid JSON is a :class:`UserInputError` (never silently skipped).
+be read or is not valid JSON is a :class:`~foreseen.core.errors.SourceError` (never
+silently skipped).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from foreseen.core.digest import sha256_bytes, sha256_text
-from foreseen.core.errors import UserInputError
+from foreseen.core.errors import SourceError
 from foreseen.teams.matrix import OutcomeMatrix, Provenance
 
 RESULTS_FILE = Path("results") / "results.json"
@@ -54,11 +55,11 @@ def read_json_file(path: Path) -> tuple[Any, str]:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise UserInputError(f"cannot read {path}: {exc.strerror or exc}") from exc
+        raise SourceError(f"cannot read {path}: {exc.strerror or exc}") from exc
     try:
         value = json.loads(data)
     except (UnicodeDecodeError, ValueError) as exc:
-        raise UserInputError(f"{path} is not valid JSON: {exc}") from exc
+        raise SourceError(f"{path} is not valid JSON: {exc}") from exc
     return value, sha256_bytes(data)
 
 
@@ -67,7 +68,7 @@ def submission_names(split_dir: Path) -> list[str]:
     try:
         entries = list(split_dir.iterdir())
     except OSError as exc:
-        raise UserInputError(f"cannot read directory {split_dir}: {exc.strerror or exc}") from exc
+        raise SourceError(f"cannot read directory {split_dir}: {exc.strerror or exc}") from exc
     return sorted(entry.name for entry in entries if entry.is_dir())
 
 
@@ -134,10 +135,10 @@ def load_experiments_split(
     """
     split_dir = Path(split_dir)
     if not split_dir.is_dir():
-        raise UserInputError(f"split directory {split_dir} does not exist")
+        raise SourceError(f"split directory {split_dir} does not exist")
     solved, universe, file_sha256 = parse_split_directory(split_dir)
     if not solved:
-        raise UserInputError(
+        raise SourceError(
             f"split {split!r}: no submission in {split_dir} has a usable result "
             f"(expected <submission>/{RESULTS_FILE.as_posix()} or "
             f"<submission>/{PER_INSTANCE_FILE.as_posix()})"

@@ -16,8 +16,10 @@
 
 A cache already made from the same repository, split and commit is reused (after
 checking its files against the marker); one made from another commit or split is
-refused. An optional token is read from the environment variable ``token_env``,
-sent only to ``api_base`` (as ``Authorization: Bearer …``) and never printed.
+refused (:class:`~foreseen.core.errors.ConfigError`); a cache whose files no longer
+match the marker's digests is an :class:`~foreseen.core.errors.IntegrityError`. An
+optional token is read from the environment variable ``token_env``, sent only to
+``api_base`` (as ``Authorization: Bearer …``) and never printed.
 """
 
 from __future__ import annotations
@@ -28,12 +30,12 @@ import re
 import shutil
 import tempfile
 import urllib.parse
-from collections.abc import Mapping
 from pathlib import Path
 
 from foreseen.core.digest import sha256_bytes
-from foreseen.core.errors import UserInputError
-from foreseen.core.http import HttpGetter, NotFoundError, RetryPolicy, host_of
+from foreseen.core.errors import ConfigError, SourceError, UserInputError
+from foreseen.core.http import HttpGetter, NotFoundError, host_of
+from foreseen.core.retry import RetryPolicy
 from foreseen.teams.sources.experiments import PER_INSTANCE_FILE, RESULTS_FILE
 from foreseen.teams.sources.fetch_cache import (
     CacheMarker,
@@ -47,16 +49,17 @@ E046_COMMIT = "40f164d5b8f1d249bf95a6df8b74b577fd8e519d"
 GITHUB_LISTING_LIMIT = 1000
 _COMMIT_PATTERN = re.compile(r"[0-9a-f]{7,40}")
 _USER_AGENT = "foreseen-fetch (+https://github.com/SWE-bench/experiments)"
+MAX_WAIT_S = 60.0
 
 
 def _check_path_name(name: str, what: str) -> None:
     if not name or name in {".", ".."} or "/" in name or "\\" in name or "\x00" in name:
-        raise UserInputError(f"{what} {name!r} is not a valid directory name")
+        raise ConfigError(f"{what} {name!r} is not a valid directory name")
 
 
 def _check_base(url: str, what: str) -> str:
     if urllib.parse.urlsplit(url).scheme not in {"http", "https"} or not host_of(url):
-        raise UserInputError(f"{what} {url!r} is not an http(s) URL")
+        raise ConfigError(f"{what} {url!r} is not an http(s) URL")
     return url.rstrip("/")
 
 
@@ -65,45 +68,47 @@ def _existing_cache_is_reusable(cache: Path, split: str, commit: str) -> bool:
     if not cache.exists():
         return False
     if not cache.is_dir():
-        raise UserInputError(f"cache {cache} exists and is not a directory")
+        raise ConfigError(f"cache {cache} exists and is not a directory")
     marker = read_marker(cache)
     if marker is None:
         if any(cache.iterdir()):
-            raise UserInputError(
+            raise ConfigError(
                 f"cache {cache} exists and is not a foreseen fetch cache; "
                 "choose a new or empty directory"
             )
         return False
     if marker.repository != UPSTREAM_REPOSITORY:
-        raise UserInputError(
+        raise ConfigError(
             f"cache {cache} holds repository {marker.repository}, not {UPSTREAM_REPOSITORY}"
         )
     if marker.commit != commit:
-        raise UserInputError(f"cache {cache} holds commit {marker.commit}, not {commit}")
+        raise ConfigError(f"cache {cache} holds commit {marker.commit}, not {commit}")
     if marker.split != split:
-        raise UserInputError(f"cache {cache} holds split {marker.split!r}, not {split!r}")
+        raise ConfigError(f"cache {cache} holds split {marker.split!r}, not {split!r}")
     verify_cache_files(cache, marker)
     return True
 
 
-def _list_submissions(client: HttpGetter, api_base: str, split: str, commit: str) -> list[str]:
+def _list_submissions(
+    client: HttpGetter, api_base: str, split: str, commit: str, headers: dict[str, str]
+) -> list[str]:
     path = urllib.parse.quote(f"evaluation/{split}")
     url = f"{api_base}/repos/{UPSTREAM_REPOSITORY}/contents/{path}?ref={commit}"
     try:
-        body = client.get(url)
+        body = client.get(url, headers=headers)
     except NotFoundError:
-        raise UserInputError(
+        raise SourceError(
             f"unknown split {split!r}: {UPSTREAM_REPOSITORY} has no evaluation/{split} "
             f"at commit {commit}"
         ) from None
     try:
         entries = json.loads(body or b"")
     except (UnicodeDecodeError, ValueError):
-        raise UserInputError(f"{host_of(url)} sent a listing that is not JSON") from None
+        raise SourceError(f"{host_of(url)} sent a listing that is not JSON") from None
     if not isinstance(entries, list):
-        raise UserInputError(f"evaluation/{split} at commit {commit} is not a directory")
+        raise SourceError(f"evaluation/{split} at commit {commit} is not a directory")
     if len(entries) >= GITHUB_LISTING_LIMIT:
-        raise UserInputError(
+        raise SourceError(
             f"evaluation/{split} lists {len(entries)} entries, the contents API limit; "
             "the listing may be truncated (use a git checkout as the source instead)"
         )
@@ -169,37 +174,37 @@ def fetch_split(
 
     ``commit`` is 7–40 lowercase hex digits (a pinned commit, not a branch).
     Returns ``cache``, a split directory loadable with
-    :func:`foreseen.teams.sources.dispatch.load_source`. See the module docstring for the
-    protocol, the retry policy is :class:`foreseen.core.http.RetryPolicy`.
+    :func:`foreseen.teams.sources.dispatch.load_source`. See the module docstring for
+    the protocol. Downloads go through :class:`foreseen.core.http.HttpGetter` with
+    ``retries`` retries after the first attempt (so ``retries + 1`` attempts), an
+    exponential backoff from ``backoff`` seconds and server waits capped at
+    :data:`MAX_WAIT_S` (:class:`foreseen.core.retry.RetryPolicy`); ``timeout`` is per
+    attempt.
     """
     _check_path_name(split, "split")
     if not _COMMIT_PATTERN.fullmatch(commit):
-        raise UserInputError(
+        raise ConfigError(
             f"commit {commit!r} is not a commit hash (7 to 40 lowercase hex digits)"
         )
+    if retries < 0:
+        raise ConfigError(f"retries must be 0 or more, not {retries}")
     cache = Path(cache)
     api_base = _check_base(api_base, "api_base")
     raw_base = _check_base(raw_base, "raw_base")
+    policy = RetryPolicy(max_attempts=retries + 1, base_s=backoff, max_s=MAX_WAIT_S,
+                         retry_after_cap_s=MAX_WAIT_S)
+    client = HttpGetter(policy, headers={"User-Agent": _USER_AGENT}, timeout=timeout)
     if _existing_cache_is_reusable(cache, split, commit):
         return cache
 
-    auth = _auth_headers(token_env)
-    common = {"User-Agent": _USER_AGENT}
-
-    def headers_for(url: str) -> Mapping[str, str]:
-        if url.startswith(api_base + "/"):
-            return {**common, "Accept": "application/vnd.github+json", **auth}
-        return common
-
-    client = HttpGetter(RetryPolicy(timeout=timeout, retries=retries, backoff=backoff),
-                        headers_for)
+    api_headers = {"Accept": "application/vnd.github+json", **_auth_headers(token_env)}
     cache.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{cache.name}.fetching-", dir=cache.parent))
     try:
-        submissions = _list_submissions(client, api_base, split, commit)
+        submissions = _list_submissions(client, api_base, split, commit, api_headers)
         files = _download_split(client, raw_base, split, commit, submissions, staging)
         if not files:
-            raise UserInputError(
+            raise SourceError(
                 f"split {split!r} at commit {commit} has no results.json or "
                 "per_instance_details.json in any submission"
             )

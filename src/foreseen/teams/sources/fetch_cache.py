@@ -18,14 +18,26 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from foreseen.core.digest import sha256_file, write_json_atomic
-from foreseen.core.errors import UserInputError
+from foreseen.core.errors import IntegrityError, SourceError
+from foreseen.core.schema import to_json
 from foreseen.teams.sources.experiments import PER_INSTANCE_FILE, RESULTS_FILE
 
 MARKER_NAME = ".foreseen-fetch.json"
 MARKER_FORMAT = 1
+
+
+@dataclass(frozen=True)
+class MarkerFile:
+    """The marker file as written (keys sorted on disk)."""
+
+    format: int
+    repository: str
+    split: str
+    commit: str
+    submissions: tuple[str, ...]
+    files: dict[str, str]
 
 
 @dataclass(frozen=True)
@@ -38,24 +50,25 @@ class CacheMarker:
     submissions: tuple[str, ...]
     files: Mapping[str, str]
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "format": MARKER_FORMAT,
-            "repository": self.repository,
-            "split": self.split,
-            "commit": self.commit,
-            "submissions": list(self.submissions),
-            "files": dict(sorted(self.files.items())),
-        }
+    def record(self) -> MarkerFile:
+        """The marker as it is written, with the format version."""
+        return MarkerFile(
+            format=MARKER_FORMAT,
+            repository=self.repository,
+            split=self.split,
+            commit=self.commit,
+            submissions=tuple(self.submissions),
+            files=dict(sorted(self.files.items())),
+        )
 
 
 def write_marker(directory: Path, marker: CacheMarker) -> None:
     """Write the marker atomically (strict JSON, sorted keys)."""
-    write_json_atomic(directory / MARKER_NAME, marker.to_json(), sort_keys=True)
+    write_json_atomic(directory / MARKER_NAME, to_json(marker.record()), sort_keys=True)
 
 
-def _damaged(directory: Path, why: str) -> UserInputError:
-    return UserInputError(
+def _damaged(directory: Path, why: str) -> IntegrityError:
+    return IntegrityError(
         f"cache {directory} has a damaged marker {MARKER_NAME} ({why}); "
         "delete the cache and fetch again"
     )
@@ -69,7 +82,7 @@ def read_marker(directory: Path) -> CacheMarker | None:
     try:
         raw = json.loads(path.read_bytes())
     except OSError as exc:
-        raise UserInputError(f"cannot read {path}: {exc.strerror or exc}") from exc
+        raise SourceError(f"cannot read {path}: {exc.strerror or exc}") from exc
     except (UnicodeDecodeError, ValueError) as exc:
         raise _damaged(directory, "not valid JSON") from exc
     if not isinstance(raw, dict) or raw.get("format") != MARKER_FORMAT:
@@ -106,14 +119,14 @@ def verify_cache_files(directory: Path, marker: CacheMarker) -> None:
     present = cached_layout_files(directory)
     extra = sorted(present - set(marker.files))
     if extra:
-        raise UserInputError(
+        raise IntegrityError(
             f"cache {directory} holds a file its marker does not list ({extra[0]}); "
             "delete the cache and fetch again"
         )
     for relative, digest in sorted(marker.files.items()):
         file = directory / relative
         if relative not in present or sha256_file(file) != digest:
-            raise UserInputError(
+            raise IntegrityError(
                 f"cache {directory}: {relative} is missing or changed since it was fetched; "
                 "delete the cache and fetch again"
             )

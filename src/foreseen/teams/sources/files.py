@@ -13,7 +13,7 @@ import io
 from pathlib import Path
 
 from foreseen.core.digest import sha256_bytes
-from foreseen.core.errors import UserInputError
+from foreseen.core.errors import SourceError
 from foreseen.teams.matrix import Provenance
 from foreseen.teams.sources.experiments import files_sha256_of
 
@@ -23,14 +23,14 @@ def read_csv_rows(path: Path) -> tuple[list[list[str]], str]:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise UserInputError(f"cannot read {path}: {exc.strerror or exc}") from exc
+        raise SourceError(f"cannot read {path}: {exc.strerror or exc}") from exc
     try:
         text = data.decode("utf-8-sig")
         rows = [row for row in csv.reader(io.StringIO(text, newline="")) if row]
     except UnicodeDecodeError as exc:
-        raise UserInputError(f"{path} is not UTF-8 text: {exc}") from exc
+        raise SourceError(f"{path} is not UTF-8 text: {exc}") from exc
     except csv.Error as exc:
-        raise UserInputError(f"{path} is not a readable CSV file: {exc}") from exc
+        raise SourceError(f"{path} is not a readable CSV file: {exc}") from exc
     return rows, sha256_bytes(data)
 
 

@@ -29,7 +29,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from foreseen.core.errors import UserInputError
+from foreseen.core.errors import ConfigError, SourceError
 from foreseen.teams.matrix import OutcomeMatrix
 from foreseen.teams.sources.files import matrix_file_provenance, read_csv_rows
 
@@ -89,7 +89,7 @@ def _names(values: Sequence[object], path: Path, what: str, first_line: int) -> 
     names = [value.strip() if isinstance(value, str) else "" for value in values]
     if not all(names):
         offset = names.index("")
-        raise UserInputError(
+        raise SourceError(
             f"{path}: row {first_line + offset} has an empty or missing {what} name"
         )
     return names
@@ -119,7 +119,7 @@ def _flags(values: Sequence[object], path: Path, first_line: int) -> npt.NDArray
         except TypeError:  # an unhashable cell
             flag = None
         if flag is None:
-            raise UserInputError(
+            raise SourceError(
                 f"{path}: row {first_line + offset} has solved value {value!r}, "
                 "expected 0, 1, true or false"
             )
@@ -144,9 +144,9 @@ def matrix_from_long(
     ``first_line`` is the file line (or row number) of the first record, for messages.
     """
     if missing not in ("unsolved", "refuse"):
-        raise UserInputError(f"unknown missing-pair rule {missing!r} (unsolved, refuse)")
+        raise ConfigError(f"unknown missing-pair rule {missing!r} (unsolved, refuse)")
     if not len(agents):
-        raise UserInputError(f"{path}: the table has no rows")
+        raise SourceError(f"{path}: the table has no rows")
     agent_names = _names(agents, path, "agent", first_line)
     task_names = _names(tasks, path, "task", first_line)
     flags = _flags(solved, path, first_line)
@@ -157,7 +157,7 @@ def matrix_from_long(
     repeated = np.flatnonzero(np.diff(codes[order]) == 0)
     if repeated.size:
         row = int(order[repeated[0] + 1])
-        raise UserInputError(
+        raise SourceError(
             f"{path}: row {first_line + row} repeats the pair agent {agent_names[row]!r}, "
             f"task {task_names[row]!r}"
         )
@@ -166,7 +166,7 @@ def matrix_from_long(
         present = np.zeros(n_agents * n_tasks, dtype=np.bool_)
         present[codes] = True
         gap = int(np.flatnonzero(~present)[0])
-        raise UserInputError(
+        raise SourceError(
             f"{path}: {n_agents * n_tasks - codes.size} (agent, task) pairs are absent, e.g. "
             f"agent {agent_list[gap // n_tasks]!r}, task {task_list[gap % n_tasks]!r}"
         )
@@ -189,17 +189,18 @@ def long_rows_to_matrix(
 ) -> OutcomeMatrix:
     """Matrix of parsed long CSV rows (header first)."""
     if not rows:
-        raise UserInputError(f"{path}: the table is empty (no header row)")
+        raise SourceError(f"{path}: the table is empty (no header row)")
     header = [cell.strip() for cell in rows[0]]
     if not columns.present_in(header):
-        raise UserInputError(
-            f"{path}: a long table needs columns {list(columns.names())}, the header has {header}"
+        raise SourceError(
+            f"{path}: a long table needs columns {', '.join(columns.names())}; "
+            f"the header has {', '.join(header) or 'none'}"
         )
     positions = [header.index(name) for name in columns.names()]
     body = rows[1:]
     for line, row in enumerate(body, start=2):
         if len(row) != len(header):
-            raise UserInputError(
+            raise SourceError(
                 f"{path}: row {line} has {len(row)} cells, expected {len(header)}"
             )
     agents, tasks, solved = ([row[p] for row in body] for p in positions)

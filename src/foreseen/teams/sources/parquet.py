@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from foreseen.core.digest import sha256_bytes
-from foreseen.core.errors import MissingExtraError, UserInputError
+from foreseen.core.errors import ConfigError, MissingExtraError, SourceError
 from foreseen.teams.matrix import OutcomeMatrix
 from foreseen.teams.sources.files import first_duplicate, matrix_file_provenance
 from foreseen.teams.sources.long_table import (
@@ -42,11 +42,11 @@ def read_parquet(path: Path) -> tuple[Any, str]:
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
-        raise UserInputError(f"cannot read {path}: {exc.strerror or exc}") from exc
+        raise SourceError(f"cannot read {path}: {exc.strerror or exc}") from exc
     try:
         table = pq.read_table(io.BytesIO(data))
     except Exception as exc:  # pyarrow raises several unrelated types for a bad file
-        raise UserInputError(f"{path} is not a readable parquet file: {exc}") from exc
+        raise SourceError(f"{path} is not a readable parquet file: {exc}") from exc
     return table, sha256_bytes(data)
 
 
@@ -58,24 +58,24 @@ def _wide(path: Path, table: Any, digest: str, split: str | None,
           source: str | None) -> OutcomeMatrix:
     names = parquet_column_names(table)
     if len(names) < 2:
-        raise UserInputError(f"{path}: a wide table needs an agent column and task columns")
+        raise SourceError(f"{path}: a wide table needs an agent column and task columns")
     if table.num_rows == 0:
-        raise UserInputError(f"{path}: the matrix has no agents (no rows)")
+        raise SourceError(f"{path}: the matrix has no agents (no rows)")
     agents = []
     for row, value in enumerate(table.column(0).to_pylist(), start=1):
         if not isinstance(value, str) or not value.strip():
-            raise UserInputError(f"{path}: row {row} has an empty or non-text agent name")
+            raise SourceError(f"{path}: row {row} has an empty or non-text agent name")
         agents.append(value.strip())
     tasks = [name.strip() for name in names[1:]]
     for column, task in enumerate(tasks, start=2):
         if not task:
-            raise UserInputError(f"{path}: column {column} has an empty task name")
+            raise SourceError(f"{path}: column {column} has an empty task name")
     outcomes = np.empty((len(agents), len(tasks)), dtype=np.bool_)
     for column, task in enumerate(tasks):
         for row, value in enumerate(table.column(column + 1).to_pylist()):
             flag = parse_solved(value)
             if flag is None:
-                raise UserInputError(
+                raise SourceError(
                     f"{path}: agent {agents[row]!r}, task {task!r} has value {value!r}, "
                     "expected 0, 1, true or false"
                 )
@@ -83,7 +83,7 @@ def _wide(path: Path, table: Any, digest: str, split: str | None,
     for what, values in (("agent", agents), ("task", tasks)):
         duplicate = first_duplicate(values)
         if duplicate is not None:
-            raise UserInputError(f"{path}: duplicate {what} name {duplicate!r}")
+            raise SourceError(f"{path}: duplicate {what} name {duplicate!r}")
     provenance = matrix_file_provenance(path, digest, len(agents), split, source)
     return OutcomeMatrix.from_rows(dict(zip(agents, outcomes, strict=True)), tasks, provenance)
 
@@ -107,10 +107,11 @@ def load_parquet(
     if layout == "wide":
         return _wide(path, table, digest, split, source)
     if layout != "long":
-        raise UserInputError(f"unknown format {layout!r} (wide, long)")
+        raise ConfigError(f"unknown format {layout!r} (wide, long)")
     if not columns.present_in(names):
-        raise UserInputError(
-            f"{path}: a long table needs columns {list(columns.names())}, it has {names}"
+        raise SourceError(
+            f"{path}: a long table needs columns {', '.join(columns.names())}; "
+            f"it has {', '.join(names) or 'none'}"
         )
     agents, tasks, solved = (table.column(name).to_pylist() for name in columns.names())
     return matrix_from_long(

@@ -11,7 +11,7 @@ bytes}``; ``files_sha256`` by rule 4 over that map.
 
 Every problem a user can cause — unreadable file, a cell that is not 0/1, a row
 of the wrong length, a duplicate or empty name, no agents or no tasks — is a
-:class:`UserInputError` naming the file, and the row / column where relevant.
+:class:`~foreseen.core.errors.SourceError` naming the file, and the row / column where relevant.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from foreseen.core.errors import UserInputError
+from foreseen.core.errors import SourceError
 from foreseen.teams.matrix import OutcomeMatrix
 from foreseen.teams.sources.files import first_duplicate, matrix_file_provenance, read_csv_rows
 
@@ -28,10 +28,10 @@ from foreseen.teams.sources.files import first_duplicate, matrix_file_provenance
 def _check_names(path: Path, names: list[str], what: str) -> None:
     for position, name in enumerate(names):
         if not name:
-            raise UserInputError(f"{path}: {what} {position + 1} has an empty name")
+            raise SourceError(f"{path}: {what} {position + 1} has an empty name")
     duplicate = first_duplicate(names)
     if duplicate is not None:
-        raise UserInputError(f"{path}: duplicate {what} name {duplicate!r}")
+        raise SourceError(f"{path}: duplicate {what} name {duplicate!r}")
 
 
 def parse_matrix_rows(
@@ -39,18 +39,18 @@ def parse_matrix_rows(
 ) -> tuple[list[str], list[str], np.ndarray[tuple[int, int], np.dtype[np.bool_]]]:
     """Validate parsed CSV rows; return ``(agents, tasks, outcomes)`` in file order."""
     if not rows:
-        raise UserInputError(f"{path}: the matrix is empty (no header row)")
+        raise SourceError(f"{path}: the matrix is empty (no header row)")
     tasks = [cell.strip() for cell in rows[0][1:]]
     if not tasks:
-        raise UserInputError(f"{path}: the matrix has no tasks (header row has no task ids)")
+        raise SourceError(f"{path}: the matrix has no tasks (header row has no task ids)")
     body = rows[1:]
     if not body:
-        raise UserInputError(f"{path}: the matrix has no agents (no rows after the header)")
+        raise SourceError(f"{path}: the matrix has no agents (no rows after the header)")
     _check_names(path, tasks, "task")
     width = len(tasks) + 1
     for line, row in enumerate(body, start=2):
         if len(row) != width:
-            raise UserInputError(
+            raise SourceError(
                 f"{path}: row {line} ({row[0].strip()!r}) has {len(row)} cells, expected {width}"
             )
     agents = [row[0].strip() for row in body]
@@ -60,7 +60,7 @@ def parse_matrix_rows(
     bad = ~(ones | (cells == "0"))
     if bad.any():
         row_index, column_index = (int(i) for i in np.argwhere(bad)[0])
-        raise UserInputError(
+        raise SourceError(
             f"{path}: cell in row {row_index + 2} (agent {agents[row_index]!r}), column "
             f"{column_index + 2} (task {tasks[column_index]!r}) is "
             f"{str(cells[row_index, column_index])!r}, expected 0 or 1"

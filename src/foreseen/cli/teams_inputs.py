@@ -1,0 +1,73 @@
+"""Turning the teams commands' SOURCE arguments into outcome matrices (shared by the commands).
+
+A SOURCE is anything :func:`foreseen.teams.sources.dispatch.load_source` reads
+(a wide or long CSV or parquet matrix, an experiments tree with ``--split``, a
+split directory or fetch cache); with no SOURCE the built-in ``lite`` and
+``verified`` matrices are used, and ``--split`` / ``--format`` are refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from foreseen.core.errors import ConfigError
+from foreseen.teams.exploratory.history import HistorySource
+from foreseen.teams.matrix import OutcomeMatrix
+from foreseen.teams.sources.dispatch import BUILTIN_SPLITS, builtin_splits, load_source
+
+
+def _refuse_repeated_names(matrices: Sequence[OutcomeMatrix]) -> None:
+    names = [matrix.provenance.split for matrix in matrices]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise ConfigError(f"two sources give the same split name {repeated[0]!r}")
+
+
+def load_matrices(
+    sources: Sequence[Path], split: str | None, file_format: str | None
+) -> list[OutcomeMatrix]:
+    """One matrix per SOURCE (or the built-in splits); split names must be distinct."""
+    if not sources:
+        if split is not None or file_format is not None:
+            raise ConfigError(
+                "--split and --format need a SOURCE (the built-in data are lite and verified)"
+            )
+        return builtin_splits()
+    matrices = [load_source(path, split, file_format=file_format) for path in sources]
+    _refuse_repeated_names(matrices)
+    return matrices
+
+
+def metadata_directory(source: Path, split: str) -> Path | None:
+    """Where the submissions' ``metadata.yaml`` files would be, for a directory source."""
+    if not source.is_dir():
+        return None
+    if (source / "evaluation").is_dir():
+        return source / "evaluation" / split
+    return source
+
+
+def load_with_metadata(
+    sources: Sequence[Path], split: str | None, file_format: str | None
+) -> list[HistorySource]:
+    """:func:`load_matrices`, each matrix with the folder of its ``metadata.yaml`` files."""
+    if not sources:
+        return [HistorySource(matrix, None) for matrix in load_matrices([], split, file_format)]
+    loaded = [
+        HistorySource(matrix, metadata_directory(Path(source), matrix.provenance.split))
+        for source, matrix in zip(sources, load_matrices(sources, split, file_format),
+                                  strict=True)
+    ]
+    return loaded
+
+
+def load_one(source: Path, split: str | None, file_format: str | None) -> HistorySource:
+    """One SOURCE; the words ``lite`` and ``verified`` name a built-in matrix when no such
+    path exists."""
+    if not source.exists() and str(source) in BUILTIN_SPLITS:
+        if file_format is not None:
+            raise ConfigError("--format applies to a matrix file, not to a built-in split")
+        builtin = {matrix.provenance.split: matrix for matrix in builtin_splits()}
+        return HistorySource(builtin[str(source)], None)
+    return load_with_metadata([source], split, file_format)[0]
