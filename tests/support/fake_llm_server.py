@@ -31,7 +31,7 @@ import hashlib
 import json
 import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -95,6 +95,10 @@ class FakeLLMServer:
     attempts: dict[str, int] = field(default_factory=dict)
     log: list[tuple[str, int, str, str]] = field(default_factory=list)
     shape_errors: list[str] = field(default_factory=list)
+    #: an outage schedule: called with the server's request count (1, 2, …); True → the
+    #: service is down for that request (it answers 503 overloaded, a transport failure)
+    down: Callable[[int], bool] | None = None
+    requests: int = 0
 
     def __post_init__(self) -> None:
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -227,8 +231,11 @@ class FakeLLMServer:
         slot = headers.get("x-foreseen-slot", "")
         attempt = self.attempts.get(slot, 0) + 1
         self.attempts[slot] = attempt
+        self.requests += 1
         fault = fault_for(self.seed, slot, attempt, rate=self.fault_rate,
                           dead_rate=self.dead_rate)
+        if self.down is not None and self.down(self.requests):
+            fault = "http_overloaded"
         self.log.append((slot, attempt, fault, api))
         if self.latency_s:
             await asyncio.sleep(self.latency_s)

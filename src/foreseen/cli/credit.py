@@ -13,7 +13,7 @@ from typing import Annotated
 import typer
 
 from foreseen.cli import options
-from foreseen.core.errors import ConfigError
+from foreseen.core.errors import ConfigError, RunHalted
 
 Ledger = Annotated[Path, typer.Option("--ledger", help="The plan's ledger (JSON lines).")]
 
@@ -58,12 +58,19 @@ def run_command(
     budget_usd: Annotated[float | None, typer.Option(
         "--budget-usd", help="Stop cleanly (resumably) before spending more than this many"
         " USD, counting what the ledger already recorded.")] = None,
+    accept_failures: Annotated[bool, typer.Option(
+        "--accept-failures", help="After an outage that will not end: give slots whose calls"
+        " keep failing their fallback forecast instead of halting.")] = False,
 ) -> None:
-    """Run (or resume) every slot of a plan into its ledger."""
+    """Run (or resume) every slot of a plan into its ledger.
+
+    An outage halts the run (exit code 3) without spending the failed slots;
+    run the same command again to resume.
+    """
     from foreseen.credit.plan.freeze import load_plan
     from foreseen.credit.run.cache import CachingBackend, ResponseCache
     from foreseen.credit.run.faults import FaultInjectingBackend
-    from foreseen.credit.run.runner import build_backend, run_plan
+    from foreseen.credit.run.runner import build_backend, halt_message, run_plan
 
     if budget_usd is not None and not budget_usd > 0:
         raise ConfigError("--budget-usd must be a positive number of USD")
@@ -74,7 +81,7 @@ def run_command(
     if inject_faults is not None:
         backend = FaultInjectingBackend(backend, inject_faults)
     summary = run_plan(plan, ledger, backend=backend, concurrency=concurrency, progress=True,
-                       budget_usd=budget_usd)
+                       budget_usd=budget_usd, accept_failures=accept_failures)
     reasons = ", ".join(f"{reason}: {count}"
                         for reason, count in sorted(summary.fallback_reasons.items()))
     typer.echo(f"plan {plan.plan_id[:12]}: {summary.assigned} slots, {summary.skipped} already"
@@ -83,6 +90,8 @@ def run_command(
     if summary.budget_exhausted:
         typer.echo(f"budget of {budget_usd} USD reached: {summary.unstarted} slots not started;"
                    " rerun with a higher --budget-usd to resume")
+    if summary.halt_reason is not None:
+        raise RunHalted(halt_message(summary))
 
 
 def reveal_command(

@@ -16,6 +16,10 @@ something wrong":
   plan or prompt, or an outcome file that fails its commitment;
 * :class:`MissingExtraError` — an optional dependency is not installed; the
   message names the extra that provides it.
+
+:class:`RunHalted` is not a mistake of the user's: a paid run stopped because
+the service it calls stopped answering (a circuit breaker). It exits with its
+own code (3) so a script can tell "resume later" from "fix your input".
 """
 
 from __future__ import annotations
@@ -50,3 +54,9 @@ class MissingExtraError(UserInputError):
             f"this needs the optional package {package!r}: "
             f"pip install 'foreseen[{extra}]'"
         )
+
+
+class RunHalted(UserInputError):
+    """A run stopped on an outage; nothing was spent on the halted slots. Resume it later."""
+
+    exit_code = 3

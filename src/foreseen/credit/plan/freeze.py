@@ -41,7 +41,7 @@ from foreseen.core.digest import (
     sha256_text,
     write_text_atomic,
 )
-from foreseen.core.errors import UserInputError
+from foreseen.core.errors import ConfigError, IntegrityError, SourceError, UserInputError
 from foreseen.credit.model import Explanation, Study
 from foreseen.credit.plan.renderers import STANDARD, ContextRenderer, renderer
 
@@ -61,26 +61,46 @@ SIGNAL_NAMES: tuple[str, ...] = ("exact", "noisy", "sign")
 
 @dataclass(frozen=True)
 class ExecutionConfig:
-    """Runner parameters frozen into the plan (spec §5)."""
+    """Runner parameters frozen into the plan (spec §5), including the circuit breaker.
+
+    The breaker (:mod:`foreseen.credit.run.breaker`) halts a run after
+    ``breaker_consecutive`` slots in a row exhausted their retries with no
+    answer between, or when ``breaker_share`` of the last ``breaker_window``
+    slot outcomes were exhausted. Plans frozen before the breaker existed read
+    with the defaults.
+    """
 
     concurrency: int = 4
     max_attempts: int = 4
     backoff_base_s: float = 0.05
     backoff_max_s: float = 2.0
+    breaker_consecutive: int = 8
+    breaker_window: int = 40
+    breaker_share: float = 0.5
 
     def to_json(self) -> dict[str, Any]:
         return {"concurrency": self.concurrency, "max_attempts": self.max_attempts,
-                "backoff_base_s": self.backoff_base_s, "backoff_max_s": self.backoff_max_s}
+                "backoff_base_s": self.backoff_base_s, "backoff_max_s": self.backoff_max_s,
+                "breaker_consecutive": self.breaker_consecutive,
+                "breaker_window": self.breaker_window, "breaker_share": self.breaker_share}
 
     @classmethod
     def from_json(cls, obj: Mapping[str, Any]) -> ExecutionConfig:
+        defaults = cls()
         try:
             config = cls(int(obj["concurrency"]), int(obj["max_attempts"]),
-                         float(obj["backoff_base_s"]), float(obj["backoff_max_s"]))
-        except (KeyError, TypeError, ValueError):
-            raise UserInputError("plan: execution block is malformed") from None
+                         float(obj["backoff_base_s"]), float(obj["backoff_max_s"]),
+                         int(obj.get("breaker_consecutive", defaults.breaker_consecutive)),
+                         int(obj.get("breaker_window", defaults.breaker_window)),
+                         float(obj.get("breaker_share", defaults.breaker_share)))
+        except (KeyError, TypeError, ValueError, AttributeError):
+            raise ConfigError("plan: execution block is malformed") from None
         if config.concurrency < 1 or config.max_attempts < 1 or config.backoff_base_s < 0:
-            raise UserInputError("plan: execution needs concurrency >= 1 and max_attempts >= 1")
+            raise ConfigError("plan: execution needs concurrency >= 1 and max_attempts >= 1")
+        if config.breaker_consecutive < 1 or config.breaker_window < 1 or not (
+                0.0 < config.breaker_share <= 1.0):
+            raise ConfigError("plan: breaker needs consecutive >= 1, window >= 1 and a share"
+                              " in (0, 1]")
         return config
 
 
@@ -211,7 +231,7 @@ def _build_slots(study: Study, explanations: Mapping[str, Mapping[str, Explanati
 def _outcome_commitment(outcomes_path: str | os.PathLike[str]) -> dict[str, Any]:
     path = Path(outcomes_path)
     if not path.is_file():
-        raise UserInputError(f"sealed outcome file {path} does not exist")
+        raise SourceError(f"sealed outcome file {path} does not exist")
     return {"sha256": sha256_file(path)}
 
 
@@ -298,26 +318,26 @@ def load_plan(path: str | os.PathLike[str]) -> FrozenPlan:
     """Read and check a plan file; refuse non-JSON, non-canonical or incomplete files."""
     plan_path = Path(path)
     if not plan_path.is_file():
-        raise UserInputError(f"plan file {plan_path} does not exist")
+        raise SourceError(f"plan file {plan_path} does not exist")
     raw = plan_path.read_bytes()
     try:
         text = raw.decode("utf-8")
         body = json.loads(text)
     except (UnicodeDecodeError, json.JSONDecodeError):
-        raise UserInputError(f"plan file {plan_path.name} is not valid JSON") from None
+        raise SourceError(f"plan file {plan_path.name} is not valid JSON") from None
     if not isinstance(body, dict):
-        raise UserInputError(f"plan file {plan_path.name} is not a JSON object")
+        raise SourceError(f"plan file {plan_path.name} is not a JSON object")
     missing = [k for k in _REQUIRED_KEYS if k not in body]
     if missing:
-        raise UserInputError(f"plan file {plan_path.name}: missing field {missing[0]!r}")
+        raise SourceError(f"plan file {plan_path.name}: missing field {missing[0]!r}")
     if body["format"] != PLAN_FORMAT:
-        raise UserInputError(f"plan file {plan_path.name}: unknown format {body['format']!r}")
+        raise SourceError(f"plan file {plan_path.name}: unknown format {body['format']!r}")
     try:
         canonical = canonical_json(body)
     except ValueError:
-        raise UserInputError(f"plan file {plan_path.name}: non-finite number") from None
+        raise IntegrityError(f"plan file {plan_path.name}: non-finite number") from None
     if canonical != text:
-        raise UserInputError(
+        raise IntegrityError(
             f"plan file {plan_path.name} is not in canonical form (edited after freezing?)"
         )
     plan = FrozenPlan(body, sha256_text(canonical))
@@ -325,7 +345,7 @@ def load_plan(path: str | os.PathLike[str]) -> FrozenPlan:
     ExecutionConfig.from_json(body["execution"])
     if not isinstance(body["slots"], list) or not all(
             isinstance(s, dict) and "slot_id" in s for s in body["slots"]):
-        raise UserInputError(f"plan file {plan_path.name}: malformed slots")
+        raise SourceError(f"plan file {plan_path.name}: malformed slots")
     return plan
 
 
@@ -342,11 +362,11 @@ def read_outcomes(path: str | os.PathLike[str], study: Study) -> dict[str, float
     """Parse an outcome file and check it covers exactly the study's states with finite y."""
     out_path = Path(path)
     if not out_path.is_file():
-        raise UserInputError(f"outcome file {out_path} does not exist")
+        raise SourceError(f"outcome file {out_path} does not exist")
     try:
         obj = json.loads(out_path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError):
-        raise UserInputError(f"outcome file {out_path.name} is not valid JSON") from None
+        raise SourceError(f"outcome file {out_path.name} is not valid JSON") from None
     if not isinstance(obj, dict) or not isinstance(obj.get("outcomes"), list):
         raise UserInputError(f"outcome file {out_path.name}: missing field 'outcomes'")
     if obj.get("study") != study.name or obj.get("version") != study.version:
@@ -380,11 +400,11 @@ def reveal(plan: FrozenPlan, outcomes_path: str | os.PathLike[str]) -> dict[str,
     """Open the sealed outcomes: refuse a file whose SHA-256 differs from the commitment."""
     path = Path(outcomes_path)
     if not path.is_file():
-        raise UserInputError(f"outcome file {path} does not exist")
+        raise SourceError(f"outcome file {path} does not exist")
     observed = sha256_file(path)
     expected = plan.body["outcome_commitment"]["sha256"]
     if observed != expected:
-        raise UserInputError(
+        raise IntegrityError(
             f"outcome file {path.name} does not match the plan's commitment"
             f" (sha256 {observed[:12]}…, plan expects {expected[:12]}…)"
         )

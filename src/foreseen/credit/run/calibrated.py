@@ -15,16 +15,26 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from foreseen.core.errors import RunHalted
 from foreseen.credit.backends.base import Backend
 from foreseen.credit.plan.freeze import FrozenPlan, freeze_signal_plan, load_plan, write_plan
 from foreseen.credit.run.pipeline import record_reveal
-from foreseen.credit.run.runner import RunSummary, run_plan
+from foreseen.credit.run.runner import RunSummary, halt_message, run_plan
 
 RUN_FILES: tuple[str, ...] = ("ledger.jsonl", "ledger.jsonl.head", "signal_ledger.jsonl",
                               "signal_ledger.jsonl.head", "plan.json", "signal_plan.json",
                               "report.json", "report.md", "study_section.json")
 # commands that write their own sealed outcome file also archive the previous one
 SEALED_OUTCOMES = "outcomes.sealed.json"
+
+
+def _stop_unless_complete(summary: RunSummary) -> None:
+    """An outage (halt) or a spent budget stops the study here; a rerun resumes it."""
+    if summary.halt_reason is not None:
+        raise RunHalted(halt_message(summary))
+    if summary.budget_exhausted:
+        raise RunHalted(f"budget reached: {summary.unstarted} slots not started; rerun with a"
+                        " higher --budget-usd to resume")
 
 
 def archive_previous_run(folder: Path, extra: Sequence[str] = ()) -> Path | None:
@@ -59,19 +69,23 @@ def run_with_signal_plan(plan: FrozenPlan, folder: Path, sealed: Path, *,
                          progress: bool = False, backend: Backend | None = None,
                          child_backend: Backend | None = None,
                          concurrency: int | None = None,
-                         budget_usd: float | None = None) -> CalibratedRun:
+                         budget_usd: float | None = None,
+                         accept_failures: bool = False) -> CalibratedRun:
     """Run ``plan``, reveal ``sealed``, then freeze, write and run the known-signal child plan.
 
     ``backend`` serves the plan and ``child_backend`` the child plan; None builds
     each plan's own backend (:func:`foreseen.credit.run.runner.run_plan`).
     """
     main = run_plan(plan, folder / "ledger.jsonl", backend=backend, progress=progress,
-                    concurrency=concurrency, budget_usd=budget_usd)
+                    concurrency=concurrency, budget_usd=budget_usd,
+                    accept_failures=accept_failures)
+    _stop_unless_complete(main)
     outcomes = record_reveal(plan, folder / "ledger.jsonl", sealed)
     child = freeze_signal_plan(plan, sealed)
     child_path = folder / "signal_plan.json"
     if not child_path.is_file() or load_plan(child_path).plan_id != child.plan_id:
         write_plan(child, child_path)
-    run_plan(child, folder / "signal_ledger.jsonl", backend=child_backend, progress=progress,
-             concurrency=concurrency, budget_usd=budget_usd)
+    _stop_unless_complete(run_plan(
+        child, folder / "signal_ledger.jsonl", backend=child_backend, progress=progress,
+        concurrency=concurrency, budget_usd=budget_usd, accept_failures=accept_failures))
     return CalibratedRun(main, outcomes, child)

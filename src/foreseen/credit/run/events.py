@@ -15,6 +15,8 @@ class. The first event of every run ledger, :class:`PlanFrozen`, carries
 ``call_completed``          an answer arrived (``valid`` says if it is a forecast)
 ``fallback_assigned``       the slot gets the plan's fallback forecast (ITT)
 ``budget_exhausted``        the budget refused the next call; the run stopped
+``slot_halted``             a slot failed during an outage: not terminal, run again
+``run_halted``              the circuit breaker stopped the run (an outage)
 ``outcomes_revealed``       the sealed outcomes were opened (digest checked)
 ``analysis_written``        a report was written from this ledger
 ==========================  =====================================================
@@ -155,6 +157,31 @@ class BudgetExhausted:
 
 
 @dataclass(frozen=True)
+class SlotHalted:
+    """A slot whose calls failed while the service was down: retried by the next run."""
+
+    TYPE: ClassVar[str] = "slot_halted"
+    slot_id: str
+    explainer: str | None
+    state_id: str
+    context_id: str
+    repeat: int
+    delivered: bool | None
+    signal: float | None
+    reason: str
+
+
+@dataclass(frozen=True)
+class RunHaltedEvent:
+    """The circuit breaker stopped the run: why, slots halted, slots not started."""
+
+    TYPE: ClassVar[str] = "run_halted"
+    reason: str
+    slots_halted: int
+    slots_unstarted: int
+
+
+@dataclass(frozen=True)
 class OutcomesRevealed:
     """The sealed outcome file was opened: its SHA-256 and how many states it holds."""
 
@@ -173,10 +200,10 @@ class AnalysisWritten:
 
 
 Event = (PlanFrozen | CallStarted | CallFailed | CallCompleted | FallbackAssigned
-         | BudgetExhausted | OutcomesRevealed | AnalysisWritten)
+         | BudgetExhausted | SlotHalted | RunHaltedEvent | OutcomesRevealed | AnalysisWritten)
 EVENT_TYPES: dict[str, type[Any]] = {cls.TYPE: cls for cls in (
     PlanFrozen, CallStarted, CallFailed, CallCompleted, FallbackAssigned, BudgetExhausted,
-    OutcomesRevealed, AnalysisWritten)}
+    SlotHalted, RunHaltedEvent, OutcomesRevealed, AnalysisWritten)}
 TERMINAL: tuple[str, ...] = (CallCompleted.TYPE, FallbackAssigned.TYPE)
 
 

@@ -32,7 +32,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from foreseen.core.digest import canonical_json, sha256_text
 from foreseen.core.errors import ConfigError, IntegrityError, UserInputError
@@ -48,6 +48,7 @@ from foreseen.credit.backends.base import (
 from foreseen.credit.backends.registry import build_backend as registry_build_backend
 from foreseen.credit.model import Forecast, SlotRecord
 from foreseen.credit.plan.freeze import FrozenPlan, load_contexts_module, slot_seed
+from foreseen.credit.run.breaker import CircuitBreaker
 from foreseen.credit.run.budget import (
     Budget,
     call_bound_usd,
@@ -61,6 +62,8 @@ from foreseen.credit.run.events import (
     FallbackAssigned,
     OutcomesRevealed,
     PlanFrozen,
+    RunHaltedEvent,
+    SlotHalted,
     SlotIdentity,
     Usage,
     entry,
@@ -139,7 +142,7 @@ def build_requests(plan: FrozenPlan) -> list[tuple[dict[str, Any], ForecastReque
     """Re-render every slot's prompt from the plan; refuse any whose SHA-256 changed."""
     contexts = load_contexts_module(plan.body["contexts_module"])
     if contexts.prompt_template_digest() != plan.body["prompt_template_sha256"]:
-        raise UserInputError("the prompt template changed since the plan was frozen")
+        raise IntegrityError("the prompt template changed since the plan was frozen")
     study = plan.study
     explanations = plan.explanations()
     donors = plan.donor_maps()
@@ -152,7 +155,7 @@ def build_requests(plan: FrozenPlan) -> list[tuple[dict[str, Any], ForecastReque
             explanations.get(explainer, {}) if explainer is not None else {},
             donors, signal=slot.get("signal"))
         if sha256_text(rendered.prompt) != slot["prompt_sha256"]:
-            raise UserInputError(
+            raise IntegrityError(
                 f"slot {slot['slot_id']}: rendered prompt differs from the frozen one"
             )
         prepared.append((slot, ForecastRequest(
@@ -176,6 +179,13 @@ class RunSummary:
     budget_exhausted: bool = False
     unstarted: int = 0
     spent_usd: float | None = None
+    halted: int = 0
+    halt_reason: str | None = None
+
+    @property
+    def complete(self) -> bool:
+        """Every slot of the plan has its terminal event."""
+        return self.skipped + self.completed_valid + self.fallbacks == self.assigned
 
 
 class _Writer:
@@ -242,9 +252,9 @@ def check_ledger_plan(events: Sequence[LedgerEvent], plan: FrozenPlan, path: Pat
     """The first event must be ``plan_frozen`` with this plan's id."""
     first = events[0] if events else None
     if first is None or first.type != PlanFrozen.TYPE:
-        raise UserInputError(f"ledger {path.name} does not start with a plan_frozen event")
+        raise IntegrityError(f"ledger {path.name} does not start with a plan_frozen event")
     if first.payload.get("plan_id") != plan.plan_id:
-        raise UserInputError(
+        raise IntegrityError(
             f"ledger {path.name} belongs to plan {str(first.payload.get('plan_id'))[:12]}…,"
             f" not to plan {plan.plan_id[:12]}… (plan or ledger changed?)"
         )
@@ -257,7 +267,7 @@ def terminal_slots(events: Sequence[LedgerEvent]) -> dict[str, LedgerEvent]:
         if is_terminal(event):
             sid = str(event.payload["slot_id"])
             if sid in terminal:
-                raise UserInputError(f"slot {sid} has more than one terminal event")
+                raise IntegrityError(f"slot {sid} has more than one terminal event")
             terminal[sid] = event
     return terminal
 
@@ -265,10 +275,15 @@ def terminal_slots(events: Sequence[LedgerEvent]) -> dict[str, LedgerEvent]:
 Sleep = Callable[[float], Awaitable[None]]
 
 
+SlotOutcome = Literal["answered", "exhausted", "refused"]
+
+
 async def _run_slot(plan: FrozenPlan, backend: Backend, slot: Mapping[str, Any],
                     request: ForecastRequest, writer: _Writer, summary: RunSummary,
-                    sleep: Sleep, budget: Budget | None = None) -> bool:
-    """Run one slot to its terminal event; False when the budget refused to start a call."""
+                    sleep: Sleep, budget: Budget | None = None) -> SlotOutcome:
+    """Run one slot: ``answered`` (terminal event written), ``exhausted`` (every attempt
+    failed in transport; the caller decides fallback or halt), ``refused`` (the budget
+    refused to start a call)."""
     execution = plan.execution
     identity = SlotIdentity.of(slot)
     for attempt in range(1, execution.max_attempts + 1):
@@ -277,7 +292,7 @@ async def _run_slot(plan: FrozenPlan, backend: Backend, slot: Mapping[str, Any],
         if budget is not None:
             bound = call_bound_usd(backend, request)
             if not budget.try_reserve(bound):
-                return False
+                return "refused"
         writer.add(entry(CallStarted(request.slot_id, attempt, str(slot["prompt_sha256"]))))
         began = time.monotonic()
         try:
@@ -306,15 +321,12 @@ async def _run_slot(plan: FrozenPlan, backend: Backend, slot: Mapping[str, Any],
                                         reason=reason, latency=latency, charge=charge)),
                        entry(_fallback(plan, identity, reason)))
             _count_fallback(summary, reason)
-            return True
+            return "answered"
         writer.add(entry(_completed(identity, attempt, response, forecast=forecast, reason=None,
                                     latency=latency, charge=charge)))
         summary.completed_valid += 1
-        return True
-    reason = "transport_exhausted"
-    writer.add(entry(_fallback(plan, identity, reason)))
-    _count_fallback(summary, reason)
-    return True
+        return "answered"
+    return "exhausted"
 
 
 def _count_fallback(summary: RunSummary, reason: str) -> None:
@@ -334,13 +346,21 @@ def _retry_delay(plan: FrozenPlan, slot: str, attempt: int, retry_after: float |
 async def run_plan_async(plan: FrozenPlan, ledger_path: str | os.PathLike[str],
                          backend: Backend, *, concurrency: int | None = None,
                          progress: bool = False, sleep: Sleep = asyncio.sleep,
-                         budget_usd: float | None = None) -> RunSummary:
+                         budget_usd: float | None = None,
+                         accept_failures: bool = False) -> RunSummary:
     """Run every slot of ``plan`` that has no terminal event in the ledger yet.
 
     With ``budget_usd`` no call starts whose upper-bound cost could take the
     ledger's total spend past it (:mod:`foreseen.credit.run.budget`); the run then
     stops cleanly, logs ``budget_exhausted`` and leaves the remaining slots
     unstarted for a resumed run with a higher budget.
+
+    A slot whose every attempt failed in transport goes through the plan's
+    circuit breaker (:mod:`foreseen.credit.run.breaker`): a fallback when the
+    service answered others, else halted (``slot_halted``; retried by the next
+    run). When the breaker trips no further slot starts and ``run_halted`` is
+    logged. ``accept_failures`` (a user's decision after an outage that will
+    not end) gives every exhausted slot its fallback.
     """
     prepared = build_requests(plan)
     ledger = open_run_ledger(plan, ledger_path)
@@ -365,8 +385,19 @@ async def run_plan_async(plan: FrozenPlan, ledger_path: str | os.PathLike[str],
             continue
         queue.put_nowait((slot, request))
     workers = max(1, concurrency if concurrency is not None else plan.execution.concurrency)
-
+    execution = plan.execution
+    breaker: CircuitBreaker[str] = CircuitBreaker(
+        execution.breaker_consecutive, execution.breaker_window, execution.breaker_share)
+    identities = {slot["slot_id"]: SlotIdentity.of(slot) for slot, _ in prepared}
     unstarted: list[str] = []
+
+    def settle(fallbacks: list[str], halted: list[str], reason: str) -> None:
+        for sid in fallbacks:
+            writer.add(entry(_fallback(plan, identities[sid], "transport_exhausted")))
+            _count_fallback(summary, "transport_exhausted")
+        for sid in halted:
+            writer.add(entry(SlotHalted(**identities[sid].fields(), reason=reason)))
+        summary.halted += len(halted)
 
     async def worker(bar: Bar) -> None:
         while True:
@@ -374,17 +405,39 @@ async def run_plan_async(plan: FrozenPlan, ledger_path: str | os.PathLike[str],
                 slot, request = queue.get_nowait()
             except asyncio.QueueEmpty:
                 return
-            if budget is not None and budget.exhausted:
+            if breaker.tripped or (budget is not None and budget.exhausted):
                 unstarted.append(request.slot_id)
                 continue
-            if not await _run_slot(plan, backend, slot, request, writer, summary, sleep,
-                                   budget):
+            answers_at_start = breaker.answers
+            outcome = await _run_slot(plan, backend, slot, request, writer, summary, sleep,
+                                      budget)
+            if outcome == "refused":
                 unstarted.append(request.slot_id)
+            elif outcome == "answered":
+                settle(breaker.answered(), [], "")
+            elif accept_failures:
+                settle([request.slot_id], [], "")
+            else:
+                was_tripped = breaker.tripped
+                settle(breaker.exhausted(request.slot_id, answers_at_start), [], "")
+                if breaker.tripped:
+                    settle([], breaker.halt_all(), "service outage (circuit breaker)")
+                    if not was_tripped:
+                        summary.halt_reason = breaker.trip_reason
             bar.advance()
 
     try:
         with progress_bar("forecast calls", queue.qsize(), show=progress) as bar:
             await asyncio.gather(*(worker(bar) for _ in range(workers)))
+        fallbacks, halted = breaker.finish()
+        settle(fallbacks, halted, "failed while the service answered no other call")
+        if summary.halt_reason is None and halted:
+            summary.halt_reason = (f"{len(halted)} slots failed at the end of the run while the"
+                                   " service answered no other call")
+        if summary.halt_reason is not None:
+            writer.add(entry(RunHaltedEvent(summary.halt_reason, summary.halted,
+                                            len(unstarted))))
+            summary.unstarted = len(unstarted)
         if budget is not None:
             summary.spent_usd = budget.spent_usd
             if budget.exhausted:
@@ -399,11 +452,21 @@ async def run_plan_async(plan: FrozenPlan, ledger_path: str | os.PathLike[str],
 
 def run_plan(plan: FrozenPlan, ledger_path: str | os.PathLike[str], *,
              backend: Backend | None = None, concurrency: int | None = None,
-             progress: bool = False, budget_usd: float | None = None) -> RunSummary:
+             progress: bool = False, budget_usd: float | None = None,
+             accept_failures: bool = False) -> RunSummary:
     """Synchronous wrapper around :func:`run_plan_async` (builds the plan's backend if None)."""
     chosen = backend if backend is not None else build_backend(plan)
     return asyncio.run(run_plan_async(plan, ledger_path, chosen, concurrency=concurrency,
-                                      progress=progress, budget_usd=budget_usd))
+                                      progress=progress, budget_usd=budget_usd,
+                                      accept_failures=accept_failures))
+
+
+def halt_message(summary: RunSummary) -> str:
+    """The one line a halted run ends with."""
+    return (f"run halted: {summary.halt_reason}; {summary.halted} slots halted and"
+            f" {summary.unstarted} not started (nothing was spent on them). Resume with"
+            " 'foreseen credit run' when the service answers again, or add"
+            " --accept-failures to give failing slots their fallback")
 
 
 def read_slot_records(ledger_path: str | os.PathLike[str]) -> list[SlotRecord]:

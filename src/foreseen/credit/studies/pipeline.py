@@ -99,6 +99,7 @@ class StudySettings:
     inject_faults: int | None = None
     concurrency: int | None = None
     budget_usd: float | None = None
+    accept_failures: bool = False
 
 
 @dataclass(frozen=True)
@@ -257,7 +258,8 @@ def run_study(definition: StudyDefinition, out: str | Path, settings: StudySetti
     backend = _backend(plan, forecaster, settings.inject_faults)
     calibrated = run_with_signal_plan(plan, folder, sealed, progress=progress,
                                       backend=backend, concurrency=settings.concurrency,
-                                      budget_usd=settings.budget_usd)
+                                      budget_usd=settings.budget_usd,
+                                      accept_failures=settings.accept_failures)
     section = definition.section(built, calibrated.outcomes, verification)
     if section is not None:
         write_json_atomic(folder / STUDY_SECTION_FILE, section.to_json())
