@@ -229,7 +229,8 @@ def write_study_dir(directory: Path) -> None:
 def register() -> None:
     """Register the test renderer and backend under :data:`NAME` (once per process)."""
     if NAME not in BACKENDS:
-        register_backend(NAME, make_backend, summary="spine test backend")
+        register_backend(NAME, make_backend, stand_in=True,
+                         summary="spine test backend (offline, deterministic)")
     try:
         renderers.renderer(NAME)
     except UserInputError:

@@ -94,7 +94,7 @@ def test_nonzero_exit_reports_last_stderr_line_without_the_secret(
     with pytest.raises(TransportError) as caught:
         asyncio.run(backend.complete(_request("fail")))
     message = str(caught.value)
-    assert "exited with code 3" in message and "auth failed for key [redacted]" in message
+    assert "exited with code 3" in message and "auth failed for key [REDACTED]" in message
     assert secret not in message
     assert secret not in json.dumps(backend.configuration())
 

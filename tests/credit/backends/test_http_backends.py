@@ -14,14 +14,11 @@ import pytest
 
 from foreseen.core.errors import UserInputError
 from foreseen.core.ledger import read_ledger, verify_ledger
+from foreseen.core.retry import parse_retry_after
 from foreseen.credit.backends.base import BackendResponse, ForecastRequest, TransportError
-from foreseen.credit.backends.http.common import (
-    REDACTED,
-    RequestTimeout,
-    parse_retry_after,
-    scrub,
-)
+from foreseen.credit.backends.http.common import RequestTimeout
 from foreseen.credit.backends.registry import make_backend
+from foreseen.credit.backends.secrets import REDACTED, scrub
 from foreseen.credit.run.pipeline import analyze_run, record_reveal
 from foreseen.credit.run.runner import (
     ForecastParseError,
@@ -97,8 +94,11 @@ def test_retry_after_seconds_milliseconds_and_http_date() -> None:
 
 
 def test_scrub_removes_every_occurrence() -> None:
-    assert scrub(f"a {KEY} b {KEY}", KEY) == f"a {REDACTED} b {REDACTED}"
-    assert scrub("nothing", "") == "nothing"
+    assert scrub(f"a {KEY} b {KEY}", (KEY,)) == f"a {REDACTED} b {REDACTED}"
+    assert scrub("nothing", ("",)) == "nothing"
+    escaped = "".join(f"\\u{ord(c):04x}" for c in KEY)
+    assert scrub(f"{{\"k\": \"{escaped}\"}}", (KEY,)) == f"{{\"k\": \"{REDACTED}\"}}"
+    assert KEY not in scrub(json.dumps({"model": KEY}), (KEY,))
 
 
 @pytest.mark.parametrize("api", APIS)

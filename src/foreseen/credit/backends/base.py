@@ -57,6 +57,8 @@ class BackendResponse:
     #: set when what arrived is a final error (e.g. HTTP 400, a body that is not JSON):
     #: the runner assigns the fallback with this reason and never re-asks
     error: str | None = None
+    #: the sampling temperature the call was made with (None: not known to the backend)
+    temperature: float | None = None
 
 
 class TransportError(Exception):

@@ -19,17 +19,29 @@ Failures (spec §5 — transport vs content):
   of its standard error (at most 300 characters);
 * it exits 0 → its output is the response, final even when it is garbage.
 
+Answers in a fenced block: many models wrap JSON in Markdown fences. When the
+output holds a fenced code block (three backticks, optionally ``json``) and no
+JSON object parses from the whole output, the first fenced block's content is
+the answer (:func:`unfence`).
+
+``temperature`` (optional) is passed to the program as ``FORESEEN_TEMPERATURE``
+and recorded with each call; it is part of the frozen configuration.
+
 Secrets: ``secret_env`` names environment variables (never their values)
 whose values the child may read from the inherited environment; those values
-are replaced by ``[redacted]`` in every error message. ``configuration()``
-holds the argv, the timeout and the model label only — put no secret in argv.
+(and their escaped forms, :mod:`foreseen.credit.backends.secrets`) are replaced
+by ``[REDACTED]`` in everything stored: the answer text and every error message.
+``configuration()`` holds the argv, the timeout and the model label only — put
+no secret in argv.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
+import re
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
@@ -37,10 +49,10 @@ from typing import Any
 
 from foreseen.core.errors import UserInputError
 from foreseen.credit.backends.base import Backend, BackendResponse, ForecastRequest, TransportError
+from foreseen.credit.backends.secrets import scrub
 
 COMMAND_BACKEND_VERSION = "1"
 STDERR_LINE_LIMIT = 300
-REDACTED = "[redacted]"
 NO_MODEL_ID_REASON = "a command backend does not report a model id"
 
 
@@ -57,12 +69,23 @@ def resolve_program(program: str) -> str:
     return found
 
 
-def scrub(text: str, secret_env: Sequence[str]) -> str:
-    """``text`` with the value of every named environment variable replaced by [redacted]."""
-    for name in secret_env:
-        value = os.environ.get(name)
-        if value:
-            text = text.replace(value, REDACTED)
+def secret_values(secret_env: Sequence[str]) -> tuple[str, ...]:
+    """The current values of the named environment variables (never stored)."""
+    return tuple(value for name in secret_env if (value := os.environ.get(name)))
+
+
+_FENCE = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\n(.*?)\n?```", re.DOTALL)
+
+
+def unfence(text: str) -> str:
+    """The answer inside the first fenced code block, unless the whole text is JSON already."""
+    stripped = text.strip()
+    try:
+        json.loads(stripped)
+    except (ValueError, RecursionError):
+        match = _FENCE.search(text)
+        if match is not None:
+            return match.group(1).strip()
     return text
 
 
@@ -78,7 +101,7 @@ class CommandBackend(Backend):
 
     def __init__(self, *, argv: Sequence[str], timeout_s: float = 120.0,
                  model: str | None = None, secret_env: Sequence[str] = (),
-                 name: str = "command") -> None:
+                 temperature: float | None = None, name: str = "command") -> None:
         if isinstance(argv, str) or not argv or not all(isinstance(a, str) and a for a in argv):
             raise UserInputError("command backend: argv must be a non-empty list of strings")
         if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)) or not (
@@ -90,18 +113,24 @@ class CommandBackend(Backend):
         self.timeout_s = float(timeout_s)
         self.model = model if model is not None else Path(argv[0]).name
         self.secret_env = tuple(secret_env)
+        if temperature is not None and (isinstance(temperature, bool) or not isinstance(
+                temperature, (int, float)) or not 0.0 <= temperature <= 2.0):
+            raise UserInputError("command backend: temperature must be a number in [0, 2]")
+        self.temperature = None if temperature is None else float(temperature)
 
     def configuration(self) -> dict[str, Any]:
         """Frozen into the plan: argv, timeout, model label and the names of secret variables."""
         return {"backend": "command", "name": self.name, "version": COMMAND_BACKEND_VERSION,
                 "argv": list(self.argv), "timeout_s": self.timeout_s, "model": self.model,
-                "secret_env": list(self.secret_env)}
+                "secret_env": list(self.secret_env), "temperature": self.temperature}
 
     def _environment(self, request: ForecastRequest) -> dict[str, str]:
         env = dict(os.environ)
         env.update({"FORESEEN_SLOT_ID": request.slot_id, "FORESEEN_STATE_ID": request.state_id,
                     "FORESEEN_CONTEXT_KIND": request.context_kind,
                     "FORESEEN_REPEAT": str(request.repeat), "FORESEEN_SEED": str(request.seed)})
+        if self.temperature is not None:
+            env["FORESEEN_TEMPERATURE"] = repr(self.temperature)
         return env
 
     async def complete(self, request: ForecastRequest) -> BackendResponse:
@@ -118,7 +147,7 @@ class CommandBackend(Backend):
         except OSError as error:
             raise TransportError(
                 scrub(f"command backend: cannot start the program ({error.strerror})",
-                      self.secret_env)) from None
+                      secret_values(self.secret_env))) from None
         try:
             stdout, stderr = await asyncio.wait_for(
                 process.communicate(request.prompt.encode("utf-8")), timeout=self.timeout_s)
@@ -128,13 +157,14 @@ class CommandBackend(Backend):
                 f"command backend: {Path(self.argv[0]).name} timed out after"
                 f" {self.timeout_s:g} s") from None
         if process.returncode != 0:
-            message = scrub(last_line(stderr), self.secret_env)
+            message = scrub(last_line(stderr), secret_values(self.secret_env))
             raise TransportError(
                 f"command backend: {Path(self.argv[0]).name} exited with code"
                 f" {process.returncode}: {message}")
-        return BackendResponse(text=stdout.decode("utf-8", "replace"),
-                               requested_model=self.model, returned_model=None,
-                               returned_model_reason=NO_MODEL_ID_REASON)
+        text = scrub(stdout.decode("utf-8", "replace"), secret_values(self.secret_env))
+        return BackendResponse(text=unfence(text), requested_model=self.model,
+                               returned_model=None, returned_model_reason=NO_MODEL_ID_REASON,
+                               temperature=self.temperature)
 
 
 async def _kill(process: asyncio.subprocess.Process) -> None:

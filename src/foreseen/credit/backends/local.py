@@ -196,7 +196,8 @@ class LocalLlamaBackend(Backend):
         return BackendResponse(
             text=str(choice["message"].get("content") or ""), requested_model=self.model_id,
             returned_model=self.model_id, input_tokens=usage.get("prompt_tokens"),
-            output_tokens=usage.get("completion_tokens"), cost_usd=0.0)
+            output_tokens=usage.get("completion_tokens"), cost_usd=0.0,
+            temperature=self.temperature)
 
     def close(self) -> None:
         """Stop the worker thread (the model stays loaded until the object is dropped)."""

@@ -42,6 +42,7 @@ from foreseen.core.digest import (
     write_text_atomic,
 )
 from foreseen.core.errors import ConfigError, IntegrityError, SourceError, UserInputError
+from foreseen.credit.backends.registry import backend_entry
 from foreseen.credit.model import Explanation, Study
 from foreseen.credit.plan.renderers import STANDARD, ContextRenderer, renderer
 
@@ -262,7 +263,12 @@ def freeze_plan(
     frozen; the runner re-renders and refuses a prompt whose digest differs.
     """
     if repeats < 1:
-        raise UserInputError("plan: repeats must be >= 1")
+        raise ConfigError("plan: repeats must be >= 1")
+    if repeats > 1 and not backend_entry(forecaster.factory).stand_in \
+            and "temperature" not in forecaster.options:
+        raise ConfigError(
+            f"plan: with {repeats} repeats the forecaster's temperature must be set (the drift"
+            " between repeats depends on it), e.g. temperature = 1.0")
     for explainer, cids in design.items():
         if explainer is None and any(c != "description" for c in cids):
             raise UserInputError("plan: only 'description' slots may have no explainer")

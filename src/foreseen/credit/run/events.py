@@ -127,6 +127,7 @@ class CallCompleted:
     usage: Usage
     cost_usd: float | None
     budget_charge_usd: float | None = field(default=None, metadata=OPTIONAL)
+    temperature: float | None = field(default=None, metadata=OPTIONAL)
 
 
 @dataclass(frozen=True)

@@ -222,7 +222,7 @@ def _completed(identity: SlotIdentity, attempt: int, response: BackendResponse, 
         raw=response.text, requested_model=response.requested_model,
         returned_model=response.returned_model, returned_model_reason=model_reason,
         usage=Usage(response.input_tokens, response.output_tokens),
-        cost_usd=response.cost_usd, budget_charge_usd=charge)
+        cost_usd=response.cost_usd, budget_charge_usd=charge, temperature=response.temperature)
 
 
 def _fallback(plan: FrozenPlan, identity: SlotIdentity, reason: str) -> FallbackAssigned:

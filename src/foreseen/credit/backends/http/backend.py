@@ -24,9 +24,9 @@ from foreseen.credit.backends.http.common import (
     failed_response,
     read_api_key,
     returned_model,
-    scrub,
 )
 from foreseen.credit.backends.http.rate_limit import RateLimiter
+from foreseen.credit.backends.secrets import scrub, scrub_optional
 
 
 @dataclass(frozen=True)
@@ -100,19 +100,21 @@ class HttpBackend(Backend):
                                    "response body is not a JSON object (truncated?)")
         extracted = self.extract(answer.body)
         model, model_reason = returned_model(answer.body)
+        model, model_reason = scrub_optional(model, (key,)), scrub_optional(model_reason, (key,))
         cost = self.options.pricing.cost(self.options.model, extracted.input_tokens,
                                          extracted.output_tokens)
         if extracted.text is None:
             return BackendResponse(
-                text=scrub(answer.text, key)[:2000], requested_model=self.options.model,
+                text=scrub(answer.text, (key,))[:2000], requested_model=self.options.model,
                 returned_model=model, returned_model_reason=model_reason,
                 input_tokens=extracted.input_tokens, output_tokens=extracted.output_tokens,
-                cost_usd=cost, error=scrub(extracted.error or "no answer in response", key))
+                cost_usd=cost, error=scrub(extracted.error or "no answer in response", (key,)),
+                temperature=self.options.temperature)
         return BackendResponse(
-            text=scrub(extracted.text, key), requested_model=self.options.model,
+            text=scrub(extracted.text, (key,)), requested_model=self.options.model,
             returned_model=model, returned_model_reason=model_reason,
             input_tokens=extracted.input_tokens, output_tokens=extracted.output_tokens,
-            cost_usd=cost)
+            cost_usd=cost, temperature=self.options.temperature)
 
 
 def _error_text(answer: HttpAnswer) -> str:

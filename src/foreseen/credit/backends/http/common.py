@@ -38,11 +38,11 @@ from foreseen.core.retry import parse_retry_after
 from foreseen.credit.backends.base import BackendResponse, ForecastRequest, TransportError
 from foreseen.credit.backends.http.pricing import PricingTable, prompt_token_bound
 from foreseen.credit.backends.schemas import FORECAST_SCHEMA, response_schema
+from foreseen.credit.backends.secrets import scrub
 
 SLOT_HEADER = "X-Foreseen-Slot"
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
 FATAL_STATUS = frozenset({401, 403, 404})
-REDACTED = "[REDACTED]"
 FRAMING_TOKENS = 256
 #: request-body fields foreseen sets itself; provider options may add others, not these
 RESERVED_BODY_FIELDS = frozenset({"model", "messages", "max_tokens", "temperature", "system",
@@ -62,14 +62,6 @@ def read_api_key(env_name: str) -> str:
         raise UserInputError(
             f"environment variable {env_name} is not set; it must hold the API key")
     return value.strip()
-
-
-def scrub(text: str, *secrets: str) -> str:
-    """``text`` with every occurrence of each secret replaced by ``[REDACTED]``."""
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, REDACTED)
-    return text
 
 
 def _number_option(options: Mapping[str, Any], key: str, default: float | None,
@@ -251,7 +243,7 @@ class ReusedClient:
             raise RequestTimeout(f"timeout after {self.timeout_s:g} s "
                                  f"({type(error).__name__})") from None
         except httpx.HTTPError as error:
-            message = scrub(str(error), secret)[:ERROR_TEXT_LIMIT]
+            message = scrub(str(error), (secret,))[:ERROR_TEXT_LIMIT]
             raise TransportError(f"connection error {type(error).__name__}: {message}") from None
         text = response.text
         status = response.status_code
@@ -277,11 +269,11 @@ def error_summary(body: Any, text: str, secret: str) -> str:
         if isinstance(error, Mapping):
             kind = error.get("type") or error.get("code") or "error"
             message = error.get("message") or ""
-            return scrub(f"{kind}: {message}", secret)[:ERROR_TEXT_LIMIT]
+            return scrub(f"{kind}: {message}", (secret,))[:ERROR_TEXT_LIMIT]
         if isinstance(error, str):
-            return scrub(error, secret)[:ERROR_TEXT_LIMIT]
+            return scrub(error, (secret,))[:ERROR_TEXT_LIMIT]
     snippet = " ".join(text.split())[:ERROR_TEXT_LIMIT]
-    return scrub(snippet, secret) or "empty body"
+    return scrub(snippet, (secret,)) or "empty body"
 
 
 def returned_model(body: Mapping[str, Any]) -> tuple[str | None, str | None]:
@@ -311,6 +303,6 @@ def failed_response(options: HttpOptions, answer: HttpAnswer, secret: str,
     body = answer.body if isinstance(answer.body, Mapping) else {}
     model, model_reason = returned_model(body)
     return BackendResponse(
-        text=scrub(answer.text, secret)[:2000], requested_model=options.model,
+        text=scrub(answer.text, (secret,))[:2000], requested_model=options.model,
         returned_model=model, returned_model_reason=model_reason,
-        error=scrub(reason, secret)[:ERROR_TEXT_LIMIT])
+        error=scrub(reason, (secret,))[:ERROR_TEXT_LIMIT])
