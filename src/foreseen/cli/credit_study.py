@@ -11,7 +11,10 @@ the documented shortcut for the controlled study.
 from __future__ import annotations
 
 import inspect
+import sys
+import tempfile
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -54,6 +57,12 @@ Concurrency = Annotated[int | None, typer.Option(
     "--concurrency", min=1, help="Concurrent forecast calls (default: the plan's).")]
 BudgetUsd = Annotated[float | None, typer.Option(
     "--budget-usd", help="Stop cleanly (resumably) before spending more than this.")]
+DryRun = Annotated[bool, typer.Option(
+    "--dry-run", help="Build and freeze, print the calls and their token, cost and time"
+    " bounds, call nothing.")]
+AcceptFailures = Annotated[bool, typer.Option(
+    "--accept-failures", help="After an outage that will not end: give slots whose calls keep"
+    " failing their fallback instead of halting.")]
 Repeats = Annotated[int | None, typer.Option(
     "--repeats", min=1, help="Forecasts per slot (default: the study's).")]
 OptionalSeed = Annotated[int | None, typer.Option(
@@ -75,12 +84,21 @@ def run_and_print(name: str, out: Path | None, values: Mapping[str, Any], *,
                   base_url: str | None = None, api_key_env: str | None = None,
                   temperature: float | None = None, command: str | None = None,
                   explainer: str | None = None, explainer_model: str | None = None,
-                  concurrency: int | None = None, budget_usd: float | None = None) -> None:
-    """Run study ``name`` from its configuration file and flags; print its summary."""
+                  concurrency: int | None = None, budget_usd: float | None = None,
+                  dry_run: bool = False, accept_failures: bool = False) -> None:
+    """Run study ``name`` from its configuration file and flags; print its summary.
+
+    With ``dry_run`` the study is built and the plan frozen, the calls and their
+    token, cost and time bounds are printed, and nothing is called. A run whose
+    cost bound exceeds ``--budget-usd`` (or cannot be bounded) asks for
+    confirmation on a terminal and is refused in a pipe.
+    """
     from foreseen.core.parallel import make_executor
+    from foreseen.core.progress import status
     from foreseen.credit.studies.config import RunConfig, load_config
+    from foreseen.credit.studies.estimate import estimate_lines, estimate_study
     from foreseen.credit.studies.overrides import Overrides, apply_overrides
-    from foreseen.credit.studies.pipeline import run_study
+    from foreseen.credit.studies.pipeline import build_study, run_study
     from foreseen.credit.studies.registry import study_named
 
     definition = study_named(name)
@@ -95,14 +113,35 @@ def run_and_print(name: str, out: Path | None, values: Mapping[str, Any], *,
         command=command, explainer=explainer, explainer_model=explainer_model,
         concurrency=concurrency, budget_usd=budget_usd))
     folder = Path(run.out) if run.out is not None else Path("out") / name
-    settings = run.settings(VERIFY_FRACTION)
-    if inject_faults is not None:
-        from dataclasses import replace
-
-        settings = replace(settings, inject_faults=inject_faults)
-    result = run_study(definition, folder, settings, executor=make_executor(run.workers),
-                       progress=True)
+    settings = replace(run.settings(VERIFY_FRACTION), inject_faults=inject_faults,
+                       accept_failures=accept_failures)
+    executor = make_executor(run.workers)
+    with status(f"building the {name} study"):
+        built = build_study(definition, settings, executor=executor)
+    if dry_run or settings.budget_usd is not None:
+        with tempfile.TemporaryDirectory(prefix="foreseen-estimate-") as scratch:
+            estimate = estimate_study(definition, built, settings, Path(scratch))
+        if dry_run:
+            typer.echo("\n".join(estimate_lines(estimate)))
+            return
+        _confirm_cost(estimate.cost_bound_usd, settings.budget_usd)
+    result = run_study(definition, folder, settings, executor=executor, progress=True,
+                       built=built)
     typer.echo(study_summary(result))
+
+
+def _confirm_cost(bound: float | None, budget: float | None) -> None:
+    """Ask on a terminal (refuse in a pipe) when the cost bound exceeds the budget."""
+    if budget is None or (bound is not None and bound <= budget):
+        return
+    what = ("cannot be bounded (a model has no price)" if bound is None
+            else f"is bounded by {bound:.2f} USD")
+    if not sys.stdin.isatty():
+        raise ConfigError(f"the run's cost {what}, above --budget-usd {budget:g}; run it on a"
+                          " terminal to confirm, or raise the budget (see --dry-run)")
+    if not typer.confirm(f"The run's cost {what}, above the budget of {budget:g} USD (the run"
+                         " stops cleanly at the budget). Continue?"):
+        raise typer.Abort()
 
 
 def _study_command(name: str, title: str,
@@ -137,6 +176,8 @@ def _study_command(name: str, title: str,
         ("explainer_model", ExplainerModel, None),
         ("concurrency", Concurrency, None),
         ("budget_usd", BudgetUsd, None),
+        ("dry_run", DryRun, False),
+        ("accept_failures", AcceptFailures, False),
     ]
     signature = [inspect.Parameter(param, inspect.Parameter.KEYWORD_ONLY, annotation=kind,
                                    default=default) for param, kind, default in shared]

@@ -102,6 +102,10 @@ class Backend(ABC):
         """Upper bound of one attempt's cost in USD; None when the price is unknown."""
         return 0.0
 
+    def token_bound(self, request: ForecastRequest) -> int | None:
+        """Upper bound of one attempt's tokens (prompt and answer); None when unknown."""
+        return None
+
     async def aclose(self) -> None:
         """Release asynchronous resources (an HTTP client); called once a run ends."""
         return None
@@ -129,6 +133,9 @@ class WrappingBackend(Backend):
 
     def cost_bound_usd(self, request: ForecastRequest) -> float | None:
         return self.inner.cost_bound_usd(request)
+
+    def token_bound(self, request: ForecastRequest) -> int | None:
+        return self.inner.token_bound(request)
 
     async def aclose(self) -> None:
         await self.inner.aclose()

@@ -58,6 +58,8 @@ class ExplainerRun:
     issues: dict[str, list[str]] = field(default_factory=dict)
     calls: int = 0
     transport_failures: int = 0
+    #: call id (``explain:<task>|<state>``) → the prompt sent (kept with the run's files)
+    prompts: dict[str, str] = field(default_factory=dict)
 
     def issue_counts(self) -> dict[str, int]:
         """Reason → number of states with it (for the report)."""

@@ -241,15 +241,51 @@ class LLMExplainer(Explainer):
         run.issues = dict(sorted(run.issues.items()))
         return run
 
-    async def _call(self, run: ExplainerRun, state: State, task: str, prompt: str,
-                    schema: Mapping[str, Any] | None) -> str | None:
+    def request(self, state: State, task: str, prompt: str,
+                schema: Mapping[str, Any] | None) -> ForecastRequest:
+        """The backend request of one explainer call (``task``: propose, note, card, extract)."""
         call_id = f"explain:{task}|{state.id}"
-        request = ForecastRequest(
+        return ForecastRequest(
             slot_id=call_id, state_id=state.id, context_kind=f"explain:{task}", repeat=1,
             prompt=prompt, seed=slot_seed(self.seed, call_id),
             context={"llm_task": task, "template_version": tpl.VERSIONS[task],
                      "response_schema": None if schema is None else {
                          "name": task, "schema": dict(schema)}})
+
+    def planned_requests(self, study: Study, note_allowance: str = "") -> list[ForecastRequest]:
+        """Every request :meth:`explain` will make, without calling (for cost bounds).
+
+        An extraction prompt holds the note, which does not exist yet:
+        ``note_allowance`` stands in for it (the caller's bound on a note's length).
+        """
+        requests = []
+        catalog = tuple(i.id for i in study.interventions)
+        for state in study.states:
+            intervention = study.intervention(state.intervention_id)
+            if self.propose:
+                requests.append(self.request(state, "propose",
+                                             tpl.render_propose(study, state, self.brief),
+                                             tpl.proposal_schema(catalog)))
+            if state.condition == "ordinary":
+                requests.append(self.request(
+                    state, "note", tpl.render_note(study, state, intervention, self.brief),
+                    None))
+                if self.extractor == "llm":
+                    requests.append(self.request(state, "extract",
+                                                 tpl.render_extract(note_allowance),
+                                                 tpl.EXTRACT_SCHEMA))
+            else:
+                requests.append(self.request(
+                    state, "card",
+                    tpl.render_card_request(study, state, intervention, self.brief),
+                    tpl.CARD_SCHEMA))
+        return requests
+
+    async def _call(self, run: ExplainerRun, state: State, task: str, prompt: str,
+                    schema: Mapping[str, Any] | None) -> str | None:
+        request = self.request(state, task, prompt, schema)
+        call_id = request.slot_id
+        run.prompts[call_id] = prompt
         for attempt in range(1, self.retry.max_attempts + 1):
             run.calls += 1
             try:

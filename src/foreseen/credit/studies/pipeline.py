@@ -129,7 +129,8 @@ def _explainer_record(spec: ExplainerSpec, explainer: LLMExplainer,
             "calls": run.calls, "transport_failures": run.transport_failures,
             "explanations": {sid: e.to_json() for sid, e in run.explanations.items()},
             "proposals": {sid: p.to_json() for sid, p in run.proposals.items()},
-            "issues": run.issues, "issue_counts": run.issue_counts()}
+            "issues": run.issues, "issue_counts": run.issue_counts(),
+            "prompts": dict(sorted(run.prompts.items()))}
 
 
 def _reuse(path: Path, configuration: Mapping[str, Any]) -> ExplainerRun | None:
@@ -147,7 +148,8 @@ def _reuse(path: Path, configuration: Mapping[str, Any]) -> ExplainerRun | None:
         {sid: Explanation.from_json(e) for sid, e in stored["explanations"].items()},
         {sid: Proposal.from_json(p) for sid, p in stored.get("proposals", {}).items()},
         {sid: list(r) for sid, r in stored.get("issues", {}).items()},
-        int(stored.get("calls", 0)), int(stored.get("transport_failures", 0)))
+        int(stored.get("calls", 0)), int(stored.get("transport_failures", 0)),
+        {cid: str(p) for cid, p in stored.get("prompts", {}).items()})
 
 
 def run_explainers(definition: StudyDefinition, built: BuiltStudy,
@@ -221,15 +223,28 @@ def _install(staging: Path, folder: Path, names: Sequence[str]) -> None:
     shutil.rmtree(staging, ignore_errors=True)
 
 
+def build_study(definition: StudyDefinition, settings: StudySettings, *,
+                executor: Executor | None = None) -> BuiltStudy:
+    """Build (or load from the cache) the study with the settings' options."""
+    options = definition.option_values(settings.options)
+    return definition.build(options, executor=executor, cache=settings.cache)
+
+
 def run_study(definition: StudyDefinition, out: str | Path, settings: StudySettings, *,
               executor: Executor | None = None, progress: bool = False,
-              outcomes_override: Mapping[str, float] | None = None) -> StudyRunResult:
-    """The whole study into ``out`` (see the module docstring); returns what it did."""
+              outcomes_override: Mapping[str, float] | None = None,
+              built: BuiltStudy | None = None) -> StudyRunResult:
+    """The whole study into ``out`` (see the module docstring); returns what it did.
+
+    ``built``: the study already built with these settings (a dry run or a cost
+    check built it first), else it is built here.
+    """
     started = time.monotonic()
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     options = definition.option_values(settings.options)
-    built = definition.build(options, executor=executor, cache=settings.cache)
+    if built is None:
+        built = definition.build(options, executor=executor, cache=settings.cache)
     design = definition.design(built, replicates=settings.replicates, seed=settings.seed,
                                repeats=settings.repeats)
     forecaster = settings.forecaster or default_forecaster(design)

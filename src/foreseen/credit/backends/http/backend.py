@@ -74,6 +74,10 @@ class HttpBackend(Backend):
         """Upper bound on the cost of one attempt (for :mod:`foreseen.credit.run.budget`)."""
         return self.options.cost_bound_usd(request)
 
+    def token_bound(self, request: ForecastRequest) -> int | None:
+        """Prompt bytes + framing + schema + ``max_tokens`` (see :class:`HttpOptions`)."""
+        return self.options.token_bound(request)
+
     async def aclose(self) -> None:
         """Close the reused HTTP client (the runner calls this at the end of a run)."""
         await self.client.aclose()

@@ -1,0 +1,230 @@
+"""What a study run will ask of its models before anything is called (``--dry-run``).
+
+For every role — the forecaster, and each LLM explainer — and every context
+(or explainer task): the number of calls, an upper bound on their tokens and
+cost, and the least time the rate limits allow. Nothing is called.
+
+* **Forecaster calls** = the slots of the plan (states × contexts × repeats of
+  every explainer, plus the description arm), each priced once at its first
+  attempt; retries are not counted (a run's budget stops it if they add up).
+  Prompts of the description arm and of the offline explainers are rendered
+  exactly from a plan frozen over them. A slot of an LLM explainer shows an
+  explanation that does not exist yet: its prompt is bounded by the state's
+  description prompt plus ``EXPLANATION_ALLOWANCE`` × the explainer's
+  ``max_tokens`` × 4 bytes (a card and a note of at most ``max_tokens``
+  tokens each, at most 4 bytes a token — an assumption printed with the bound).
+* **Explainer calls** are rendered exactly from the templates
+  (:meth:`~foreseen.credit.explainers.llm.LLMExplainer.planned_requests`); an
+  extraction prompt holds a note of at most ``max_tokens`` × 4 bytes.
+* Token bound of one call = prompt UTF-8 bytes + framing + schema + the
+  answer's ``max_tokens`` (:meth:`~foreseen.credit.backends.base.Backend.cost_bound_usd`
+  prices it; an unpriced model makes the cost bound unknown, said so).
+* Time bound = max(calls / requests per minute, tokens / tokens per minute),
+  per backend, when the configuration sets those limits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from foreseen.credit.backends.base import Backend, ForecastRequest
+from foreseen.credit.backends.registry import build_backend
+from foreseen.credit.explainers.llm import LLMExplainer
+from foreseen.credit.plan.freeze import FrozenPlan
+from foreseen.credit.plan.study_folder import freeze_study_dir
+from foreseen.credit.run.runner import build_requests
+from foreseen.credit.studies.base import BuiltStudy, StudyDefinition
+from foreseen.credit.studies.pipeline import (
+    BackendSpec,
+    ExplainerSpec,
+    StudySettings,
+    default_forecaster,
+    write_study_folder,
+)
+
+EXPLANATION_ALLOWANCE = 2
+BYTES_PER_TOKEN = 4
+DEFAULT_MAX_TOKENS = 512
+
+
+@dataclass(frozen=True)
+class CallGroup:
+    """Calls of one role in one context (or explainer task) and their bounds."""
+
+    role: str
+    context: str
+    calls: int
+    token_bound: int
+    cost_bound_usd: float | None
+
+
+@dataclass(frozen=True)
+class RoleLimits:
+    """One backend's rate limits and the least time they allow for its calls."""
+
+    role: str
+    requests_per_minute: float | None
+    tokens_per_minute: float | None
+    minutes_bound: float | None
+
+
+@dataclass(frozen=True)
+class RunEstimate:
+    """The dry run: calls, tokens and cost bound per role and context; time bounds."""
+
+    study: str
+    slots: int
+    groups: tuple[CallGroup, ...]
+    limits: tuple[RoleLimits, ...]
+    unpriced: tuple[str, ...]
+    assumptions: tuple[str, ...]
+
+    @property
+    def calls(self) -> int:
+        return sum(g.calls for g in self.groups)
+
+    @property
+    def cost_bound_usd(self) -> float | None:
+        """The total cost bound; None when some call has no price."""
+        costs = [g.cost_bound_usd for g in self.groups]
+        return None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
+
+
+def _max_tokens(spec: BackendSpec) -> int:
+    value = spec.options.get("max_tokens", DEFAULT_MAX_TOKENS)
+    return int(value) if isinstance(value, int) else DEFAULT_MAX_TOKENS
+
+
+def _token_bound(backend: Backend, request: ForecastRequest, spec: BackendSpec) -> int:
+    bound = backend.token_bound(request)
+    return bound if bound is not None else len(request.prompt.encode("utf-8")) + _max_tokens(spec)
+
+
+def _group(role: str, context: str, backend: Backend, spec: BackendSpec,
+           requests: Sequence[ForecastRequest]) -> CallGroup:
+    tokens = sum(_token_bound(backend, r, spec) for r in requests)
+    costs = [backend.cost_bound_usd(r) for r in requests]
+    cost = None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
+    return CallGroup(role, context, len(requests), tokens, cost)
+
+
+def _limits(role: str, spec: BackendSpec, groups: Sequence[CallGroup]) -> RoleLimits:
+    rpm = spec.options.get("requests_per_minute")
+    tpm = spec.options.get("tokens_per_minute")
+    calls = sum(g.calls for g in groups)
+    tokens = sum(g.token_bound for g in groups)
+    bounds = [calls / float(rpm) if isinstance(rpm, (int, float)) and rpm > 0 else None,
+              tokens / float(tpm) if isinstance(tpm, (int, float)) and tpm > 0 else None]
+    known = [b for b in bounds if b is not None]
+    return RoleLimits(role, rpm if isinstance(rpm, (int, float)) else None,
+                      tpm if isinstance(tpm, (int, float)) else None,
+                      max(known) if known else None)
+
+
+def _offline_plan(definition: StudyDefinition, built: BuiltStudy, settings: StudySettings,
+                  folder: Path) -> tuple[FrozenPlan, BackendSpec]:
+    design = definition.design(built, replicates=settings.replicates, seed=settings.seed,
+                               repeats=settings.repeats)
+    forecaster = settings.forecaster or default_forecaster(design)
+    write_study_folder(folder, replace(built, files={}), built.build.explanations, design,
+                       forecaster)
+    return freeze_study_dir(folder), forecaster
+
+
+def estimate_study(definition: StudyDefinition, built: BuiltStudy, settings: StudySettings,
+                   scratch: Path) -> RunEstimate:
+    """Bound the calls of a run of ``definition`` with ``settings`` (module docstring)."""
+    plan, forecaster = _offline_plan(definition, built, settings, scratch)
+    backend = build_backend(forecaster.backend, forecaster.options)
+    groups: list[CallGroup] = []
+    by_context: dict[str, list[ForecastRequest]] = {}
+    descriptions: dict[str, str] = {}
+    for slot, request in build_requests(plan):
+        label = f"{slot['explainer'] or '-'}|{slot['context_id']}"
+        by_context.setdefault(label, []).append(request)
+        if slot["context_id"] == "description":
+            descriptions[slot["state_id"]] = request.prompt
+    for label, requests in sorted(by_context.items()):
+        groups.append(_group("forecaster", label, backend, forecaster, requests))
+    assumptions: list[str] = []
+    limits_by_role: dict[str, tuple[BackendSpec, list[CallGroup]]] = {
+        "forecaster": (forecaster, list(groups))}
+    design = definition.design(built, replicates=settings.replicates, seed=settings.seed,
+                               repeats=settings.repeats)
+    for spec in settings.explainers:
+        groups_here = _explainer_groups(definition, built, spec, design.seed)
+        forecast_groups = _llm_arm_groups(spec, backend, forecaster, design.llm_contexts,
+                                          design.repeats, descriptions, built)
+        groups += groups_here + forecast_groups
+        limits_by_role["forecaster"][1].extend(forecast_groups)
+        limits_by_role[f"explainer {spec.name}"] = (spec.backend, groups_here)
+        assumptions.append(
+            f"explainer {spec.name}: a note or card of at most {_max_tokens(spec.backend)}"
+            f" tokens, at most {BYTES_PER_TOKEN} bytes a token")
+    backend.close()
+    models = {role: str(spec.options.get("model", spec.backend))
+              for role, (spec, _) in limits_by_role.items()}
+    unpriced = tuple(sorted({f"{g.role} (model {models[g.role]})" for g in groups
+                             if g.cost_bound_usd is None}))
+    limits = tuple(_limits(role, spec, role_groups)
+                   for role, (spec, role_groups) in limits_by_role.items())
+    slots = sum(g.calls for g in groups if g.role == "forecaster")
+    return RunEstimate(definition.name, slots, tuple(groups), limits, unpriced,
+                       tuple(assumptions))
+
+
+def _explainer_groups(definition: StudyDefinition, built: BuiltStudy, spec: ExplainerSpec,
+                      seed: int) -> list[CallGroup]:
+    backend = build_backend(spec.backend.backend, spec.backend.options)
+    explainer = LLMExplainer(backend, seed=seed, propose=spec.propose, extractor=spec.extractor,
+                             brief=definition.llm_brief)
+    note = "x" * (_max_tokens(spec.backend) * BYTES_PER_TOKEN)
+    by_task: dict[str, list[ForecastRequest]] = {}
+    for request in explainer.planned_requests(built.build.study, note):
+        by_task.setdefault(request.context_kind, []).append(request)
+    groups = [_group(f"explainer {spec.name}", task, backend, spec.backend, requests)
+              for task, requests in sorted(by_task.items())]
+    backend.close()
+    return groups
+
+
+def _llm_arm_groups(spec: ExplainerSpec, backend: Backend, forecaster: BackendSpec,
+                    contexts: Sequence[str], repeats: int, descriptions: Mapping[str, str],
+                    built: BuiltStudy) -> list[CallGroup]:
+    allowance = "x" * (EXPLANATION_ALLOWANCE * _max_tokens(spec.backend) * BYTES_PER_TOKEN)
+    groups = []
+    for context in contexts:
+        requests = [ForecastRequest(f"{spec.name}|{state.id}|{context}|{r}", state.id, context,
+                                    r, descriptions[state.id] + allowance, 0)
+                    for state in built.build.study.states for r in range(1, repeats + 1)]
+        groups.append(_group("forecaster", f"{spec.name}|{context}", backend, forecaster,
+                             requests))
+    return groups
+
+
+def estimate_lines(estimate: RunEstimate) -> list[str]:
+    """The dry run as printable lines (one per role and context, then totals)."""
+    lines = [f"dry run of study {estimate.study}: {estimate.calls} calls, nothing called",
+             f"{'role':<18} {'context / task':<44} {'calls':>7} {'tokens ≤':>12}"
+             f" {'cost ≤ (USD)':>13}"]
+    for group in estimate.groups:
+        cost = "unpriced" if group.cost_bound_usd is None else f"{group.cost_bound_usd:.4f}"
+        lines.append(f"{group.role:<18} {group.context:<44} {group.calls:>7}"
+                     f" {group.token_bound:>12} {cost:>13}")
+    total = estimate.cost_bound_usd
+    lines.append(f"{'total':<63} {estimate.calls:>7}"
+                 f" {sum(g.token_bound for g in estimate.groups):>12}"
+                 f" {'unknown' if total is None else f'{total:.4f}':>13}")
+    for limit in estimate.limits:
+        if limit.minutes_bound is None:
+            lines.append(f"{limit.role}: no rate limit configured (no time bound)")
+        else:
+            lines.append(f"{limit.role}: rate limits allow it in no less than"
+                         f" {limit.minutes_bound:.1f} minutes")
+    if estimate.unpriced:
+        lines.append("no price for: " + "; ".join(estimate.unpriced)
+                     + " (add the model to its pricing table to bound the cost)")
+    lines += [f"assumes {a}" for a in estimate.assumptions]
+    return lines
