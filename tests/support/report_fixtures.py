@@ -26,6 +26,7 @@ from foreseen.credit.analysis.report import (
     OutcomeCommitment,
     ReportHeader,
     RunMetadata,
+    StandIns,
     StudySection,
 )
 from foreseen.credit.model import SlotRecord, Study
@@ -131,6 +132,8 @@ def header(*, calibration: bool = True) -> ReportHeader:
         forecaster=ForecasterBlock(factory="card_reader", options={"seed": 1},
                                    configuration={"backend": "offline", "jitter": 0.25,
                                                   "names": ["x", "y"]}),
+        stand_ins=StandIns(forecaster=True, forecaster_does="copies the card's number",
+                           explainers=("mechanism",), label="OFFLINE STAND-IN: test label."),
         analysis_code_sha256="c" * 64, analysis_code_matches_plan=True,
         outcome_commitment=OutcomeCommitment(expected="d" * 64, observed="d" * 64, ok=True),
         calibration_plan=CalibrationPlan(

@@ -23,29 +23,13 @@ def contrast_lines(report: CreditReport) -> list[str]:
     return lines
 
 
-def stand_in_lines(result: StudyRunResult) -> list[str]:
-    """The stand-in label (first in every summary when an offline stand-in was used)."""
-    from foreseen.credit.backends.registry import backend_entry
-
-    forecaster = backend_entry(str(result.plan.body["forecaster"]["factory"]))
-    offline = [name for name in sorted(result.built.build.explanations)]
-    lines = []
-    if forecaster.stand_in:
-        lines.append(f"OFFLINE STAND-IN forecaster '{forecaster.name}': {forecaster.summary};"
-                     " its gates check the machinery and are not evidence about any model.")
-    if offline:
-        lines.append(f"offline stand-in explainers: {', '.join(offline)} (computed by the study"
-                     " build, no model writes them).")
-    return lines
-
-
 def study_summary(result: StudyRunResult) -> str:
     """A short human summary of a study run."""
     report = result.report
     overall = report.integrity.overall
     calibration = report.calibration_plan
     lines = [
-        *stand_in_lines(result),
+        *([report.stand_ins.label] if report.stand_ins.label else []),
         f"study {result.study} -> {result.folder}"
         + (" (resumed: same plan)" if result.resumed else ""),
         *result.built.summary_lines,

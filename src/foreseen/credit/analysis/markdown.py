@@ -128,6 +128,8 @@ def _provenance(report: CreditReport) -> list[str]:
 def render_markdown(report: CreditAnalysis) -> str:
     """Render the report as Markdown (deterministic for a given report)."""
     lines: list[str] = ["# Predictive credit report", ""]
+    if isinstance(report, CreditReport) and report.stand_ins.label:
+        lines += [f"> **{report.stand_ins.label}**", ""]
     if isinstance(report, CreditReport):
         lines += _provenance(report)
     study, config = report.study, report.config

@@ -78,6 +78,20 @@ class LedgerHead(Record):
 
 
 @dataclass(frozen=True, kw_only=True)
+class StandIns(Record):
+    """Which parts of the run were offline stand-ins, not models — said before any number.
+
+    ``label`` is the sentence every human-readable output starts with (None when
+    a model forecast every slot and wrote every explanation).
+    """
+
+    forecaster: bool
+    forecaster_does: str | None
+    explainers: tuple[str, ...]
+    label: str | None
+
+
+@dataclass(frozen=True, kw_only=True)
 class ReportHeader(Record):
     """Provenance of a credit report (spec §4, §5, §11)."""
 
@@ -87,6 +101,7 @@ class ReportHeader(Record):
     post_outcome: bool
     amendments: tuple[Amendment, ...]
     forecaster: ForecasterBlock
+    stand_ins: StandIns
     analysis_code_sha256: str
     analysis_code_matches_plan: bool
     outcome_commitment: OutcomeCommitment

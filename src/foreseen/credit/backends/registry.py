@@ -99,10 +99,13 @@ def _local(**options: Any) -> Backend:
 
 BACKENDS: dict[str, BackendEntry] = {entry.name: entry for entry in (
     BackendEntry("card_reader", _card_reader, "offline", True,
-                 "offline stand-in: copies the card's target (no model is called)"),
+                 "copies the number on the card it is shown (no model is called); its drift"
+                 " between repeats is the same in every arm by construction"),
     BackendEntry("catalog_prior", _catalog_prior, "offline", True,
-                 "offline stand-in: the intervention's catalog prior, ignoring explanations"),
-    BackendEntry("zero", _zero, "offline", True, "constant forecast 0 in [0, 0]"),
+                 "answers the intervention's public catalog prior and ignores the explanation"
+                 " (no model is called)"),
+    BackendEntry("zero", _zero, "offline", True,
+                 "answers 0 in [0, 0] for every slot (a constant baseline, no model)"),
     BackendEntry("anthropic", _anthropic, "http", False, "Anthropic Messages API"),
     BackendEntry("openai_compatible", _openai_compatible, "http", False,
                  "OpenAI-compatible chat completions (OpenAI, vLLM, llama.cpp server, …)"),

@@ -45,6 +45,7 @@ from foreseen.credit.model import Explanation, SlotRecord, Study
 from foreseen.credit.plan.freeze import ANALYSIS_MODULES, FrozenPlan, analysis_code_sha256, reveal
 from foreseen.credit.run.events import AnalysisWritten, CallCompleted, OutcomesRevealed, entry
 from foreseen.credit.run.runner import check_ledger_plan, read_slot_records, terminal_slots
+from foreseen.credit.run.stand_ins import stand_ins
 
 __all__ = ["REPORT_FORMAT", "STUDY_SECTION_FILE", "VARYING_KEYS", "Analyzer", "MarkdownRenderer",
            "RunInputs", "StudySectionFile", "analyze_run", "check_run", "default_analyzer",
@@ -163,6 +164,7 @@ def _header(plan: FrozenPlan, run: RunInputs, child_run: RunInputs | None,
         amendments=tuple(_plan_block(Amendment, a, f"plan.amendments[{i}]")
                          for i, a in enumerate(plan.body["amendments"])),
         forecaster=_plan_block(ForecasterBlock, plan.body["forecaster"], "plan.forecaster"),
+        stand_ins=stand_ins(plan),
         analysis_code_sha256=code_now,
         analysis_code_matches_plan=code_now == plan.body["analysis_code_sha256"],
         outcome_commitment=OutcomeCommitment(expected=expected, observed=observed,
