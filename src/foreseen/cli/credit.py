@@ -27,6 +27,7 @@ def register(app: typer.Typer) -> None:
     app.command("analyze")(analyze_command)
     app.command("signal-plan")(signal_plan_command)
     app.command("amend")(amend_command)
+    app.command("show-prompt")(show_prompt_command)
 
 
 def plan_command(
@@ -196,3 +197,16 @@ def amend_command(
     amended = amend_plan(parent, parse_settings(parent, set_values), reason)
     write_plan(amended, out)
     typer.echo(f"amended plan {amended.plan_id} (parent {parent.plan_id}) -> {out}")
+
+
+def show_prompt_command(
+    plan_path: options.PlanFile,
+    slot: Annotated[str, typer.Argument(
+        help="Slot id, EXPLAINER|STATE|CONTEXT|REPEAT ('-' for the description arm).")],
+) -> None:
+    """Print the prompt one slot sends, re-rendered from the plan (its digest checked)."""
+    from foreseen.credit.plan.freeze import load_plan
+    from foreseen.credit.run.runner import build_requests
+
+    [(_, request)] = build_requests(load_plan(plan_path), only=slot)
+    typer.echo(request.prompt, nl=False)

@@ -138,8 +138,14 @@ def build_backend(plan: FrozenPlan, name: str | None = None) -> Backend:
     return backend
 
 
-def build_requests(plan: FrozenPlan) -> list[tuple[dict[str, Any], ForecastRequest]]:
-    """Re-render every slot's prompt from the plan; refuse any whose SHA-256 changed."""
+def build_requests(plan: FrozenPlan, only: str | None = None
+                   ) -> list[tuple[dict[str, Any], ForecastRequest]]:
+    """Re-render every slot's prompt from the plan (or slot ``only``); refuse changed digests.
+
+    The plan holds everything a prompt is rendered from (study, explanations,
+    donor maps, the renderer's name and template digest), so the prompts are
+    stored in the plan by what renders them deterministically.
+    """
     contexts = load_contexts_module(plan.body["contexts_module"])
     if contexts.prompt_template_digest() != plan.body["prompt_template_sha256"]:
         raise IntegrityError("the prompt template changed since the plan was frozen")
@@ -148,7 +154,11 @@ def build_requests(plan: FrozenPlan) -> list[tuple[dict[str, Any], ForecastReque
     donors = plan.donor_maps()
     states = {s.id: s for s in study.states}
     prepared = []
-    for slot in plan.slots:
+    slots = plan.slots if only is None else [s for s in plan.slots if s["slot_id"] == only]
+    if only is not None and not slots:
+        example = plan.slots[0]["slot_id"] if plan.slots else "none"
+        raise ConfigError(f"the plan has no slot {only!r} (slot ids look like {example!r})")
+    for slot in slots:
         explainer = slot["explainer"]
         rendered = contexts.render_context(
             study, states[slot["state_id"]], slot["context_id"], explainer,
