@@ -198,6 +198,8 @@ class FakeLLMServer:
         if api == "anthropic":
             tools = request.get("tools")
             choice = request.get("tool_choice")
+            if tools is None:
+                return None if choice is None else "tool_choice without tools"
             if not (isinstance(tools, list) and tools and "input_schema" in tools[0]):
                 return "tools with input_schema missing"
             if not (isinstance(choice, dict) and choice.get("type") == "tool"
@@ -205,9 +207,10 @@ class FakeLLMServer:
                 return "tool_choice must force the tool"
         else:
             fmt = request.get("response_format")
-            if not (isinstance(fmt, dict) and fmt.get("type") == "json_schema"
-                    and "schema" in fmt.get("json_schema", {})):
-                return "response_format json_schema missing"
+            if fmt is not None and not (isinstance(fmt, dict)
+                                        and fmt.get("type") == "json_schema"
+                                        and "schema" in fmt.get("json_schema", {})):
+                return "response_format json_schema malformed"
         return None
 
     async def _handle(self, method: str, path: str, headers: Mapping[str, str],
@@ -262,27 +265,32 @@ class FakeLLMServer:
                                    f"request refused for key {self.key}")
         if fault == "slow":
             await asyncio.sleep(self.slow_s)
-        answer: dict[str, Any] = dict(answer_for(slot))
-        if fault == "schema_breaking":
-            del answer["upper"]
+        name, schema = requested_schema(api, request)
+        answer: dict[str, Any] | None = (
+            None if schema is None else dict(answer_for(slot)) if name == "forecast"
+            else instance_of(name, schema))
+        if answer is not None and fault == "schema_breaking":
+            answer.pop("upper" if "upper" in answer else next(iter(answer)))
         prompt = request["messages"][-1]["content"]
-        text = ("I expect a small improvement." if fault == "not_json_answer"
+        text = (NOTE if answer is None or fault == "not_json_answer"
                 else json.dumps(answer))
         tokens_in, tokens_out = usage_for(prompt, text)
         model = None if fault == "no_model_id" else f"{request['model']}-fake-20250101"
         if anthropic:
             block: dict[str, Any] = (
-                {"type": "text", "text": text} if fault == "not_json_answer"
+                {"type": "text", "text": text} if answer is None or fault == "not_json_answer"
                 else {"type": "tool_use", "id": "toolu_1", "name": request["tools"][0]["name"],
                       "input": answer})
             body: dict[str, Any] = {
                 "id": "msg_1", "type": "message", "role": "assistant", "content": [block],
-                "stop_reason": "tool_use", "usage": {"input_tokens": tokens_in,
-                                                     "output_tokens": tokens_out}}
+                "stop_reason": "tool_use" if block["type"] == "tool_use" else "end_turn",
+                "stop_sequence": None,
+                "usage": {"input_tokens": tokens_in, "output_tokens": tokens_out}}
         else:
-            body = {"id": "chatcmpl-1", "object": "chat.completion",
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": text}}],
+            body = {"id": "chatcmpl-1", "object": "chat.completion", "created": 1764547200,
+                    "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
+                                 "message": {"role": "assistant", "content": text,
+                                             "refusal": None}}],
                     "usage": {"prompt_tokens": tokens_in, "completion_tokens": tokens_out,
                               "total_tokens": tokens_in + tokens_out}}
         if model is not None:
@@ -291,6 +299,47 @@ class FakeLLMServer:
         if fault == "truncated_json":
             payload = payload[: len(payload) // 2]
         return 200, {}, payload
+
+
+NOTE = ("I expect this change to improve the held-out metric by about 0.01, because the"
+        " training set is small; the validation curve should flatten.")
+QUOTES = {"direction": "improve the held-out metric", "target": "by about 0.01",
+          "observable": "the validation curve should flatten", "regime": "",
+          "falsification": "", "counterfactual": ""}
+
+
+def requested_schema(api: str, request: Mapping[str, Any]) -> tuple[str, Any]:
+    """(schema name, JSON schema) the request asks its answer to follow; (\"\", None): text."""
+    if api == "anthropic":
+        tools = request.get("tools")
+        if not tools:
+            return "", None
+        return str(tools[0]["name"]).removeprefix("submit_"), tools[0]["input_schema"]
+    fmt = request.get("response_format")
+    if not isinstance(fmt, dict):
+        return "", None
+    return str(fmt["json_schema"]["name"]), fmt["json_schema"]["schema"]
+
+
+_NUMBERS = {"point": 0.01, "lower": -0.01, "upper": 0.03, "benefit_probability": 0.6,
+            "direction_probability": 0.6}
+
+
+def instance_of(name: str, schema: Mapping[str, Any], key: str = "") -> Any:
+    """A deterministic answer that follows ``schema`` (an extraction quotes :data:`NOTE`)."""
+    kind = schema.get("type")
+    if kind == "object":
+        if name == "extract":
+            return {k: QUOTES.get(k, "") for k in schema["properties"]}
+        return {k: instance_of(name, sub, k) for k, sub in schema["properties"].items()}
+    if kind == "number":
+        return _NUMBERS.get(key, 0.01)
+    if "enum" in schema:
+        values = list(schema["enum"])
+        return "improve" if "improve" in values else values[0]
+    if kind == "string":
+        return f"the {key.replace('_', ' ')} stated briefly"[: int(schema.get("maxLength", 80))]
+    raise ValueError(f"no instance for schema type {kind!r}")
 
 
 def _error(anthropic: bool, kind: str, message: str) -> bytes:

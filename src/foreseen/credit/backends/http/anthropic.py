@@ -9,6 +9,11 @@ canonical JSON of that tool call's ``input``. When no tool call came back,
 the text blocks are the answer (the runner validates it and falls back if it
 is not a forecast). Usage: ``usage.input_tokens`` / ``usage.output_tokens``;
 the returned model id is the body's ``model``.
+
+API version: ``2026-10-21`` by default (``api_version`` option). That version
+refuses every sampling parameter, so ``temperature`` must be ``"omit"`` (the
+model's own sampling is what repeats measure); ``api_version = "2023-06-01"``
+still takes a temperature for the models that accept one.
 """
 
 from __future__ import annotations
@@ -28,7 +33,10 @@ from foreseen.credit.backends.schemas import response_schema
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 DEFAULT_KEY_ENV = "ANTHROPIC_API_KEY"
-DEFAULT_API_VERSION = "2023-06-01"
+#: the current Messages API version; it takes no sampling parameter (temperature, top_p,
+#: top_k: HTTP 400 even at their defaults), so temperature must be "omit" with it
+DEFAULT_API_VERSION = "2026-10-21"
+SAMPLING_VERSIONS = frozenset({"2023-06-01"})
 
 
 class AnthropicBackend(HttpBackend):
@@ -44,6 +52,11 @@ class AnthropicBackend(HttpBackend):
         self.api_version = version
         super().__init__(HttpOptions.parse(options, default_base_url=DEFAULT_BASE_URL,
                                            default_key_env=DEFAULT_KEY_ENV))
+        if self.options.temperature is not None and version not in SAMPLING_VERSIONS:
+            raise UserInputError(
+                f"Anthropic API version {version} takes no temperature: set temperature ="
+                " \"omit\" (the model's own sampling), or api_version = \"2023-06-01\" for a"
+                " model that still accepts one")
 
     def configuration(self) -> dict[str, Any]:
         return self.options.configuration(self.name, api_version=self.api_version,
@@ -58,9 +71,10 @@ class AnthropicBackend(HttpBackend):
             **self.options.provider_options,
             "model": self.options.model,
             "max_tokens": self.options.max_tokens,
-            "temperature": self.options.temperature,
             "messages": [{"role": "user", "content": request.prompt}],
         }
+        if self.options.temperature is not None:
+            body["temperature"] = self.options.temperature
         wanted = response_schema(request)
         if wanted is not None:
             name, schema = wanted

@@ -64,6 +64,20 @@ def read_api_key(env_name: str) -> str:
     return value.strip()
 
 
+OMIT = "omit"
+
+
+def _temperature(value: Any) -> float | None:
+    """A temperature in [0, 2], or None for ``"omit"`` (send no sampling parameter)."""
+    if value == OMIT:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
+            0.0 <= value <= 2.0):
+        raise UserInputError("backend option temperature must be a number in [0, 2] or \"omit\""
+                             " (send none: the model's own sampling)")
+    return float(value)
+
+
 def _number_option(options: Mapping[str, Any], key: str, default: float | None,
                    *, minimum: float = 0.0, strict: bool = False) -> float | None:
     value = options.get(key, default)
@@ -84,7 +98,8 @@ class HttpOptions:
     model: str
     api_key_env: str
     max_tokens: int = 512
-    temperature: float = 0.0
+    #: None: no sampling parameter is sent (the model's own sampling; the option "omit")
+    temperature: float | None = None
     timeout_s: float = 60.0
     pricing: PricingTable = field(default_factory=lambda: PricingTable({}))
     requests_per_minute: float | None = None
@@ -131,7 +146,7 @@ class HttpOptions:
         return cls(
             base_url=base_url.rstrip("/"), model=model, api_key_env=key_env,
             max_tokens=max_tokens,
-            temperature=float(_number_option(options, "temperature", 0.0) or 0.0),
+            temperature=_temperature(options.get("temperature", OMIT)),
             timeout_s=float(_number_option(options, "timeout_s", 60.0, strict=True) or 60.0),
             pricing=PricingTable.from_json(options.get("pricing")),
             requests_per_minute=_number_option(options, "requests_per_minute", None,
@@ -144,7 +159,8 @@ class HttpOptions:
         """What changes a result, frozen into the plan: never the key, never rate limits."""
         return {"backend": backend, "base_url": self.base_url, "model": self.model,
                 "api_key_env": self.api_key_env, "max_tokens": self.max_tokens,
-                "temperature": self.temperature, "timeout_s": self.timeout_s,
+                "temperature": OMIT if self.temperature is None else self.temperature,
+                "timeout_s": self.timeout_s,
                 "pricing": self.pricing.to_json(), "system": self.system,
                 "provider_options": dict(self.provider_options),
                 "forecast_schema_sha256": sha256_json(FORECAST_SCHEMA), **extra}

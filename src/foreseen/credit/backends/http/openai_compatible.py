@@ -53,9 +53,10 @@ class OpenAICompatibleBackend(HttpBackend):
             **self.options.provider_options,
             "model": self.options.model,
             "max_tokens": self.options.max_tokens,
-            "temperature": self.options.temperature,
             "messages": messages,
         }
+        if self.options.temperature is not None:
+            body["temperature"] = self.options.temperature
         if wanted is not None:
             name, schema = wanted
             body["response_format"] = {"type": "json_schema",
