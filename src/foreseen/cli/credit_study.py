@@ -16,7 +16,7 @@ import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import typer
 
@@ -44,8 +44,9 @@ BaseUrl = Annotated[str | None, typer.Option(
     "--base-url", help="The forecaster's API base URL (e.g. a local vLLM server).")]
 ApiKeyEnv = Annotated[str | None, typer.Option(
     "--api-key-env", help="NAME of the environment variable holding the API key.")]
-Temperature = Annotated[float | None, typer.Option(
-    "--temperature", help="Sampling temperature of the forecaster (and explainer).")]
+Temperature = Annotated[str | None, typer.Option(
+    "--temperature", help="Sampling temperature of the forecaster (and explainer): a number"
+    " in [0, 2], or 'omit' to send none (the model's own sampling).")]
 Command = Annotated[str | None, typer.Option(
     "--command", help="Program and arguments for a command backend (prompt on stdin).")]
 ExplainerBackend = Annotated[str | None, typer.Option(
@@ -82,7 +83,7 @@ def run_and_print(name: str, out: Path | None, values: Mapping[str, Any], *,
                   verify_outcomes: bool = False, inject_faults: int | None = None,
                   forecaster: str | None = None, model: str | None = None,
                   base_url: str | None = None, api_key_env: str | None = None,
-                  temperature: float | None = None, command: str | None = None,
+                  temperature: str | None = None, command: str | None = None,
                   explainer: str | None = None, explainer_model: str | None = None,
                   concurrency: int | None = None, budget_usd: float | None = None,
                   dry_run: bool = False, accept_failures: bool = False) -> None:
@@ -109,7 +110,7 @@ def run_and_print(name: str, out: Path | None, values: Mapping[str, Any], *,
         options={k: v for k, v in values.items() if v is not None}, out=out,
         replicates=replicates, seed=seed, repeats=repeats, workers=workers, cache=cache,
         verify_outcomes=verify_outcomes or None, forecaster=forecaster, model=model,
-        base_url=base_url, api_key_env=api_key_env, temperature=temperature,
+        base_url=base_url, api_key_env=api_key_env, temperature=_temperature(temperature),
         command=command, explainer=explainer, explainer_model=explainer_model,
         concurrency=concurrency, budget_usd=budget_usd))
     folder = Path(run.out) if run.out is not None else Path("out") / name
@@ -130,6 +131,16 @@ def run_and_print(name: str, out: Path | None, values: Mapping[str, Any], *,
     typer.echo(study_summary(result))
 
 
+def _temperature(value: str | None) -> float | Literal["omit"] | None:
+    """``--temperature``: a number, or ``omit``."""
+    if value is None or value == "omit":
+        return "omit" if value == "omit" else None
+    try:
+        return float(value)
+    except ValueError:
+        raise ConfigError(f"--temperature {value!r}: give a number in [0, 2] or 'omit'") from None
+
+
 def _confirm_cost(bound: float | None, budget: float | None) -> None:
     """Ask on a terminal (refuse in a pipe) when the cost bound exceeds the budget."""
     if budget is None or (bound is not None and bound <= budget):
@@ -142,6 +153,12 @@ def _confirm_cost(bound: float | None, budget: float | None) -> None:
     if not typer.confirm(f"The run's cost {what}, above the budget of {budget:g} USD (the run"
                          " stops cleanly at the budget). Continue?"):
         raise typer.Abort()
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, (tuple, list)):
+        return ", ".join(str(v) for v in value)
+    return str(value)
 
 
 def _study_command(name: str, title: str,
@@ -182,15 +199,18 @@ def _study_command(name: str, title: str,
     signature = [inspect.Parameter(param, inspect.Parameter.KEYWORD_ONLY, annotation=kind,
                                    default=default) for param, kind, default in shared]
     for param, kind, default, help_text in parameters:
+        # no default on the command line: an option not given leaves the configuration
+        # file's value (or the study's default) in force
         flag = "--" + param.replace("_", "-")
+        shown = "" if default is None else f" [default: {_shown(default)}]"
         if kind == "str_list":
             annotation: Any = Annotated[list[str] | None, typer.Option(
-                flag, help=f"{help_text} (repeatable)")]
-            default = None
+                flag, help=f"{help_text} (repeatable){shown}")]
         else:
-            annotation = Annotated[_KINDS[kind] | None, typer.Option(flag, help=help_text)]
+            annotation = Annotated[_KINDS[kind] | None, typer.Option(
+                flag, help=help_text + shown)]
         signature.append(inspect.Parameter(param, inspect.Parameter.KEYWORD_ONLY,
-                                           annotation=annotation, default=default))
+                                           annotation=annotation, default=None))
     command.__signature__ = inspect.Signature(signature)  # type: ignore[attr-defined]
     command.__doc__ = f"{title}: build, explain, freeze, run, reveal, report."
     command.__name__ = f"study_{name}"

@@ -30,7 +30,7 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from foreseen.core.errors import ConfigError
 from foreseen.core.schema import SchemaError, from_json, json_schema
@@ -56,7 +56,8 @@ class BackendConfig:
     model: str | None = None
     base_url: str | None = None
     api_key_env: str | None = None
-    temperature: float | None = None
+    #: a number in [0, 2], or "omit" (send none: the model's own sampling)
+    temperature: float | Literal["omit"] | None = None
     max_tokens: int | None = None
     timeout_s: float | None = None
     requests_per_minute: float | None = None
@@ -168,8 +169,8 @@ def check(config: RunConfig, source: str = "configuration") -> None:
         raise ConfigError(f"{source}: two explainers share a name")
     for block in ([config.forecaster] if config.forecaster else []) + list(config.explainers):
         backend_entry(block.backend)
-        if block.temperature is not None and not 0.0 <= block.temperature <= 2.0:
-            raise ConfigError(f"{source}: temperature must be in [0, 2]")
+        if isinstance(block.temperature, float) and not 0.0 <= block.temperature <= 2.0:
+            raise ConfigError(f"{source}: temperature must be in [0, 2] or \"omit\"")
     for explainer in config.explainers:
         if explainer.extractor not in ("llm", "rules"):
             raise ConfigError(f"{source}: explainer extractor must be llm or rules")

@@ -21,7 +21,7 @@ import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from foreseen.core.errors import ConfigError
 from foreseen.credit.studies.config import BackendConfig, ExplainerConfig, RunConfig, check
@@ -43,7 +43,7 @@ class Overrides:
     model: str | None = None
     base_url: str | None = None
     api_key_env: str | None = None
-    temperature: float | None = None
+    temperature: float | Literal["omit"] | None = None
     command: str | None = None
     explainer: str | None = None
     explainer_model: str | None = None
