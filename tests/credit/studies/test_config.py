@@ -66,11 +66,11 @@ def test_unreadable_and_malformed_files(tmp_path: Path) -> None:
         load_config(tmp_path / "absent.toml")
     bad = tmp_path / "bad.toml"
     bad.write_text("study = \n", encoding="utf-8")
-    with pytest.raises(ConfigError, match="bad.toml is not valid"):
+    with pytest.raises(ConfigError, match=r"bad\.toml is not valid"):
         load_config(bad)
     other = tmp_path / "run.ini"
     other.write_text("x", encoding="utf-8")
-    with pytest.raises(ConfigError, match="use a .toml, .yaml or .json file"):
+    with pytest.raises(ConfigError, match=r"use a \.toml, \.yaml or \.json file"):
         load_config(other)
     yaml_file = tmp_path / "run.yaml"
     yaml_file.write_text("study: tox21\noptions:\n  endpoints: [NR-AR]\n", encoding="utf-8")
