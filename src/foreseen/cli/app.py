@@ -13,7 +13,9 @@ exit code (2). Nothing else catches them.
 
 from __future__ import annotations
 
+import json
 import sys
+from pathlib import Path
 from typing import Annotated, NoReturn
 
 import typer
@@ -56,6 +58,22 @@ def root(
 ) -> None:
     """Forecast the outcomes of AI agents' work before it is paid for."""
     console.configure(quiet=quiet, verbose=verbose)
+
+
+@app.command("schemas")
+def schemas_command(
+    out: Annotated[Path, typer.Option("--out", help="Folder to write <artefact>.schema.json"
+                                      " files into.")] = Path("docs/schemas"),
+) -> None:
+    """Write the JSON Schema of every artefact foreseen writes (generated from its types)."""
+    from foreseen.artefacts import schemas
+    from foreseen.core.digest import write_text_atomic
+
+    written = schemas()
+    for name, schema in written.items():
+        write_text_atomic(out / f"{name}.schema.json",
+                          json.dumps(schema, indent=2, ensure_ascii=False) + "\n")
+    typer.echo(f"{len(written)} schemas -> {out}")
 
 
 @app.command("version")

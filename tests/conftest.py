@@ -1,4 +1,4 @@
-"""Fixtures for the credit tests: one cached real study build."""
+"""Fixtures shared by the tests: one cached real controlled-study build."""
 
 from __future__ import annotations
 
