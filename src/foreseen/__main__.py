@@ -1,5 +1,5 @@
 """``python -m foreseen``."""
 
-from foreseen.cli.app import main
+from foreseen.cli.entry import main
 
 main()

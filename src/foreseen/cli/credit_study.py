@@ -21,7 +21,6 @@ from typing import Annotated, Any, Literal
 import typer
 
 from foreseen.cli import options
-from foreseen.cli.credit_summary import study_summary
 from foreseen.core.errors import ConfigError
 
 VERIFY_FRACTION = 0.1
@@ -94,6 +93,7 @@ def run_and_print(name: str, out: Path | None, values: Mapping[str, Any], *,
     cost bound exceeds ``--budget-usd`` (or cannot be bounded) asks for
     confirmation on a terminal and is refused in a pipe.
     """
+    from foreseen.cli.credit_summary import study_summary
     from foreseen.core.parallel import make_executor
     from foreseen.core.progress import status
     from foreseen.credit.studies.config import RunConfig, load_config

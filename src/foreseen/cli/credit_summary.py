@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from foreseen.credit.analysis.report import CreditReport
-from foreseen.credit.studies.pipeline import StudyRunResult
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from foreseen.credit.analysis.report import CreditReport
+    from foreseen.credit.studies.pipeline import StudyRunResult
 
 
 def _fmt(value: float | None) -> str:

@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import stats
 
 from foreseen.credit.analysis.record import OPTIONAL, Record
 from foreseen.credit.model import SlotRecord
@@ -103,6 +102,8 @@ def trimmed_mean(values: FloatArray, proportion: float = 0.1) -> float | None:
     """``scipy.stats.trim_mean`` of the finite values (None when there are none)."""
     finite = np.asarray(values, dtype=np.float64)
     finite = finite[np.isfinite(finite)]
+    from scipy import stats  # here: scipy.stats costs about a second at start-up
+
     return None if finite.size == 0 else float(stats.trim_mean(finite, proportion))
 
 

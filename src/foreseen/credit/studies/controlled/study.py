@@ -30,12 +30,6 @@ from foreseen.credit.studies.base import (
     StudyParameter,
     Verification,
 )
-from foreseen.credit.studies.controlled.build import (
-    DEFAULT_SEED,
-    MAX_TASKS,
-    build_controlled_study,
-    verify_outcomes,
-)
 
 CARD_CONTEXTS: tuple[str, ...] = ("matched_card", "donor_card@other_intervention",
                                   "donor_card@seed_swap")
@@ -45,6 +39,9 @@ CONTEXTS: dict[str | None, tuple[str, ...]] = {
     "plain_note": ("matched_card", "matched_note", *CARD_CONTEXTS[1:]),
     "placebo": CARD_CONTEXTS,
 }
+#: the build seed and the largest study (kept here so listing the study imports no build code)
+DEFAULT_SEED = 20261129
+MAX_TASKS = 240
 LLM_CONTEXTS: tuple[str, ...] = ("matched_card", "matched_note", "donor_card@other_intervention")
 REPEATS = 2
 DEFAULT_TASKS = 24
@@ -79,6 +76,8 @@ class ControlledStudy(StudyDefinition):
 
     def build(self, options: Mapping[str, Any], *, executor: Executor | None,
               cache: Path | None) -> BuiltStudy:
+        from foreseen.credit.studies.controlled.build import build_controlled_study
+
         build = build_controlled_study(DEFAULT_SEED, n_tasks=int(options["tasks"]), cache=cache)
         return BuiltStudy(build)
 
@@ -95,6 +94,8 @@ class ControlledStudy(StudyDefinition):
 
     def verify(self, built: BuiltStudy, options: Mapping[str, Any], *, fraction: float,
                executor: Executor | None) -> Verification:
+        from foreseen.credit.studies.controlled.build import verify_outcomes
+
         record = verify_outcomes(built.build.study, built.build.outcomes, fraction)
         return Verification(int(record["checked"]), int(record["reproduced"]),
                             bool(record["ok"]) and bool(record["code_digest_matches"]),

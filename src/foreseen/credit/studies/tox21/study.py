@@ -33,7 +33,6 @@ from foreseen.credit.studies.base import (
     StudySection,
     Verification,
 )
-from foreseen.credit.studies.tox21.build import build_tox21, seed_pair_summary, verify_outcomes
 from foreseen.credit.studies.tox21.data import ENDPOINTS
 from foreseen.credit.studies.verification import zero_outcome_share
 
@@ -75,6 +74,8 @@ class Tox21Study(StudyDefinition):
 
     def build(self, options: Mapping[str, Any], *, executor: Executor | None,
               cache: Path | None) -> BuiltStudy:
+        from foreseen.credit.studies.tox21.build import build_tox21
+
         built = build_tox21(tuple(options["endpoints"]), executor=executor, cache=cache,
                             data_path=_data(options))
         diagnostics = built.diagnostics()
@@ -101,6 +102,8 @@ class Tox21Study(StudyDefinition):
 
     def verify(self, built: BuiltStudy, options: Mapping[str, Any], *, fraction: float,
                executor: Executor | None) -> Verification:
+        from foreseen.credit.studies.tox21.build import verify_outcomes
+
         record = verify_outcomes(built.build.study, built.build.outcomes, fraction,
                                  data_path=_data(options))
         ok = bool(record["ok"]) and bool(record["code_digest_matches"]) and bool(
@@ -109,6 +112,8 @@ class Tox21Study(StudyDefinition):
 
     def section(self, built: BuiltStudy, outcomes: Mapping[str, float],
                 verification: Verification | None) -> StudySection:
+        from foreseen.credit.studies.tox21.build import seed_pair_summary
+
         study = built.build.study
         noise = seed_pair_summary(study, outcomes)
         zeros = zero_outcome_share(study, [Outcome(sid, y) for sid, y in sorted(outcomes.items())])
