@@ -70,7 +70,8 @@ def main() -> None:
         print(f"{name:<34} {seconds:>9.3f} {'' if target is None else f'≤ {target}':>8}")
     analyze = rows[-1][1]
     print(f"{'reference protocol (in-process)':<34} {reference:>9.3f}")
-    print(f"speed-up of teams analyze over the reference: {reference / analyze:.0f}× (target ≥ 40×)")
+    print(f"speed-up of teams analyze over the reference: {reference / analyze:.0f}×"
+          " (target ≥ 40×)")
 
 
 if __name__ == "__main__":
