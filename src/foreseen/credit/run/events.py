@@ -39,7 +39,7 @@ EVENTS_FORMAT = "foreseen.credit.events/1"
 
 @dataclass(frozen=True)
 class SlotIdentity:
-    """Which slot an event is about (copied from the plan's slot)."""
+    """Which slot an event is about (copied from the plan's slot); slot events extend it."""
 
     slot_id: str
     explainer: str | None
@@ -49,16 +49,16 @@ class SlotIdentity:
     delivered: bool | None
     signal: float | None
 
-    @classmethod
-    def of(cls, slot: Mapping[str, Any]) -> SlotIdentity:
-        return cls(str(slot["slot_id"]), slot.get("explainer"), str(slot["state_id"]),
-                   str(slot["context_id"]), int(slot["repeat"]), slot.get("delivered"),
-                   slot.get("signal"))
+    @staticmethod
+    def of(slot: Mapping[str, Any]) -> SlotIdentity:
+        return SlotIdentity(str(slot["slot_id"]), slot.get("explainer"), str(slot["state_id"]),
+                            str(slot["context_id"]), int(slot["repeat"]),
+                            slot.get("delivered"), slot.get("signal"))
 
     def fields(self) -> dict[str, Any]:
-        return {"slot_id": self.slot_id, "explainer": self.explainer,
-                "state_id": self.state_id, "context_id": self.context_id,
-                "repeat": self.repeat, "delivered": self.delivered, "signal": self.signal}
+        """The identity's fields (to start a slot event: ``CallCompleted(**id.fields(), …)``)."""
+        return {name: getattr(self, name) for name in (
+            "slot_id", "explainer", "state_id", "context_id", "repeat", "delivered", "signal")}
 
 
 @dataclass(frozen=True)
@@ -104,17 +104,10 @@ class Usage:
 
 
 @dataclass(frozen=True)
-class CallCompleted:
+class CallCompleted(SlotIdentity):
     """An answer arrived: the raw text, its parse (``forecast``) or why it is not valid."""
 
     TYPE: ClassVar[str] = "call_completed"
-    slot_id: str
-    explainer: str | None
-    state_id: str
-    context_id: str
-    repeat: int
-    delivered: bool | None
-    signal: float | None
     attempt: int
     valid: bool
     reason: str | None
@@ -131,17 +124,10 @@ class CallCompleted:
 
 
 @dataclass(frozen=True)
-class FallbackAssigned:
+class FallbackAssigned(SlotIdentity):
     """The slot's terminal fallback forecast (intention to treat), with the reason."""
 
     TYPE: ClassVar[str] = "fallback_assigned"
-    slot_id: str
-    explainer: str | None
-    state_id: str
-    context_id: str
-    repeat: int
-    delivered: bool | None
-    signal: float | None
     reason: str
     forecast: dict[str, Any]
 
@@ -158,17 +144,10 @@ class BudgetExhausted:
 
 
 @dataclass(frozen=True)
-class SlotHalted:
+class SlotHalted(SlotIdentity):
     """A slot whose calls failed while the service was down: retried by the next run."""
 
     TYPE: ClassVar[str] = "slot_halted"
-    slot_id: str
-    explainer: str | None
-    state_id: str
-    context_id: str
-    repeat: int
-    delivered: bool | None
-    signal: float | None
     reason: str
 
 
