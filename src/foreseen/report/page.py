@@ -28,9 +28,11 @@ body{margin:0;background:var(--bg);color:var(--ink);
 font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",Arial,sans-serif}
 main{max-width:1100px;margin:0 auto;padding:1rem 1.25rem 3rem}
 h1{font-size:1.6rem;margin:.5rem 0 .25rem}h2{font-size:1.25rem;margin:2rem 0 .5rem;
-border-bottom:1px solid var(--line);padding-bottom:.25rem}h3{font-size:1.05rem;margin:1.25rem 0 .4rem}
+border-bottom:1px solid var(--line);padding-bottom:.25rem}
+h3{font-size:1.05rem;margin:1.25rem 0 .4rem}
 .subtitle{color:var(--muted);margin:0 0 1rem}
-.headline{background:var(--panel);border:1px solid var(--line);border-radius:8px;padding:.75rem 1rem}
+.headline{background:var(--panel);border:1px solid var(--line);border-radius:8px;
+padding:.75rem 1rem}
 .standin{border-left:4px solid var(--warn);background:#fff8e6;padding:.5rem .75rem;margin:.5rem 0}
 .verdicts{display:grid;grid-template-columns:repeat(auto-fill,minmax(240px,1fr));gap:.5rem;
 margin:.5rem 0;padding:0;list-style:none}

@@ -157,7 +157,7 @@ def charts(record: E046Record,
 
 
 def _overview(record: E046Record) -> Table:
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for split, report in record.splits.items():
         if isinstance(report, FeasibleSplit):
             rows.append((split, str(report.competent_agents), str(report.tasks),

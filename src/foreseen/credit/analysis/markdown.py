@@ -440,7 +440,7 @@ def render_markdown(report: CreditAnalysis, *, forecaster_summary: str | None = 
               f"{fmt(1 - config.alpha)}.", ""]
 
     primary = primary_losses(report)
-    merged_rows, merged = merge_variants([r for r in report.contrasts if r.loss in primary])
+    merged_rows, _ = merge_variants([r for r in report.contrasts if r.loss in primary])
     merged_rows = [m for m in merged_rows if m.variant in ("itt", MERGED_VARIANT)]
     lines += ["## Primary contrasts", "",
               f"Intention to treat, loss {', '.join(primary)}; positive differences favour "
