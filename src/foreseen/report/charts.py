@@ -35,7 +35,9 @@ class Series:
     y: tuple[float, ...] = ()
     low: tuple[float, ...] = ()
     high: tuple[float, ...] = ()
-    style: str = ""  # "", "dashed", "dotted", "muted", "accent", "pass", "fail"
+    style: str = ""  # "", "dashed", "dotted", "muted", "accent", "pass", "fail", "reference"
+    colour_key: str = ""  # series with the same key share a colour (a forecast and its band)
+    legend: bool = True
 
     def __post_init__(self) -> None:
         lengths = {len(values) for values in (self.x, self.y, self.low, self.high) if values}

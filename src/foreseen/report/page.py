@@ -37,7 +37,7 @@ padding:.75rem 1rem}
 .verdicts{display:grid;grid-template-columns:repeat(auto-fill,minmax(240px,1fr));gap:.5rem;
 margin:.5rem 0;padding:0;list-style:none}
 .verdict{border:1px solid var(--line);border-radius:6px;padding:.45rem .6rem;background:#fff;
-break-inside:avoid}
+break-inside:avoid;overflow-wrap:anywhere}
 .verdict b{display:block}.verdict .tone{font-weight:600}
 .tone-pass{color:var(--pass)}.tone-fail{color:var(--fail)}.tone-warn{color:var(--warn)}
 .tone-neutral{color:var(--muted)}
@@ -52,7 +52,7 @@ th{background:var(--panel);position:sticky;top:0}
 tr{break-inside:avoid}
 nav.toc{font-size:.9rem}nav.toc a{margin-right:.75rem}
 code{font-size:.85em;word-break:break-all}
-ul.facts{padding-left:1.1rem}
+ul.facts{padding-left:1.1rem;overflow-wrap:anywhere}
 footer{color:var(--muted);font-size:.8rem;margin-top:2rem}
 @media (max-width:640px){body{font-size:14px}main{padding:.75rem}h1{font-size:1.3rem}
 .verdicts{grid-template-columns:1fr}}

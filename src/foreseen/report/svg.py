@@ -21,6 +21,8 @@ from foreseen.report.charts import Chart, Panel, Series
 from foreseen.report.page import Figure
 
 HASH_SALT = "foreseen-report"
+RASTER_POINTS = 100  # a scatter of at least this many points is embedded as a bitmap
+RASTER_DPI = 144
 # Okabe–Ito: distinguishable with the common colour-vision deficiencies
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442",
            "#000000", "#999999", "#882255")
@@ -50,18 +52,33 @@ def _matplotlib() -> Any:
 
 
 def _colour(series: Series, index: int) -> str:
-    return STYLE_COLOURS.get(series.style, PALETTE[index % len(PALETTE)])
+    if series.style in STYLE_COLOURS:
+        return STYLE_COLOURS[series.style]
+    if series.kind in ("hline", "vline"):
+        return STYLE_COLOURS["reference"]
+    return PALETTE[index % len(PALETTE)]
+
+
+def _colour_indices(series: tuple[Series, ...]) -> list[int]:
+    """Palette position of each series: by first appearance of its colour key (or itself)."""
+    keys: dict[str, int] = {}
+    indices = []
+    for position, item in enumerate(series):
+        key = item.colour_key or f"#{position}"
+        indices.append(keys.setdefault(key, len(keys)))
+    return indices
 
 
 def _draw_series(axes: Any, series: Series, colour: str) -> None:
     dashes = {"dashed": "--", "dotted": ":"}.get(series.style, "-")
-    label = series.label
+    label = series.label if series.legend else "_nolegend_"
     if series.kind == "line":
         axes.plot(series.x, series.y, linestyle=dashes, color=colour, label=label, marker="o",
                   markersize=3, linewidth=1.5)
     elif series.kind == "points":
+        # many points are drawn as one embedded bitmap (still inline: nothing is fetched)
         axes.scatter(series.x, series.y, s=10, color=colour, alpha=0.6, label=label,
-                     linewidths=0)
+                     linewidths=0, rasterized=len(series.x) >= RASTER_POINTS)
     elif series.kind == "band":
         axes.fill_between(series.x, series.low, series.high, color=colour, alpha=0.15,
                           label=label, linewidth=0)
@@ -93,7 +110,7 @@ def _draw_panel(axes: Any, panel: Panel, legend: bool) -> None:
     axes.set_title(panel.title)
     axes.set_xlabel(panel.xlabel)
     axes.set_ylabel(panel.ylabel)
-    for index, series in enumerate(panel.series):
+    for index, series in zip(_colour_indices(panel.series), panel.series, strict=True):
         _draw_series(axes, series, _colour(series, index))
     if panel.xcategories:
         axes.set_xticks(range(len(panel.xcategories)), panel.xcategories, rotation=30,
@@ -104,9 +121,9 @@ def _draw_panel(axes: Any, panel: Panel, legend: bool) -> None:
     if panel.note:
         axes.text(0.5, 0.5, panel.note, transform=axes.transAxes, ha="center", va="center",
                   wrap=True, color="#666666")
-    labelled = [s for s in panel.series if s.label and not s.label.startswith("_")]
+    labelled = [s for s in panel.series if s.legend and s.label]
     if legend and labelled:
-        axes.legend(loc="best")
+        axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
 
 
 def render(chart: Chart) -> str:
@@ -126,7 +143,8 @@ def render(chart: Chart) -> str:
             else:
                 axes.set_visible(False)
         buffer = io.StringIO()
-        figure.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
+        figure.savefig(buffer, format="svg", dpi=RASTER_DPI,
+                       metadata={"Date": None, "Creator": None})
     return _inline(buffer.getvalue())
 
 

@@ -88,13 +88,15 @@ def curve_chart(record: E046Record,
         grid = [int(m) for m in report.primary.population_curve]
         curve = [report.primary.population_curve[str(m)] for m in grid]
         series = [Series("exact C(m)", "line", tuple(float(m) for m in grid), tuple(curve),
-                         style="")]
+                         style="reference")]
         series.append(Series("ceiling 1 − floor", "hline", (),
                              (1.0 - report.blind_spot_floor.fraction,), style="dashed"))
         for name, forecast in forecasts.get(split, {}).items():
             xs = tuple(float(m) for m in forecast.sizes)
-            series.append(Series(f"{name} band", "band", xs, (), forecast.lower, forecast.upper))
-            series.append(Series(name, "line", xs, forecast.point, style="dotted"))
+            series.append(Series(f"{name} band", "band", xs, (), forecast.lower, forecast.upper,
+                                 colour_key=name, legend=False))
+            series.append(Series(name, "line", xs, forecast.point, style="dotted",
+                                 colour_key=name))
         panels.append(Panel(f"{split}: M = {report.competent_agents}, N = {report.tasks}",
                             "team size m", "coverage C(m)", tuple(series)))
     has_forecasts = any(forecasts.values())
@@ -102,7 +104,8 @@ def curve_chart(record: E046Record,
                "1 − floor/N (dashed: tasks no agent solves stay unsolved)")
     caption += (f", and each preregistered forecaster's forecast from one seeded pilot of "
                 f"k = {PILOT_SIZE} agents (dotted) with its {pct(BAND_LEVEL, 0)} bootstrap "
-                f"band ({BAND_REPLICATES} task × agent replicates)." if has_forecasts else
+                f"band (shaded in its colour; {BAND_REPLICATES} task × agent replicates)."
+                if has_forecasts else
                 ". Pilot forecasts need the split's matrix: run `foreseen report` with "
                 "--source MATRIX (or from `teams analyze`).")
     return Chart("population-curve", "Population curve, floor and pilot forecasts", caption,
