@@ -19,6 +19,7 @@ import typer
 
 from foreseen.cli import options
 from foreseen.cli.credit_summary import study_summary
+from foreseen.cli.report import NoHtml
 from foreseen.core.errors import ConfigError
 
 VERIFY_FRACTION = 0.1
@@ -75,8 +76,13 @@ def run_and_print(name: str, out: Path | None, values: Mapping[str, Any], *,
                   base_url: str | None = None, api_key_env: str | None = None,
                   temperature: float | None = None, command: str | None = None,
                   explainer: str | None = None, explainer_model: str | None = None,
-                  concurrency: int | None = None, budget_usd: float | None = None) -> None:
-    """Run study ``name`` from its configuration file and flags; print its summary."""
+                  concurrency: int | None = None, budget_usd: float | None = None,
+                  no_html: bool = False) -> None:
+    """Run study ``name`` from its configuration file and flags; print its summary.
+
+    Then ``report.md`` gets its full headline (stand-ins named) and, unless
+    ``no_html``, ``report.html`` is written beside it (:mod:`foreseen.report.build`).
+    """
     from foreseen.core.parallel import make_executor
     from foreseen.credit.studies.config import RunConfig, load_config
     from foreseen.credit.studies.overrides import Overrides, apply_overrides
@@ -102,7 +108,11 @@ def run_and_print(name: str, out: Path | None, values: Mapping[str, Any], *,
         settings = replace(settings, inject_faults=inject_faults)
     result = run_study(definition, folder, settings, executor=make_executor(run.workers),
                        progress=True)
+    from foreseen.report.build import write_run_reports
+
+    written = write_run_reports(result.folder, html=not no_html)
     typer.echo(study_summary(result))
+    typer.echo("reports: " + ", ".join(str(path) for path in written))
 
 
 def _study_command(name: str, title: str,
@@ -137,6 +147,7 @@ def _study_command(name: str, title: str,
         ("explainer_model", ExplainerModel, None),
         ("concurrency", Concurrency, None),
         ("budget_usd", BudgetUsd, None),
+        ("no_html", NoHtml, False),
     ]
     signature = [inspect.Parameter(param, inspect.Parameter.KEYWORD_ONLY, annotation=kind,
                                    default=default) for param, kind, default in shared]
@@ -181,6 +192,7 @@ def demo_command(
     tasks: Annotated[int, typer.Option("--tasks", help="Tasks in the controlled study.")] = 24,
     cache: Cache = None,
     inject_faults: InjectFaults = None,
+    no_html: NoHtml = False,
 ) -> None:
     """The controlled study end to end with the offline stand-ins (a check of the machinery).
 
@@ -188,7 +200,7 @@ def demo_command(
     ``--config`` or ``--forecaster`` to run a real model.
     """
     run_and_print("controlled", out, {"tasks": tasks}, replicates=replicates, workers=1,
-                  cache=cache, inject_faults=inject_faults)
+                  cache=cache, inject_faults=inject_faults, no_html=no_html)
 
 
 def mirror_command(

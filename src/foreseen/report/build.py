@@ -125,3 +125,36 @@ def write_html(path: str | Path, *, matrices: Sequence[OutcomeMatrix] = (),
         except OSError as error:
             raise UserInputError(f"cannot write {target}: {error.strerror}") from None
     return target
+
+
+def write_credit_markdown(run: RunFolder) -> Path:
+    """Rewrite the run folder's ``report.md`` with what only the folder knows.
+
+    The analysis writes ``report.md`` from ``report.json`` alone; here the
+    headline also names each explainer's generator and the forecaster's
+    registry summary, so the stand-in label says what the stand-ins do. The
+    study's own section stays on top, as the analysis wrote it.
+    """
+    from foreseen.credit.analysis.markdown import render_markdown
+    from foreseen.credit.run.pipeline import read_study_section
+
+    section = read_study_section(run.folder)
+    text = render_markdown(run.report, forecaster_summary=run.forecaster_summary,
+                           explainer_generators=run.explainer_generators)
+    target = run.folder / "report.md"
+    write_text_atomic(target, (section.markdown if section is not None else "") + text)
+    return target
+
+
+def write_run_reports(folder: Path, *, html: bool = True) -> list[Path]:
+    """``report.md`` (refreshed) and, with ``html``, ``report.html`` of a credit run folder."""
+    with status(f"writing the reports of {folder}"):
+        artefact = load_artefact(folder)
+        if not isinstance(artefact.value, RunFolder):
+            raise SourceError(f"{folder} is not a credit run folder")
+        written = [write_credit_markdown(artefact.value)]
+        if html:
+            target = html_path(artefact)
+            write_text_atomic(target, render_page(build_page(artefact)))
+            written.append(target)
+    return written

@@ -71,7 +71,8 @@ def _generators(plan_body: Mapping[str, object]) -> dict[str, str]:
             first = next(iter(by_state.values()))
             if isinstance(first, dict):
                 generator = first.get("generator")
-                found[explainer] = str(generator) if generator else str(first.get("source"))
+                text = str(generator) if generator else str(first.get("source"))
+                found[explainer] = text.split(" ")[0]
     return found
 
 
