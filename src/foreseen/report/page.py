@@ -54,6 +54,7 @@ nav.toc{font-size:.9rem}nav.toc a{margin-right:.75rem}
 code{font-size:.85em;word-break:break-all}
 ul.facts{padding-left:1.1rem;overflow-wrap:anywhere}
 footer{color:var(--muted);font-size:.8rem;margin-top:2rem}
+p,li,figcaption,footer,h1,h2,h3{overflow-wrap:anywhere}
 @media (max-width:640px){body{font-size:14px}main{padding:.75rem}h1{font-size:1.3rem}
 .verdicts{grid-template-columns:1fr}}
 @media print{body{font-size:11pt}main{max-width:none;padding:0}nav.toc{display:none}
