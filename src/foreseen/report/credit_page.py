@@ -28,6 +28,7 @@ from foreseen.credit.analysis.markdown import (
     MERGED_VARIANT,
     arm_variants_identical,
     check_verdicts,
+    drop_repeats,
     merge_variants,
     primary_losses,
     stand_in_lines,
@@ -279,6 +280,16 @@ def _contrast_table(rows: Sequence[ContrastRow], caption: str) -> Table:
                  caption=caption + note)
 
 
+def _delivered_section(report: CreditReport) -> Section:
+    rows, repeated = drop_repeats(report.delivered_subset.contrasts, report.contrasts)
+    note = (f"{repeated} delivered-subset contrasts equal their intention-to-treat values "
+            "(every slot delivered) and are not repeated here." if repeated else
+            "" if report.delivered_subset.contrasts else "no delivered-subset contrasts")
+    return Section("Delivered subset (descriptive; never feeds a gate)",
+                   paragraphs=(note,) if note else (),
+                   tables=(_contrast_table(rows, "delivered subset"),) if rows else ())
+
+
 def _metrics_table(report: CreditReport) -> Table:
     rows = []
     for arm, variants in report.metrics.items():
@@ -347,9 +358,6 @@ def page(run: RunFolder, figures: Sequence[Figure]) -> Page:
         appendix=(
             Section("Every contrast", tables=(_contrast_table(
                 report.contrasts, "every contrast"),)),
-            Section("Delivered subset (descriptive; never feeds a gate)", tables=(
-                _contrast_table(report.delivered_subset.contrasts,
-                                "delivered subset"),)) if report.delivered_subset.contrasts
-            else Section("Delivered subset", paragraphs=("no delivered-subset contrasts",)),
+            _delivered_section(report),
         ),
     )

@@ -8,6 +8,7 @@ from foreseen.credit.analysis.analyze import AnalysisConfig, analyze
 from foreseen.credit.analysis.gates import tox21_harm_gate
 from foreseen.credit.analysis.markdown import (
     MERGED_VARIANT,
+    drop_repeats,
     fmt,
     fmt_interval,
     merge_variants,
@@ -101,3 +102,12 @@ def test_an_offline_forecaster_is_labelled_a_stand_in_and_a_model_is_not() -> No
         "backend": "anthropic", "model": "some-model"}))
     text = render_markdown(online, explainer_generators={"llm": "llm:anthropic:abc:1"})
     assert "STAND-IN" not in text and "stand-in" not in text
+
+
+def test_a_delivered_row_equal_to_its_itt_row_is_counted_not_repeated() -> None:
+    analysis = _analysis()
+    itt = next(r for r in analysis.contrasts if r.variant == "itt" and r.estimate is not None)
+    same = replace(itt, variant="delivered", leave_one_task_out=None, taskwise_ratios=None)
+    moved = replace(same, ci95=(itt.ci95[0] - 1e-9, itt.ci95[1]) if itt.ci95 else (0.0, 1.0))
+    assert drop_repeats([same], analysis.contrasts) == ([], 1)
+    assert drop_repeats([moved], analysis.contrasts) == ([moved], 0)

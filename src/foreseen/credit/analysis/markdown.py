@@ -19,9 +19,11 @@ in this order:
 Repeated rows are dropped (:func:`merge_variants`): when a contrast's or an
 arm's intention-to-treat and valid-only values are identical (integrity 1),
 one row is printed with the variant ``itt = valid_only`` and the text says
-so. Every contrast is printed with its 95 % interval, one-sided lower bound,
-90 % interval, equivalence statement and number of clusters; undefined values
-print as ``—`` followed by their reason.
+so; a delivered-subset row equal to its ITT row (every slot delivered) is
+counted, not repeated (:func:`drop_repeats`). Every contrast is printed with
+its 95 % interval, one-sided lower bound, 90 % interval, equivalence
+statement and number of clusters; undefined values print as ``—`` followed by
+their reason.
 """
 
 from __future__ import annotations
@@ -119,6 +121,20 @@ def merge_variants(rows: Sequence[ContrastRow]) -> tuple[list[MergedRow], int]:
 
 def _key(row: ContrastRow) -> tuple[str, ...]:
     return (row.kind, row.explainer, row.context, row.comparator, row.arm, row.loss)
+
+
+def drop_repeats(rows: Sequence[ContrastRow], reference: Sequence[ContrastRow]
+                 ) -> tuple[list[ContrastRow], int]:
+    """``rows`` without those equal to the ITT row of ``reference`` with the same key.
+
+    Used for the delivered subset: when every slot of a contrast delivered, its
+    delivered-subset row repeats the ITT row (equal on every field written for
+    both); it is dropped and counted.
+    """
+    itt = {_key(r): r for r in reference if r.variant == "itt"}
+    kept = [r for r in rows
+            if not (_key(r) in itt and _same_shared_fields(r, itt[_key(r)]))]
+    return kept, len(rows) - len(kept)
 
 
 def arm_variants_identical(itt: ArmMetrics, valid_only: ArmMetrics) -> bool:
@@ -483,8 +499,13 @@ def render_markdown(report: CreditAnalysis, *, forecaster_summary: str | None = 
     lines += _merged_note(all_merged)
     lines += _table(CONTRAST_HEADER, _contrast_rows(all_rows))
     if report.delivered_subset.contrasts:
-        delivered_rows, delivered_merged = merge_variants(report.delivered_subset.contrasts)
+        differing, repeated = drop_repeats(report.delivered_subset.contrasts, report.contrasts)
+        delivered_rows, delivered_merged = merge_variants(differing)
         lines += ["### Delivered subset (descriptive; never feeds a gate)", ""]
+        if repeated:
+            lines += [f"{repeated} delivered-subset contrasts equal their intention-to-treat "
+                      "values (every slot delivered) and are not repeated here.", ""]
         lines += _merged_note(delivered_merged)
-        lines += _table(CONTRAST_HEADER, _contrast_rows(delivered_rows))
+        if delivered_rows:
+            lines += _table(CONTRAST_HEADER, _contrast_rows(delivered_rows))
     return "\n".join(lines)
