@@ -23,6 +23,7 @@ from foreseen.report.page import Figure
 HASH_SALT = "foreseen-report"
 RASTER_POINTS = 100  # a scatter of at least this many points is embedded as a bitmap
 RASTER_DPI = 144
+FEW_POINTS = 5
 # Okabe–Ito: distinguishable with the common colour-vision deficiencies
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442",
            "#000000", "#999999", "#882255")
@@ -77,8 +78,10 @@ def _draw_series(axes: Any, series: Series, colour: str) -> None:
                   markersize=3, linewidth=1.5)
     elif series.kind == "points":
         # many points are drawn as one embedded bitmap (still inline: nothing is fetched)
-        axes.scatter(series.x, series.y, s=10, color=colour, alpha=0.6, label=label,
-                     linewidths=0, rasterized=len(series.x) >= RASTER_POINTS)
+        few = len(series.x) < FEW_POINTS  # a highlighted point or two: large and opaque
+        axes.scatter(series.x, series.y, s=70 if few else 10, color=colour,
+                     alpha=1.0 if few else 0.6, label=label, linewidths=0, zorder=3,
+                     rasterized=len(series.x) >= RASTER_POINTS)
     elif series.kind == "band":
         axes.fill_between(series.x, series.low, series.high, color=colour, alpha=0.15,
                           label=label, linewidth=0)
