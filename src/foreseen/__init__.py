@@ -19,7 +19,7 @@ from typing import Any
 __version__ = "0.1.0"
 
 _API = ("load_matrix", "population_curve", "forecaster", "forecast_curve", "run_e046",
-        "read_credit_report")
+        "read_credit_report", "read_report")
 __all__ = ["FORECASTERS", "__version__", *_API]
 
 

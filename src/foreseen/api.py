@@ -16,6 +16,11 @@ credit:
 
 * :func:`read_credit_report` — a written ``report.json`` as the typed
   :class:`~foreseen.credit.analysis.report.CreditReport`.
+
+both:
+
+* :func:`read_report` — the tidy tables of any artefact foreseen writes, as
+  pandas DataFrames by table name (:mod:`foreseen.report.tables`).
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -94,3 +99,10 @@ def read_credit_report(path: str | os.PathLike[str]) -> CreditReport:
 
     file = Path(path)
     return read_report(file / "report.json" if file.is_dir() else file)
+
+
+def read_report(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The tidy tables of any artefact, as pandas DataFrames by table name (needs pandas)."""
+    from foreseen.report.tables import read_report as read_tables
+
+    return dict(read_tables(str(path)))

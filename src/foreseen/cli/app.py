@@ -1,7 +1,8 @@
 """The ``foreseen`` command: the one composition root of every command.
 
-``foreseen teams …`` (:mod:`foreseen.cli.teams`) and ``foreseen credit …``
-(:mod:`foreseen.cli.credit`, :mod:`foreseen.cli.credit_study`) are assembled
+``foreseen teams …`` (:mod:`foreseen.cli.teams`), ``foreseen credit …``
+(:mod:`foreseen.cli.credit`, :mod:`foreseen.cli.credit_study`) and ``foreseen
+report`` / ``foreseen export`` (:mod:`foreseen.cli.report`) are assembled
 here, in this order, and nowhere else. Global options: ``--version``, ``-q``
 (quiet: no progress bars or status lines) and ``-v`` (verbose).
 
@@ -21,7 +22,7 @@ from typing import Annotated, NoReturn
 import typer
 
 from foreseen import __version__
-from foreseen.cli import console, credit, credit_study
+from foreseen.cli import console, credit, credit_study, report
 from foreseen.cli.teams import app as teams_app
 from foreseen.core.errors import UserInputError
 
@@ -39,6 +40,8 @@ credit.register(credit_app)
 credit_study.register(credit_app)
 app.add_typer(teams_app, name="teams", help="Coverage of coding-agent teams from a pilot.")
 app.add_typer(credit_app, name="credit", help="Predictive credit of research explanations.")
+app.command("report")(report.report)
+app.command("export")(report.export)
 
 
 def _version(value: bool) -> None:

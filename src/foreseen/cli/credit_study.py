@@ -21,6 +21,7 @@ from typing import Annotated, Any, Literal
 import typer
 
 from foreseen.cli import options
+from foreseen.cli.report import NoHtml
 from foreseen.core.errors import ConfigError
 
 VERIFY_FRACTION = 0.1
@@ -85,13 +86,15 @@ def run_and_print(name: str, out: Path | None, values: Mapping[str, Any], *,
                   temperature: str | None = None, command: str | None = None,
                   explainer: str | None = None, explainer_model: str | None = None,
                   concurrency: int | None = None, budget_usd: float | None = None,
-                  dry_run: bool = False, accept_failures: bool = False) -> None:
+                  dry_run: bool = False, accept_failures: bool = False,
+                  no_html: bool = False) -> None:
     """Run study ``name`` from its configuration file and flags; print its summary.
 
     With ``dry_run`` the study is built and the plan frozen, the calls and their
     token, cost and time bounds are printed, and nothing is called. A run whose
     cost bound exceeds ``--budget-usd`` (or cannot be bounded) asks for
-    confirmation on a terminal and is refused in a pipe.
+    confirmation on a terminal and is refused in a pipe. Unless ``no_html``,
+    ``report.html`` is written beside the report (:mod:`foreseen.report.build`).
     """
     from foreseen.cli.credit_summary import study_summary
     from foreseen.core.parallel import make_executor
@@ -128,7 +131,11 @@ def run_and_print(name: str, out: Path | None, values: Mapping[str, Any], *,
         _confirm_cost(estimate.cost_bound_usd, settings.budget_usd)
     result = run_study(definition, folder, settings, executor=executor, progress=True,
                        built=built)
+    from foreseen.report.build import write_run_reports
+
+    written = write_run_reports(result.folder, html=not no_html)
     typer.echo(study_summary(result))
+    typer.echo("reports: " + ", ".join(str(path) for path in written))
 
 
 def _temperature(value: str | None) -> float | Literal["omit"] | None:
@@ -195,6 +202,7 @@ def _study_command(name: str, title: str,
         ("budget_usd", BudgetUsd, None),
         ("dry_run", DryRun, False),
         ("accept_failures", AcceptFailures, False),
+        ("no_html", NoHtml, False),
     ]
     signature = [inspect.Parameter(param, inspect.Parameter.KEYWORD_ONLY, annotation=kind,
                                    default=default) for param, kind, default in shared]
@@ -242,6 +250,7 @@ def demo_command(
     tasks: Annotated[int, typer.Option("--tasks", help="Tasks in the controlled study.")] = 24,
     cache: Cache = None,
     inject_faults: InjectFaults = None,
+    no_html: NoHtml = False,
 ) -> None:
     """The controlled study end to end with the offline stand-ins (a check of the machinery).
 
@@ -249,7 +258,7 @@ def demo_command(
     ``--config`` or ``--forecaster`` to run a real model.
     """
     run_and_print("controlled", out, {"tasks": tasks}, replicates=replicates, workers=1,
-                  cache=cache, inject_faults=inject_faults)
+                  cache=cache, inject_faults=inject_faults, no_html=no_html)
 
 
 def mirror_command(

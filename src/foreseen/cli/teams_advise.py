@@ -24,6 +24,7 @@ from rich.table import Table
 
 from foreseen.cli import options
 from foreseen.cli.output import write_report
+from foreseen.cli.report import NoHtml, write_page
 from foreseen.cli.teams_inputs import load_one
 from foreseen.core.errors import ConfigError
 from foreseen.teams.exploratory.advice import Advice, IntervalBounds
@@ -188,6 +189,7 @@ def advise_command(
     resplits: Annotated[int, typer.Option(help="Random re-splits.")] = DEFAULT_RESPLITS,
     seed: options.Seed = 0,
     out: options.OptionalOutFile = None,
+    no_html: NoHtml = False,
 ) -> None:
     """Recommend a team size and members, with costs, intervals and blind spots."""
     if cost_column is not None and costs is not None:
@@ -215,3 +217,5 @@ def advise_command(
     render(report, console)
     if out is not None:
         console.print(f"report written to {out}")
+        if not no_html:
+            console.print(f"HTML report written to {write_page(out)}")

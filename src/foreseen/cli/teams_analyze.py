@@ -4,8 +4,8 @@
   — each SOURCE is a split directory (or fetch cache), an experiments tree (with
   ``--split``) or a matrix file (split name = file stem); with no SOURCE the
   built-in lite and verified matrices. The E046 record goes to ``--out`` (default
-  ``e046-record.json`` in the current directory), written atomically; a short
-  summary goes to the terminal.
+  ``e046-record.json`` in the current directory), written atomically, and its
+  HTML report beside it (``--no-html``: not); a short summary goes to the terminal.
 * ``fetch --split S --commit C --cache DIR`` — download one split of
   SWE-bench/experiments at a pinned commit.
 * ``curve SOURCE [--split NAME] [--format wide|long] [--out FILE]`` — the exact
@@ -23,6 +23,7 @@ from rich.table import Table
 
 from foreseen.cli import options
 from foreseen.cli.output import write_report
+from foreseen.cli.report import NoHtml, write_page
 from foreseen.cli.teams_inputs import load_matrices
 from foreseen.core.errors import UserInputError
 from foreseen.teams.curve_report import CurveReport, curve_report
@@ -88,8 +89,9 @@ def analyze(
     file_format: options.MatrixFormat = None,
     seed: options.Seed = SEED,
     out: options.OutFile = DEFAULT_RECORD,
+    no_html: NoHtml = False,
 ) -> None:
-    """Run the preregistered E046 protocol and write its record (spec teams.md §5)."""
+    """Run the preregistered E046 protocol and write its record and its HTML report."""
     matrices = load_matrices(sources or [], split, file_format)
     record = build_record(matrices, seed)
     try:
@@ -101,6 +103,8 @@ def analyze(
         console.print(table)
     console.print(decision_line(record))
     console.print(f"record written to {out}")
+    if not no_html:
+        console.print(f"report written to {write_page(out, matrices)}")
 
 
 def fetch(
@@ -137,6 +141,7 @@ def curve(
     split: options.Split = None,
     file_format: options.MatrixFormat = None,
     out: options.OptionalOutFile = None,
+    no_html: NoHtml = False,
 ) -> None:
     """Print the exact population curve C(m) on the grid and the blind-spot floor."""
     report = curve_report(load_matrices([source], split, file_format)[0])
@@ -150,3 +155,5 @@ def curve(
     )
     if out is not None:
         console.print(f"curve written to {out}")
+        if not no_html:
+            console.print(f"report written to {write_page(out)}")

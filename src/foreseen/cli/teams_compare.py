@@ -20,6 +20,7 @@ from rich.table import Table
 
 from foreseen.cli import options
 from foreseen.cli.output import write_report
+from foreseen.cli.report import NoHtml, write_page
 from foreseen.cli.teams_inputs import load_matrices
 from foreseen.teams.exploratory.calibration import DEFAULT_CALIBRATION_REPLICATES, DEFAULT_PILOTS
 from foreseen.teams.exploratory.compare import (
@@ -73,6 +74,7 @@ def compare(
     replicates: options.Replicates = DEFAULT_CALIBRATION_REPLICATES,
     seed: options.Seed = DEFAULT_SEED,
     out: options.OptionalOutFile = None,
+    no_html: NoHtml = False,
 ) -> None:
     """Compare every forecaster's curve, population-coverage and interval accuracy."""
     sizes = list(k) if k else list(DEFAULT_KS)
@@ -87,3 +89,5 @@ def compare(
         console.print(table)
     if out is not None:
         console.print(f"report written to {out}")
+        if not no_html:
+            console.print(f"HTML report written to {write_page(out)}")

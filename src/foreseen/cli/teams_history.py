@@ -26,6 +26,7 @@ from rich.table import Table
 
 from foreseen.cli import options
 from foreseen.cli.output import write_report
+from foreseen.cli.report import NoHtml, write_page
 from foreseen.cli.teams_inputs import load_with_metadata
 from foreseen.core.errors import ConfigError
 from foreseen.teams.exploratory.history import POPULATIONS, history_report
@@ -115,6 +116,7 @@ def history(
     all_agents: Annotated[
         bool, typer.Option("--all-agents", help="Skip the competence screen.")
     ] = False,
+    no_html: NoHtml = False,
 ) -> None:
     """Temporal holdout: fit on submissions before each cutoff, forecast what later add."""
     if population not in POPULATIONS:
@@ -136,3 +138,5 @@ def history(
         console.print(f"{report.split}: {len(merges)} model-name spellings merged "
                       "(listed in the JSON report)")
     console.print(f"report written to {out}")
+    if not no_html:
+        console.print(f"HTML report written to {write_page(out)}")

@@ -10,7 +10,9 @@
   fixed order, so a report can say exactly which analysis code produced it.
 * :func:`write_json_atomic` / :func:`write_text_atomic` — write to a temporary
   file in the target folder, fsync, then ``os.replace``: a reader never sees a
-  half-written file and a failure leaves nothing behind.
+  half-written file and a failure leaves nothing behind. The file gets the mode
+  any file the user writes gets, ``0o666 & ~umask`` (``tempfile.mkstemp``
+  alone would leave it ``0o600``).
 """
 
 from __future__ import annotations
@@ -107,12 +109,46 @@ def code_digest(module_names: Iterable[str]) -> str:
     return sha256_text("".join(lines))
 
 
+def current_umask() -> int:
+    """The process's file-creation mask.
+
+    Read from ``/proc/self/status`` where Linux provides it (no race with other
+    threads); elsewhere by setting the mask and setting it straight back.
+    """
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path("/proc/self/status").read_text(encoding="ascii").splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically, with mode ``0o666 & ~umask``."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        os.fchmod(fd, 0o666 & ~current_umask())
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp_name, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp_name)
+        raise
+
+
 def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
     """Write ``text`` to ``path`` atomically (temporary file in the same folder, then rename)."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
+        os.fchmod(fd, 0o666 & ~current_umask())
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
             handle.flush()

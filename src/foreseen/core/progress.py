@@ -4,15 +4,24 @@
 ``rich`` progress bar on standard error only when standard error is a terminal
 and the user did not ask for quiet (``foreseen -q``), else it does nothing.
 :func:`status` does the same for a step without a count (a spinner with a
-message). The command line sets the switch once with :func:`set_quiet`.
+message). :func:`map_with_progress` runs an executor's ``map`` with a bar
+that advances as chunks of jobs finish (chunked only while a bar is drawn; the
+results are the same, in the same order). The command line sets the switch
+once with :func:`set_quiet`.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
+
+from foreseen.core.parallel import Executor
+
+ItemT = TypeVar("ItemT")
+ResultT = TypeVar("ResultT")
+CHUNKS_PER_WORKER = 4
 
 _state = {"quiet": False}
 
@@ -63,3 +72,24 @@ def status(message: str, *, show: bool = True) -> Iterator[None]:
                   transient=True) as progress:
         progress.add_task(message, total=None)
         yield
+
+
+def map_with_progress(executor: Executor, fn: Callable[[ItemT], ResultT],
+                      items: Iterable[ItemT], description: str) -> list[ResultT]:
+    """``executor.map(fn, items)`` with a progress bar of the jobs done.
+
+    Without a bar (a pipe, ``-q``) it is exactly one ``map`` call; with one,
+    the items go in chunks of :data:`CHUNKS_PER_WORKER` × workers so the bar
+    can advance between chunks.
+    """
+    jobs = list(items)
+    if not enabled():
+        return executor.map(fn, jobs)
+    size = max(1, executor.max_workers * CHUNKS_PER_WORKER)
+    results: list[ResultT] = []
+    with progress_bar(description, len(jobs)) as bar:
+        for start in range(0, len(jobs), size):
+            chunk = jobs[start:start + size]
+            results.extend(executor.map(fn, chunk))
+            bar.advance(len(chunk))
+    return results

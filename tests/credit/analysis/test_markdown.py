@@ -6,7 +6,14 @@ from dataclasses import replace
 
 from foreseen.credit.analysis.analyze import AnalysisConfig, analyze
 from foreseen.credit.analysis.gates import tox21_harm_gate
-from foreseen.credit.analysis.markdown import fmt, fmt_interval, render_markdown
+from foreseen.credit.analysis.markdown import (
+    MERGED_VARIANT,
+    drop_repeats,
+    fmt,
+    fmt_interval,
+    merge_variants,
+    render_markdown,
+)
 from foreseen.credit.analysis.report import CreditReport, OutcomeCommitment
 
 from support.analysis_fixtures import make_explanations, make_outcomes, make_slots, make_study
@@ -28,7 +35,8 @@ def test_every_contrast_is_rendered_with_interval_and_clusters() -> None:
     for row in analysis.contrasts:
         matching = [line for line in lines
                     if f"| {row.kind} | probe | {row.context} |" in line
-                    and f"| {row.loss} | {row.variant} | {fmt(row.estimate)}" in line]
+                    and any(f"| {row.loss} | {variant} | {fmt(row.estimate)}" in line
+                            for variant in (row.variant, MERGED_VARIANT))]
         assert matching, row
         assert any(fmt_interval(row.ci95) in line and
                    line.rstrip().endswith(f"| {row.n_clusters} |") for line in matching)
@@ -49,9 +57,57 @@ def test_provenance_and_null_reasons_are_printed() -> None:
     assert isinstance(broken, CreditReport)
     assert "outcome commitment check: `MISMATCH`" in render_markdown(broken)
     edge = render_markdown(edge_report())
-    assert "known_signal**: computed" in edge
+    assert "| known_signal | computed |" in edge
     assert "- probe: — (`single_elicitation_condition`)" in edge
     assert "— (no_paired_states)" in edge and "(fewer_than_two_repeats)" in edge
-    assert "**needs_missing**: `inconclusive` (reasons: estimate_missing:" in edge
-    assert "known_signal**: not computed — reason `no_calibration_plan`" in render_markdown(
+    assert "**needs_missing**: `inconclusive`" in edge
+    assert "  - reasons: estimate_missing:" in edge
+    assert "| known_signal | not computed | no_calibration_plan |" in render_markdown(
         _analysis())
+
+
+def test_identical_itt_and_valid_only_rows_are_printed_once() -> None:
+    analysis = _analysis()
+    itt = next(r for r in analysis.contrasts if r.variant == "itt" and r.estimate is not None)
+    twin = replace(itt, variant="valid_only", leave_one_task_out=None, taskwise_ratios=None)
+    merged, count = merge_variants([itt, twin])
+    assert count == 1 and [m.variant for m in merged] == [MERGED_VARIANT]
+    # the smallest difference in a printed value keeps both rows
+    moved = replace(twin, estimate=itt.estimate + 1e-12)
+    merged, count = merge_variants([itt, moved])
+    assert count == 0 and [m.variant for m in merged] == ["itt", "valid_only"]
+    # a lone ITT row stays as it is
+    assert [m.variant for m in merge_variants([itt])[0]] == ["itt"]
+
+
+def test_the_headline_comes_first_with_gates_and_the_five_checks() -> None:
+    text = render_markdown(demo_report())
+    order = [text.index(h) for h in ("## Headline", "### Gates", "### The five checks",
+                                     "## Primary contrasts", "## Appendix: every contrast")]
+    assert order == sorted(order)
+    for name in ("commitment", "delivery", "predictive_gain", "alignment", "known_signal"):
+        assert f"| {name} | " in text
+
+
+def test_an_offline_forecaster_is_labelled_a_stand_in_and_a_model_is_not() -> None:
+    report = demo_report()
+    offline = replace(report, forecaster=replace(report.forecaster, configuration={
+        "backend": "offline", "name": "card_reader", "reads_explanations": True}))
+    text = render_markdown(offline, explainer_generators={"probe": "probe/v1"})
+    assert "OFFLINE STAND-IN forecaster 'card_reader'" in text
+    assert "copies the card's number" in text and "shared across arms" in text
+    assert "not evidence about any model" in text
+    assert "offline stand-in explainers: probe (probe/v1)" in text
+    online = replace(report, forecaster=replace(report.forecaster, configuration={
+        "backend": "anthropic", "model": "some-model"}))
+    text = render_markdown(online, explainer_generators={"llm": "llm:anthropic:abc:1"})
+    assert "STAND-IN" not in text and "stand-in" not in text
+
+
+def test_a_delivered_row_equal_to_its_itt_row_is_counted_not_repeated() -> None:
+    analysis = _analysis()
+    itt = next(r for r in analysis.contrasts if r.variant == "itt" and r.estimate is not None)
+    same = replace(itt, variant="delivered", leave_one_task_out=None, taskwise_ratios=None)
+    moved = replace(same, ci95=(itt.ci95[0] - 1e-9, itt.ci95[1]) if itt.ci95 else (0.0, 1.0))
+    assert drop_repeats([same], analysis.contrasts) == ([], 1)
+    assert drop_repeats([moved], analysis.contrasts) == ([moved], 0)

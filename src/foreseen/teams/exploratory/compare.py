@@ -31,6 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from foreseen.core.errors import ConfigError
+from foreseen.core.progress import Bar, progress_bar
 from foreseen.teams.curves import coverage_grid, population_curve
 from foreseen.teams.exploratory.calibration import (
     DEFAULT_CALIBRATION_REPLICATES,
@@ -236,8 +237,12 @@ def compare_forecasters(
     levels: Sequence[float] = DEFAULT_LEVELS,
     forecasters: Sequence[str] | None = None,
     conditional_models: Sequence[str] = CONDITIONAL_MODELS,
+    bar: Bar | None = None,
 ) -> SplitComparison:
-    """The comparison of one split (competent agents); see the module docstring."""
+    """The comparison of one split (competent agents); see the module docstring.
+
+    ``bar`` (a progress bar) advances once per pilot size.
+    """
     check_settings(ks, pilots, replicates, seed)
     chosen = list(FORECASTERS) if forecasters is None else list(forecasters)
     competent = matrix.competent()
@@ -261,6 +266,8 @@ def compare_forecasters(
             rows=rows,
             best_exploratory_versus_beta_binomial=best_exploratory_versus_reference(rows),
         )
+        if bar is not None:
+            bar.advance()
     return SplitComparison(
         status=EXPLORATORY,
         split=matrix.provenance.split,
@@ -285,8 +292,18 @@ def compare_splits(
     replicates: int = DEFAULT_CALIBRATION_REPLICATES,
     levels: Sequence[float] = DEFAULT_LEVELS,
 ) -> Comparison:
-    """:func:`compare_forecasters` for each split, in one exploratory report."""
+    """:func:`compare_forecasters` for each split, in one exploratory report.
+
+    On a terminal a progress bar counts the (split, pilot size) blocks.
+    """
     check_settings(ks, pilots, replicates, seed)
+    with progress_bar("compare: splits × pilot sizes", len(matrices) * len(ks)) as bar:
+        splits = {
+            matrix.provenance.split: compare_forecasters(
+                matrix, ks, pilots, seed, replicates=replicates, levels=levels, bar=bar
+            )
+            for matrix in matrices
+        }
     return Comparison(
         status=EXPLORATORY,
         note=NOTE,
@@ -294,10 +311,5 @@ def compare_splits(
         pilots_per_k=pilots,
         replicates=replicates,
         seed=seed,
-        splits={
-            matrix.provenance.split: compare_forecasters(
-                matrix, ks, pilots, seed, replicates=replicates, levels=levels
-            )
-            for matrix in matrices
-        },
+        splits=splits,
     )

@@ -40,6 +40,7 @@ import numpy as np
 
 from foreseen.core.digest import code_digest, sha256_json, write_json_atomic
 from foreseen.core.errors import UserInputError
+from foreseen.core.progress import progress_bar, status
 from foreseen.credit.model import Condition, Explanation, Outcome, State, Study, Task
 from foreseen.credit.studies.base import StudyBuild
 from foreseen.credit.studies.controlled.catalog import (
@@ -306,23 +307,17 @@ def build_controlled_study(seed: int = DEFAULT_SEED, *, n_tasks: int = 24,
 def _build(seed: int, n_tasks: int) -> ControlledBuild:
     from foreseen.credit.studies.controlled.explainers import build_explanations
 
-    prior = pilot_prior(seed)
+    with status("controlled study: pilot prior"):
+        prior = pilot_prior(seed)
     states: list[State] = []
     probes: dict[str, Probe] = {}
     outcomes: list[Outcome] = []
-    for task_index in range(n_tasks):
-        task_states, task_probes = _states_of_task(seed, task_index, prior)
-        states.extend(task_states)
-        probes.update(task_probes)
-        groups: dict[tuple[int, int], list[str]] = {}
-        for state in task_states:
-            groups.setdefault((int(state.budget), state.seed), []).append(state.intervention_id)
-        executed = {key: execute_outcomes(seed, "study", task_index, key[0], key[1], ids)
-                    for key, ids in groups.items()}
-        outcomes.extend(
-            Outcome(state.id, executed[(int(state.budget), state.seed)][state.intervention_id])
-            for state in task_states)
+    with progress_bar("controlled study: tasks", n_tasks) as bar:
+        for task_index in range(n_tasks):
+            _build_task(seed, task_index, prior, states, probes, outcomes)
+            bar.advance()
     mechanisms = {task_id(i): mechanism_of(seed, "study", i) for i in range(n_tasks)}
+
     study = Study(
         name=STUDY_NAME, version=STUDY_VERSION, metric="log_loss", higher_is_better=False,
         tasks=tuple(Task(task_id(i), "synthetic", "controlled") for i in range(n_tasks)),
@@ -340,8 +335,25 @@ def _build(seed: int, n_tasks: int) -> ControlledBuild:
                       "meets_spec_minimum": n_tasks >= 20 and min(n_tasks, 8) >= 6,
                       "code_digest": code_digest(CODE_MODULES)},
         })
-    explanations = build_explanations(study, mechanisms, probes, seed)
+    with status("controlled study: explanations"):
+        explanations = build_explanations(study, mechanisms, probes, seed)
     return ControlledBuild(study, tuple(outcomes), explanations, mechanisms, probes)
+
+
+def _build_task(seed: int, task_index: int, prior: Mapping[str, Mapping[str, float]],
+                states: list[State], probes: dict[str, Probe], outcomes: list[Outcome]) -> None:
+    """Propose, probe and execute one task's states; append them to the build's lists."""
+    task_states, task_probes = _states_of_task(seed, task_index, prior)
+    states.extend(task_states)
+    probes.update(task_probes)
+    groups: dict[tuple[int, int], list[str]] = {}
+    for state in task_states:
+        groups.setdefault((int(state.budget), state.seed), []).append(state.intervention_id)
+    executed = {key: execute_outcomes(seed, "study", task_index, key[0], key[1], ids)
+                for key, ids in groups.items()}
+    outcomes.extend(
+        Outcome(state.id, executed[(int(state.budget), state.seed)][state.intervention_id])
+        for state in task_states)
 
 
 def verify_outcomes(study: Study, outcomes: Sequence[Outcome], fraction: float = 0.1,

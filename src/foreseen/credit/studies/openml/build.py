@@ -48,6 +48,7 @@ import numpy as np
 from foreseen.core.digest import code_digest, sha256_json, write_json_atomic
 from foreseen.core.errors import UserInputError
 from foreseen.core.parallel import Executor, LocalProcessExecutor, SerialExecutor
+from foreseen.core.progress import map_with_progress
 from foreseen.credit.model import Condition, Explanation, Intervention, Outcome, State, Study, Task
 from foreseen.credit.studies.base import StudyBuild
 from foreseen.credit.studies.openml.lottery import LOTTERY_SEED, Lottery, draw
@@ -254,7 +255,8 @@ def build_openml_study(mirror: str | Path | None, *, lottery_seed: int = LOTTERY
                    lottery_seed=lottery_seed, quotas=quotas)
     planned = plan_jobs(folder, lottery, build_seed=build_seed, row_cap=row_cap, cache=cache)
     runner = executor if executor is not None else LocalProcessExecutor(2)
-    records = runner.map(run_state_job, [job for job, _, _, _ in planned])
+    records = map_with_progress(runner, run_state_job, [job for job, _, _, _ in planned],
+                                "OpenML states")
     states = []
     for (job, task_id, cell, condition), record in zip(planned, records, strict=True):
         public = {"data": record["data"], "parent": {k: v for k, v in record["parent"].items()

@@ -39,6 +39,7 @@ import numpy as np
 from foreseen.core.digest import canonical_json, code_digest, sha256_json, write_json_atomic
 from foreseen.core.errors import UserInputError
 from foreseen.core.parallel import Executor, SerialExecutor
+from foreseen.core.progress import map_with_progress
 from foreseen.credit.model import Explanation, Outcome, State, Study, Task
 from foreseen.credit.studies.base import StudyBuild
 from foreseen.credit.studies.tox21.catalog import (
@@ -349,7 +350,8 @@ def build_tox21(endpoints: Sequence[str] = ENDPOINTS, *, executor: Executor | No
             return Tox21Build(_assemble(results, endpoints, cached["parse_report"], data_path),
                               results, cached["parse_report"], from_cache=True)
     _warm_up(data_path)
-    results = tuple((executor or SerialExecutor()).map(execute_state, jobs))
+    results = tuple(map_with_progress(executor or SerialExecutor(), execute_state, jobs,
+                                      "Tox21 states"))
     parse_report = data.parse_report()
     if cache_file is not None:
         write_json_atomic(cache_file, {"parse_report": parse_report,

@@ -1,0 +1,70 @@
+"""``foreseen report PATH`` and ``foreseen export PATH``: pages and tables of any artefact.
+
+* ``report PATH [--out FILE] [--source MATRIX ...]`` — one self-contained
+  ``report.html`` (a credit run folder or its ``report.json``) or ``NAME.html``
+  (a teams artefact ``NAME.json``) beside the artefact
+  (:mod:`foreseen.report.build`). ``--source`` gives an E046 record's matrices
+  when they are not the built-in ones (for the pilot forecasts in its figure).
+* ``export PATH --format csv|parquet|json --out DIR`` — the artefact's tidy
+  tables, one file per table (:mod:`foreseen.report.tables`).
+
+:func:`write_page` is what the other commands call to write their page by
+default (``--no-html`` turns it off).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from foreseen.teams.matrix import OutcomeMatrix
+
+NoHtml = Annotated[bool, typer.Option(
+    "--no-html", help="Do not write the HTML report beside the result.")]
+
+
+def write_page(path: Path, matrices: Sequence[OutcomeMatrix] = ()) -> Path:
+    """Write the HTML page of the artefact at ``path``; return where it went."""
+    from foreseen.report.build import write_html
+
+    return write_html(path, matrices=matrices)
+
+
+def report(
+    path: Annotated[Path, typer.Argument(
+        help="An artefact foreseen wrote: a teams JSON result, a credit run folder or its "
+             "report.json.")],
+    out: Annotated[Path | None, typer.Option(
+        "--out", help="Where to write the page (default: beside the artefact).")] = None,
+    source: Annotated[list[Path] | None, typer.Option(
+        "--source", help="Matrix of an E046 record's split, for its pilot forecasts "
+                         "(repeatable; default: the built-in matrices when they match).")
+    ] = None,
+) -> None:
+    """Write one self-contained HTML report (headline, figures, tables) of an artefact."""
+    from foreseen.report.build import write_html
+    from foreseen.teams.sources.dispatch import load_source
+
+    matrices = [load_source(item, None) for item in source or []]
+    target = write_html(path, matrices=matrices, out=out)
+    typer.echo(f"report written to {target} ({target.stat().st_size // 1024} KB)")
+
+
+def export(
+    path: Annotated[Path, typer.Argument(
+        help="An artefact foreseen wrote: a teams JSON result, a credit run folder or its "
+             "report.json.")],
+    file_format: Annotated[str, typer.Option(
+        "--format", help="csv, parquet (needs the parquet extra) or json.")] = "csv",
+    out: Annotated[Path, typer.Option("--out", help="Output folder (created if missing).")
+                   ] = Path("tables"),
+) -> None:
+    """Write an artefact's tidy tables (forecasts, states, contrasts, curves …) as files."""
+    from foreseen.report.tables import write_tables
+
+    written = write_tables(path, file_format, out)
+    typer.echo(f"{len(written)} tables written to {out}: "
+               + ", ".join(item.name for item in written))
