@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__version__ = "0.1.0"
+from foreseen.version import __version__
 
 _API = ("load_matrix", "population_curve", "forecaster", "forecast_curve", "run_e046",
         "read_credit_report", "read_report")

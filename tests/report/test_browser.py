@@ -32,8 +32,8 @@ HEADLINES: dict[str, tuple[str, ...]] = {
     "teams-advice": ("recommended team", "held-out check", "blind spots"),
     "credit-report": ("Gates", "gate predictive_value", "The five checks", "commitment",
                       "delivery", "predictive_gain", "alignment", "known_signal",
-                      "OFFLINE STAND-IN forecaster 'card_reader'",
-                      "not evidence about any model", "offline stand-in explainers"),
+                      "OFFLINE STAND-IN: the forecaster is the offline stand-in "
+                      "'card_reader'", "not evidence about any model"),
 }
 VIEWPORTS = {"desktop": {"width": 1280, "height": 900}, "phone": {"width": 390, "height": 844}}
 

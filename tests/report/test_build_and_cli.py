@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import shutil
 from pathlib import Path
@@ -106,9 +107,9 @@ def test_the_credit_demo_writes_report_html_and_a_markdown_headline(tmp_path: Pa
                 "--out", str(out)]) == 0
     page = (out / "report.html").read_text(encoding="utf-8")
     markdown = (out / "report.md").read_text(encoding="utf-8")
-    for text in (page, markdown):
-        assert "OFFLINE STAND-IN forecaster &#x27;card_reader&#x27;" in text or \
-            "OFFLINE STAND-IN forecaster 'card_reader'" in text
-        assert "not evidence about any model" in text
-        assert "offline stand-in explainers: mechanism" in text
+    label = json.loads((out / "report.json").read_text(encoding="utf-8"))["stand_ins"]["label"]
+    assert label.startswith("OFFLINE STAND-IN: the forecaster is the offline stand-in "
+                            "'card_reader'")
+    assert "not evidence about any model" in label and "mechanism" in label
+    assert label in markdown and html.escape(label) in page
     assert markdown.index("## Headline") < markdown.index("## Primary contrasts")

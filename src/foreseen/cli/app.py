@@ -21,10 +21,10 @@ from typing import Annotated, NoReturn
 
 import typer
 
-from foreseen import __version__
 from foreseen.cli import console, credit, credit_study, report
 from foreseen.cli.teams import app as teams_app
 from foreseen.core.errors import UserInputError
+from foreseen.version import __version__
 
 USAGE_EXIT_CODE = 2
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 
-from foreseen import __version__
+from foreseen.version import __version__
 
 
 def main() -> None:

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from foreseen.core.errors import ConfigError, SourceError
+from foreseen.core.errors import SourceError
 from foreseen.core.ledger import read_ledger
 from foreseen.credit.analysis.report import CreditReport, read_report
 from foreseen.credit.model import SlotRecord
@@ -47,8 +47,6 @@ class RunFolder:
     folder: Path
     report: CreditReport
     explainer_generators: Mapping[str, str] = field(default_factory=dict)
-    forecaster_stand_in: bool = False
-    forecaster_summary: str | None = None
     slots: tuple[SlotRecord, ...] = ()
     outcomes: Mapping[str, float] = field(default_factory=dict)
     task_of_state: Mapping[str, str] = field(default_factory=dict)
@@ -82,23 +80,15 @@ def _outcomes_revealed(ledger: Path) -> bool:
 
 def read_run_folder(path: str | Path) -> RunFolder:
     """The report at ``path`` (a run folder or its ``report.json``) with the folder's data."""
-    from foreseen.credit.backends.registry import backend_entry
-
     file = report_path(Path(path))
     if not file.is_file():
         raise SourceError(f"{path} has no {REPORT_FILE}")
     report = read_report(file)
     folder = file.parent
-    try:
-        entry = backend_entry(report.forecaster.factory)
-        stand_in, summary = entry.stand_in, entry.summary or None
-    except ConfigError:  # an unknown backend name: the report still renders
-        stand_in, summary = False, None
     missing: list[str] = []
     plan_file = folder / PLAN_FILE
     if not plan_file.is_file():
-        return RunFolder(folder, report, forecaster_stand_in=stand_in,
-                         forecaster_summary=summary, missing=(PLAN_FILE,))
+        return RunFolder(folder, report, missing=(PLAN_FILE,))
     plan = load_plan(plan_file)
     if plan.plan_id != report.plan_id:
         raise SourceError(f"{plan_file} is plan {plan.plan_id[:12]}…, but the report is of "
@@ -119,7 +109,7 @@ def read_run_folder(path: str | Path) -> RunFolder:
         missing.append(LEDGER_FILE)
     signal_ledger = folder / SIGNAL_LEDGER_FILE
     signal_slots = tuple(read_slot_records(signal_ledger)) if signal_ledger.is_file() else ()
-    return RunFolder(folder, report, generators, stand_in, summary, slots, outcomes,
+    return RunFolder(folder, report, generators, slots, outcomes,
                      task_of_state, signal_slots, tuple(missing))
 
 

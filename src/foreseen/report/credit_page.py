@@ -250,7 +250,7 @@ def charts(run: RunFolder) -> tuple[Chart, ...]:
     report = run.report
     return (forest_chart(report), gates_chart(report), integrity_chart(report),
             forecast_outcome_chart(run), coverage_chart(report), signal_chart(run),
-            drift_chart(report, run.forecaster_stand_in))
+            drift_chart(report, run.report.stand_ins.forecaster))
 
 
 def _gate_verdicts(report: CreditReport) -> tuple[Verdict, ...]:
@@ -318,7 +318,7 @@ def page(run: RunFolder, figures: Sequence[Figure]) -> Page:
         f"study {study.name} (version {study.version}, metric {study.metric}): "
         f"{study.n_tasks} tasks, {study.n_states} states, {study.n_outcomes} outcomes",
         f"forecaster {report.forecaster.factory}"
-        + (" — an offline stand-in" if run.forecaster_stand_in else ""),
+        + (" — an offline stand-in" if run.report.stand_ins.forecaster else ""),
         f"explainers: {explainers}",
         f"integrity {overall.valid}/{overall.assigned} valid, {overall.fallback} fallbacks; "
         f"outcome commitment {'ok' if report.outcome_commitment.ok else 'MISMATCH'}; "

@@ -89,19 +89,21 @@ def test_the_headline_comes_first_with_gates_and_the_five_checks() -> None:
         assert f"| {name} | " in text
 
 
-def test_an_offline_forecaster_is_labelled_a_stand_in_and_a_model_is_not() -> None:
+def test_the_stand_in_label_opens_the_headline_and_a_model_run_has_none() -> None:
     report = demo_report()
-    offline = replace(report, forecaster=replace(report.forecaster, configuration={
-        "backend": "offline", "name": "card_reader", "reads_explanations": True}))
+    label = "OFFLINE STAND-IN: the forecaster is the offline stand-in 'card_reader'."
+    offline = replace(report, stand_ins=replace(report.stand_ins, label=label))
     text = render_markdown(offline, explainer_generators={"probe": "probe/v1"})
-    assert "OFFLINE STAND-IN forecaster 'card_reader'" in text
-    assert "copies the card's number" in text and "shared across arms" in text
-    assert "not evidence about any model" in text
-    assert "offline stand-in explainers: probe (probe/v1)" in text
-    online = replace(report, forecaster=replace(report.forecaster, configuration={
-        "backend": "anthropic", "model": "some-model"}))
+    assert f"> **{label}**" in text
+    first_digit = next(i for i, ch in enumerate(text) if ch.isdigit() and i > len(label)
+                       + text.index(label))
+    assert 0 < text.index(label) < text.index("## Headline") < first_digit
+    assert not any(ch.isdigit() for ch in text[:text.index(label)])
+    online = replace(report, stand_ins=replace(report.stand_ins, forecaster=False,
+                                               explainers=(), label=None))
     text = render_markdown(online, explainer_generators={"llm": "llm:anthropic:abc:1"})
     assert "STAND-IN" not in text and "stand-in" not in text
+    assert text.startswith("# Predictive credit report\n\n## Headline")
 
 
 def test_a_delivered_row_equal_to_its_itt_row_is_counted_not_repeated() -> None:

@@ -397,11 +397,12 @@ def _metric_rows(report: CreditAnalysis) -> tuple[list[list[str]], int]:
 def render_markdown(report: CreditAnalysis, *,
                     explainer_generators: Mapping[str, str] | None = None) -> str:
     """Render the report as Markdown, headline first (deterministic for a given input)."""
-    lines: list[str] = ["# Predictive credit report", "", "## Headline", ""]
-    lines += [f"- {line}" for line in what_ran_lines(report, explainer_generators)]
-    lines.append("")
+    lines: list[str] = ["# Predictive credit report", ""]
     standing_in = stand_in_lines(report)
     lines += [*(f"> **{line}**" for line in standing_in), *([""] if standing_in else [])]
+    lines += ["## Headline", ""]
+    lines += [f"- {line}" for line in what_ran_lines(report, explainer_generators)]
+    lines.append("")
     lines += ["### Gates", ""]
     lines += _table(("gate", "status", "conditions"),
                     [[g.name, g.status, ", ".join(

@@ -18,7 +18,6 @@ import os
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
-from foreseen import __version__
 from foreseen.core.digest import code_digest, write_json_atomic
 from foreseen.core.errors import ConfigError
 from foreseen.core.schema import to_json
@@ -26,6 +25,7 @@ from foreseen.teams.e046.protocol import EXPERIMENT, SEED, analyze_split
 from foreseen.teams.e046.results import E046Record, Implementation
 from foreseen.teams.e046.verdicts import decide
 from foreseen.teams.matrix import OutcomeMatrix
+from foreseen.version import __version__
 
 FROZEN_ANALYSIS_SHA256 = "67aa3068b52cf67baa6c3862f03fee8ae93a6ad0568de3d26f7b5a1848f28f7d"
 AMENDMENT_REASON = (
