@@ -5,10 +5,12 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import shutil
 from pathlib import Path
 
 import pytest
 
+from foreseen.core import digest
 from foreseen.core.digest import (
     NonFiniteNumberError,
     canonical_json,
@@ -55,3 +57,41 @@ def test_code_digest_is_order_free_and_sensitive() -> None:
     two = code_digest(["foreseen.core.errors", "foreseen.core.digest"])
     assert one == two
     assert one != code_digest(["foreseen.core.digest"])
+
+
+def _copy_package(root: Path) -> Path:
+    copy = root / "foreseen"
+    shutil.copytree(digest.PACKAGE_ROOT / "core", copy / "core")
+    return copy
+
+
+def test_code_digest_changes_when_a_module_is_renamed(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Same bytes under another module name give another digest (the name is hashed too)."""
+    copy = _copy_package(tmp_path)
+    monkeypatch.setattr(digest, "PACKAGE_ROOT", copy)
+    before = code_digest(["foreseen.core.stats", "foreseen.core.errors"])
+    source = (copy / "core" / "stats.py").read_bytes()
+    expected = hashlib.sha256(
+        ("foreseen.core.errors\n" + sha256_file(copy / "core" / "errors.py") + "\n"
+         "foreseen.core.stats\n" + hashlib.sha256(source).hexdigest() + "\n").encode()
+    ).hexdigest()
+    assert before == expected
+    (copy / "core" / "stats.py").rename(copy / "core" / "statistics.py")
+    after = code_digest(["foreseen.core.statistics", "foreseen.core.errors"])
+    assert (copy / "core" / "statistics.py").read_bytes() == source
+    assert after != before
+    with pytest.raises(ValueError, match="no source file"):
+        code_digest(["foreseen.core.stats"])
+
+
+def test_code_digest_changes_when_one_byte_of_a_module_changes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    copy = _copy_package(tmp_path)
+    monkeypatch.setattr(digest, "PACKAGE_ROOT", copy)
+    before = code_digest(["foreseen.core.stats"])
+    path = copy / "core" / "stats.py"
+    path.write_bytes(path.read_bytes() + b" ")
+    assert code_digest(["foreseen.core.stats"]) != before
+    with pytest.raises(ValueError, match="not a module of the foreseen package"):
+        code_digest(["numpy.linalg"])
