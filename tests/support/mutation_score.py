@@ -1,4 +1,4 @@
-"""Mutation score per package from ``mutmut results --all`` (run by ``make mutate``).
+"""Mutation score per package from ``mutmut results --all true`` (run by ``make mutate``).
 
 Usage: ``python tests/support/mutation_score.py PACKAGE...`` in the repository
 root after ``mutmut run``. Prints one row per package: mutants, killed
@@ -39,7 +39,7 @@ def table(statuses: dict[str, str], packages: Sequence[str]) -> list[str]:
 
 
 def main(packages: Sequence[str]) -> None:
-    output = subprocess.run([sys.executable, "-m", "mutmut", "results", "--all"], check=True,
+    output = subprocess.run([sys.executable, "-m", "mutmut", "results", "--all", "true"], check=True,
                             capture_output=True, text=True).stdout
     statuses = parse(output.splitlines())
     print("\n".join(table(statuses, packages)))
