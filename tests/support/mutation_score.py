@@ -39,8 +39,8 @@ def table(statuses: dict[str, str], packages: Sequence[str]) -> list[str]:
 
 
 def main(packages: Sequence[str]) -> None:
-    output = subprocess.run([sys.executable, "-m", "mutmut", "results", "--all", "true"], check=True,
-                            capture_output=True, text=True).stdout
+    command = [sys.executable, "-m", "mutmut", "results", "--all", "true"]
+    output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
     statuses = parse(output.splitlines())
     print("\n".join(table(statuses, packages)))
     survivors = sorted(n for n, s in statuses.items() if s == "survived"
