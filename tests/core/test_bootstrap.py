@@ -159,3 +159,18 @@ def test_ci_sized_coverage_simulation_at_24_tasks() -> None:
     coverage, false_positive = _coverage(24, 300, 499, effect=0.0, seed=2026)
     assert abs(coverage - 0.95) <= 0.05
     assert false_positive <= 0.10
+
+
+def test_bootstrap_mean_passes_strata_correction_and_its_metadata() -> None:
+    values = np.array([0.1, 0.4, -0.2, 0.3, 0.0, 0.5])
+    strata = ["a", "a", "b", "b", "b", "b"]
+    summary = bootstrap_mean(values, 400, 9, strata=strata, correction="expand")
+    replicates = cluster_weights(6, 400, seed=9, strata=strata) @ values
+    expected = summarize(float(values.mean()), replicates, 6, b=400, seed=9,
+                         correction="expand")
+    assert summary.ci95 == pytest.approx(expected.ci95)
+    assert summary.lower_bound_one_sided == pytest.approx(expected.lower_bound_one_sided)
+    assert (summary.n_clusters, summary.b, summary.seed) == (6, 400, 9)
+    assert summary.method == "task_cluster_percentile+expand"
+    unstratified = bootstrap_mean(values, 400, 9, correction="expand")
+    assert unstratified.ci95 != summary.ci95

@@ -6,7 +6,8 @@ with replacement; a leaf's weight is the product over its path of
 1 / (number of draws at that level). On a tiny design every outcome of that
 draw can be listed with its probability; the weight vectors the function
 produces must follow that exact distribution (each outcome's frequency within
-4.5 binomial standard errors at B = 40,000) and their mean must equal the exact
+4.5 binomial standard errors at B = 40,000; outcomes expected fewer than 20
+times are pooled) and their mean must equal the exact
 expectation.
 """
 
@@ -79,6 +80,21 @@ def _frequencies(weights: np.ndarray) -> Counter[tuple[Fraction, ...]]:
                    for row in weights)
 
 
+def _assert_follows(exact: Distribution, weights: np.ndarray) -> None:
+    """Each outcome expected at least 20 times within 4.5 binomial SE; the rarer ones pooled."""
+    observed = _frequencies(weights)
+    assert set(observed) <= set(exact), "an outcome the nested draw cannot produce"
+    rare_p, rare_seen = 0.0, 0
+    for outcome, p in exact.items():
+        if p * B < 20:
+            rare_p, rare_seen = rare_p + float(p), rare_seen + observed.get(outcome, 0)
+            continue
+        se = math.sqrt(float(p * (1 - p)) / B)
+        assert abs(observed.get(outcome, 0) / B - float(p)) <= 4.5 * se, (outcome, p)
+    se = math.sqrt(rare_p * (1 - rare_p) / B)
+    assert abs(rare_seen / B - rare_p) <= 4.5 * se + 1 / B
+
+
 DESIGNS = {
     "two_levels": [("t1", "a"), ("t1", "b"), ("t1", "c"), ("t2", "d")],
     "three_levels": [("t1", "c1", "s1"), ("t1", "c1", "s2"), ("t1", "c2", "s3"),
@@ -94,12 +110,7 @@ def test_weights_follow_the_exact_distribution_of_the_nested_draw(name: str) -> 
     paths = DESIGNS[name]
     exact = exact_distribution(paths)
     assert sum(exact.values()) == 1
-    weights = hierarchical_weights(paths, B, seed=11)
-    observed = _frequencies(weights)
-    assert set(observed) <= set(exact), "an outcome the nested draw cannot produce"
-    for outcome, p in exact.items():
-        se = math.sqrt(float(p * (1 - p)) / B)
-        assert abs(observed.get(outcome, 0) / B - float(p)) <= 4.5 * se, (outcome, p)
+    _assert_follows(exact, hierarchical_weights(paths, B, seed=11))
 
 
 @pytest.mark.parametrize("name", sorted(DESIGNS))
@@ -119,3 +130,30 @@ def test_the_unbalanced_nested_mean_weights_by_hand() -> None:
     # t1: c1 (s1, s2), c2 (s3); t2: c3 (s4), c4 (s5, s6)
     assert nested_mean_weights(DESIGNS["three_levels"]) == pytest.approx(
         [1 / 8, 1 / 8, 1 / 4, 1 / 4, 1 / 8, 1 / 8])
+
+
+def test_four_levels_follow_the_exact_distribution() -> None:
+    paths = [("t1", "c1", "r1", "s1"), ("t1", "c1", "r1", "s2"), ("t1", "c1", "r2", "s3"),
+             ("t1", "c2", "r3", "s4"), ("t2", "c3", "r4", "s5")]
+    exact = exact_distribution(paths)
+    _assert_follows(exact, hierarchical_weights(paths, B, seed=2))
+    assert nested_mean_weights(paths) == pytest.approx([1 / 16, 1 / 16, 1 / 8, 1 / 4, 1 / 2])
+
+
+def test_stratified_hierarchical_draw_keeps_the_top_clusters_per_stratum() -> None:
+    """Strata (one label per top cluster): every replicate draws each stratum's own count."""
+    paths = [("a1", "x"), ("a1", "y"), ("a2", "z"), ("b1", "u"), ("b2", "v"), ("b3", "w")]
+    weights = hierarchical_weights(paths, 3000, seed=4, strata=["a", "a", "b", "b", "b"])
+    # 2 of 5 top draws come from stratum a: its units always carry 2/5 of the weight
+    assert weights[:, :3].sum(axis=1) == pytest.approx(np.full(3000, 2 / 5))
+    assert weights[:, 3:].sum(axis=1) == pytest.approx(np.full(3000, 3 / 5))
+    plain = hierarchical_weights(paths, 3000, seed=4)
+    assert not np.allclose(plain[:, :3].sum(axis=1), 2 / 5)
+
+
+@pytest.mark.parametrize("paths", [[], [("t1", "a"), ("t2",)], [("t1",), ("t2",)],
+                                   [("t1", "a", "x"), ("t1", "b")]])
+def test_paths_of_unequal_or_too_small_depth_are_refused(paths: list[tuple[str, ...]]) -> None:
+    with pytest.raises(ValueError) as caught:
+        hierarchical_weights(paths, 10, seed=0)
+    assert str(caught.value) == "hierarchical paths must be non-empty, of equal length >= 2"
