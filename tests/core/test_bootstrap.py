@@ -174,3 +174,28 @@ def test_bootstrap_mean_passes_strata_correction_and_its_metadata() -> None:
     assert summary.method == "task_cluster_percentile+expand"
     unstratified = bootstrap_mean(values, 400, 9, correction="expand")
     assert unstratified.ci95 != summary.ci95
+
+
+def test_stratified_cluster_weights_are_the_stratified_draw_counts() -> None:
+    strata = ["a", "b", "b", "a", "b"]
+    indices = cluster_indices(5, 200, seed=6, strata=strata)
+    weights = cluster_weights(5, 200, seed=6, strata=strata)
+    for row in range(200):
+        assert np.array_equal(weights[row], np.bincount(indices[row], minlength=5) / 5)
+    assert not np.array_equal(weights, cluster_weights(5, 200, seed=6))
+
+
+def test_quantile_runs_along_the_replicate_axis() -> None:
+    reps = np.column_stack([np.arange(101.0), 10 * np.arange(101.0)])
+    assert quantile(reps, 0.25).tolist() == [25.0, 250.0]
+    assert quantile(reps, [0.1, 0.9]).tolist() == [[10.0, 100.0], [90.0, 900.0]]
+
+
+def test_summarize_refusals_and_a_non_finite_estimate() -> None:
+    with pytest.raises(ValueError) as caught:
+        summarize(0.0, np.zeros(3), 3, b=3, seed=0, correction="jackknife")
+    assert str(caught.value) == ("unknown correction 'jackknife'; expected one of "
+                                 "('none', 'expand', 'student_t')")
+    null = summarize(math.nan, np.zeros(3), 7, b=3, seed=1)
+    assert (null.estimate, null.ci95, null.n_clusters, null.b, null.seed) == (None, None, 7, 3, 1)
+    assert null.reason == "non_finite_estimate" and null.method == "task_cluster_percentile"
