@@ -43,16 +43,19 @@ bench: $(BIN)/.installed-dev
 	$(BIN)/python benchmarks/teams.py
 
 # Mutation testing (not part of `make test`; hours on 2 cores). One mutmut run per
-# package, each with the tests that exercise it ([tool.mutmut] in pyproject.toml
-# names the packages and the tests); a summary table at the end.
-# `make mutate MUTATE_PACKAGES="foreseen.core"` runs one package.
-MUTATE_PACKAGES ?= foreseen.core foreseen.teams.e046 foreseen.credit.run foreseen.credit.analysis
+# package in its own folder .mutate/<package>/, with only the tests of that
+# package (tests/support/mutation_config.py writes its [tool.mutmut]); a score
+# table and every survivor at the end. `make mutate MUTATE_PACKAGES=core` runs one.
+MUTATE_PACKAGES ?= core teams/e046 credit/run credit/analysis
 
 mutate: $(BIN)/.installed-mutate
 	for package in $(MUTATE_PACKAGES); do \
-	  $(BIN)/mutmut run --max-children $$(nproc) "$$package.*" || exit 1; \
+	  dir=.mutate/$$(echo $$package | tr / .); \
+	  mkdir -p $$dir && ln -sfn $(CURDIR)/src $$dir/src && ln -sfn $(CURDIR)/tests $$dir/tests \
+	  && $(BIN)/python tests/support/mutation_config.py $$package > $$dir/pyproject.toml \
+	  && (cd $$dir && $(CURDIR)/$(BIN)/mutmut run --max-children $$(nproc)) || exit 1; \
 	done
 	$(BIN)/python tests/support/mutation_score.py $(MUTATE_PACKAGES)
 
 clean:
-	rm -rf $(VENV) $(OUT) mutants
+	rm -rf $(VENV) $(OUT) .mutate

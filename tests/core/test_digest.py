@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import shutil
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from foreseen.core.digest import (
     sha256_file,
     sha256_json,
     write_json_atomic,
+    write_text_atomic,
 )
 
 
@@ -95,3 +97,39 @@ def test_code_digest_changes_when_one_byte_of_a_module_changes(
     assert code_digest(["foreseen.core.stats"]) != before
     with pytest.raises(ValueError, match="not a module of the foreseen package"):
         code_digest(["numpy.linalg"])
+
+
+def test_atomic_write_uses_a_hidden_temporary_file_beside_the_target(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    target = tmp_path / "a" / "b" / "r.json"  # missing parents are made
+    seen: list[tuple[str, str]] = []
+    real_replace = os.replace
+
+    def replace(source: str, destination: str) -> None:
+        seen.append((str(source), str(destination)))
+        real_replace(source, destination)
+
+    monkeypatch.setattr(os, "replace", replace)
+    write_text_atomic(target, "é ü\n")
+    assert target.read_bytes() == "é ü\n".encode()
+    (source, destination), = seen
+    assert destination == str(target) and Path(source).parent == target.parent
+    assert Path(source).name.startswith(".r.json.") and source.endswith(".tmp")
+
+
+def test_a_failed_atomic_write_leaves_nothing_behind(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(source: str, destination: str) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", refuse)
+    with pytest.raises(OSError, match="disk full"):
+        write_text_atomic(tmp_path / "r.txt", "x")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_package_digest_reads_its_init_module() -> None:
+    init = digest.PACKAGE_ROOT / "core" / "__init__.py"
+    assert digest.module_source_path("foreseen.core") == init
+    expected = hashlib.sha256(f"foreseen.core\n{sha256_file(init)}\n".encode()).hexdigest()
+    assert code_digest(["foreseen.core"]) == expected

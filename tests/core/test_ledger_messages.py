@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -165,3 +166,36 @@ def test_a_new_ledger_starts_with_a_genesis_head_and_appends_nothing_empty(
         {"seq": 0, "type": "e", "payload": {"a": 1}, "prev": GENESIS}).encode()).hexdigest()
     summary = verify_ledger(path)
     assert (summary.events, summary.head_hash) == (1, event.hash)
+
+
+def test_the_head_file_must_agree_in_both_hash_and_count(tmp_path: Path) -> None:
+    path = _ledger(tmp_path)
+    events = read_ledger(path)
+    # the right count with another hash, and the right hash with a count of 0
+    head_path(path).write_text(json.dumps({"head": "f" * 64, "events": 4}))
+    assert _message(path) == ("ledger l.jsonl: head hash disagrees with line 4 (ledger or head "
+                              "file changed)")
+    head_path(path).write_text(json.dumps({"head": events[-1].hash, "events": 0}))
+    assert _message(path) == ("ledger l.jsonl: head hash disagrees with line 0 (ledger or head "
+                              "file changed)")
+    # one event recorded: the head is behind by three
+    head_path(path).write_text(json.dumps({"head": events[0].hash, "events": 1}))
+    assert _message(path) == ("ledger l.jsonl: head file is behind (1 of 4 events); resume the"
+                              " run to bring it forward")
+
+
+def test_an_empty_ledger_verifies_to_genesis(tmp_path: Path) -> None:
+    path = tmp_path / "l.jsonl"
+    Ledger.open(path)
+    path.write_bytes(b"")
+    summary = verify_ledger(path)
+    assert (summary.events, summary.head_hash, dict(summary.counts)) == (0, GENESIS, {})
+
+
+def test_a_new_ledger_file_is_readable_not_executable(tmp_path: Path) -> None:
+    previous = os.umask(0o022)
+    try:
+        path = _ledger(tmp_path)
+    finally:
+        os.umask(previous)
+    assert path.stat().st_mode & 0o777 == 0o644

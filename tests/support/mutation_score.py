@@ -1,7 +1,8 @@
 """Mutation score per package from ``mutmut results --all true`` (run by ``make mutate``).
 
-Usage: ``python tests/support/mutation_score.py PACKAGE...`` in the repository
-root after ``mutmut run``. Prints one row per package: mutants, killed
+Usage: ``python tests/support/mutation_score.py core credit/run ...`` in the
+repository root after ``make mutate`` (each package's results are in
+``.mutate/<package with dots>/``). Prints one row per package: mutants, killed
 (including timeouts and type-check catches), survived, not checked or without
 tests, and the score = killed / (killed + survived); then every survivor.
 """
@@ -11,7 +12,9 @@ from __future__ import annotations
 import subprocess
 import sys
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 
+REPO = Path(__file__).resolve().parents[2]
 KILLED = {"killed", "timeout", "caught by type check", "segfault"}
 
 
@@ -40,8 +43,14 @@ def table(statuses: dict[str, str], packages: Sequence[str]) -> list[str]:
 
 def main(packages: Sequence[str]) -> None:
     command = [sys.executable, "-m", "mutmut", "results", "--all", "true"]
-    output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
-    statuses = parse(output.splitlines())
+    statuses: dict[str, str] = {}
+    names = ["foreseen." + package.replace("/", ".") for package in packages]
+    for package in packages:
+        folder = REPO / ".mutate" / package.replace("/", ".")
+        output = subprocess.run(command, check=True, capture_output=True, text=True,
+                                cwd=folder).stdout
+        statuses.update(parse(output.splitlines()))
+    packages = names
     print("\n".join(table(statuses, packages)))
     survivors = sorted(n for n, s in statuses.items() if s == "survived"
                        and any(n.startswith(p + ".") for p in packages))
