@@ -133,3 +133,21 @@ def test_a_package_digest_reads_its_init_module() -> None:
     assert digest.module_source_path("foreseen.core") == init
     expected = hashlib.sha256(f"foreseen.core\n{sha256_file(init)}\n".encode()).hexdigest()
     assert code_digest(["foreseen.core"]) == expected
+
+
+def test_a_non_finite_number_is_named_by_its_path(tmp_path: Path) -> None:
+    with pytest.raises(NonFiniteNumberError) as caught:
+        canonical_json({"x": [1.0, {"y": math.nan}]})
+    assert str(caught.value) == "non-finite number nan at $.x[1].y"
+    with pytest.raises(NonFiniteNumberError) as caught:
+        write_json_atomic(tmp_path / "r.json", [(0.0, -math.inf)])
+    assert str(caught.value) == "non-finite number -inf at $[0][1]"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_written_json_is_indented_in_field_order_with_unicode(tmp_path: Path) -> None:
+    target = tmp_path / "r.json"
+    write_json_atomic(target, {"b": 1, "a": "é"})
+    assert target.read_text(encoding="utf-8") == '{\n  "b": 1,\n  "a": "é"\n}\n'
+    write_json_atomic(target, {"b": 1, "a": "é"}, indent=None, sort_keys=True)
+    assert target.read_text(encoding="utf-8") == '{"a": "é", "b": 1}\n'

@@ -199,3 +199,12 @@ def test_a_new_ledger_file_is_readable_not_executable(tmp_path: Path) -> None:
     finally:
         os.umask(previous)
     assert path.stat().st_mode & 0o777 == 0o644
+
+
+def test_read_events_carry_their_chain_and_a_ledger_opens_in_a_new_folder(
+        tmp_path: Path) -> None:
+    path = tmp_path / "a" / "b" / "l.jsonl"
+    Ledger.open(path).append_many([("e", {"i": 0}), ("e", {"i": 1})])
+    first, second = read_ledger(path)
+    assert (first.prev, second.prev) == (GENESIS, first.hash)
+    assert second.line() == path.read_text(encoding="utf-8").splitlines()[1]
