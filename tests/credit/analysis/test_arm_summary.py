@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from foreseen.credit.analysis.metrics import arm_states, arm_summary
+from foreseen.credit.analysis.metrics import arm_states, arm_summary, direction_summary
 from foreseen.credit.model import Forecast, SlotRecord
 
 Y = {"a1": 0.1, "a2": -0.2, "b1": 0.3}
@@ -64,3 +64,25 @@ def test_an_arm_without_states_says_so() -> None:
     metrics = arm_summary(arm_states([], Y, TASK, SCALES, 0.2), (0.0,))
     assert metrics.reason == "no_states" and metrics.point_mae is None
     assert (metrics.n_states, metrics.n_tasks, metrics.n_slots) == (0, 0, 0)
+
+
+def test_direction_summary_and_its_sweep_by_hand() -> None:
+    """Mean calls: a1 +0.1 (y +0.1 ✓), a2 −0.05 (y −0.2 ✓), b1 +0.4 (y +0.3 ✓) — then
+    a second arm with a zero mean call, a fallback-only state and y = 0."""
+    arm = arm_states(SLOTS, Y, TASK, SCALES, 0.2)
+    summary = direction_summary(arm, (0.0, 0.15, 0.3))
+    assert summary.accuracy == 1.0 and (summary.n_states, summary.n_tasks) == (3, 2)
+    assert (summary.n_no_call, summary.n_y_zero) == (0, 0)
+    # |y| > 0.15: a2 and b1 (A and B); |y| > 0.3: none
+    assert [(p.threshold, p.accuracy, p.n_states, p.n_tasks) for p in summary.sweep] == [
+        (0.0, 1.0, 3, 2), (0.15, 1.0, 2, 2), (0.3, None, 0, 0)]
+    assert [p.accuracy_reason for p in summary.sweep] == [None, None,
+                                                          "no_state_above_threshold"]
+    y = {"a1": 0.1, "a2": 0.0, "b1": -0.3}
+    mixed = [_slot("a1", 1, 0.1, 0.0, 0.2), _slot("a1", 2, -0.1, -0.2, 0.0),  # mean 0
+             _slot("a2", 1, 0.2, 0.1, 0.3),                                   # y = 0
+             _slot("b1", 1, 0.0, 0.0, 0.0, fallback=True)]                    # no call
+    summary = direction_summary(arm_states(mixed, y, TASK, SCALES, 0.2), (0.05,))
+    assert summary.accuracy == 0.0
+    assert (summary.n_no_call, summary.n_y_zero) == (2, 1)
+    assert [(p.accuracy, p.n_states) for p in summary.sweep] == [(0.0, 2)]
