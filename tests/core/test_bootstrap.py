@@ -257,3 +257,15 @@ def test_round_off_snapping_is_relative_to_the_largest_value_and_inclusive() -> 
     small = weighted_means(np.array([[0.5, 0.5]]), np.array([1.0, -1.0 + 1e-9]))
     assert small[0] == pytest.approx(5e-10, rel=1e-3)
     assert weighted_means(np.zeros((2, 0)), np.zeros(0)).tolist() == [0.0, 0.0]
+
+
+def test_equivalence_boundaries_are_inclusive_on_both_ends() -> None:
+    assert equivalent((-0.005, 0.005), 0.005) is True
+    assert equivalent((math.nextafter(-0.005, -1.0), 0.0), 0.005) is False
+    assert equivalent((0.0, math.nextafter(0.005, 1.0)), 0.005) is False
+
+
+def test_a_percentile_summary_keeps_its_estimate() -> None:
+    summary = summarize(0.25, np.arange(11.0), 5, b=11, seed=2)
+    assert (summary.estimate, summary.n_clusters, summary.b, summary.seed) == (0.25, 5, 11, 2)
+    assert summary.ci95 == pytest.approx((0.25, 9.75)) and summary.reason is None
