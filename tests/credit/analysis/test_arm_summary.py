@@ -86,3 +86,18 @@ def test_direction_summary_and_its_sweep_by_hand() -> None:
     assert summary.accuracy == 0.0
     assert (summary.n_no_call, summary.n_y_zero) == (2, 1)
     assert [(p.accuracy, p.n_states) for p in summary.sweep] == [(0.0, 2)]
+
+
+def test_coverage_is_a_closed_interval_and_valid_only_drops_every_invalid_call() -> None:
+    y = {"a1": 0.0, "a2": 0.2, "b1": 0.3}
+    on_bounds = [_slot("a1", 1, 0.1, 0.0, 0.2), _slot("a2", 1, 0.1, 0.0, 0.2),
+                 _slot("b1", 1, 0.3, 0.29, 0.31)]
+    states = arm_states(on_bounds, y, TASK, SCALES, 0.2)
+    assert states.coverage.tolist() == [1.0, 1.0, 1.0]  # y = lower, y = upper, inside
+    invalid = SlotRecord(slot_id="a1|2", state_id="a1", context_id="matched_card", repeat=2,
+                         forecast=Forecast(0.0, 0.0, 0.0, valid=False, reason="unparseable"),
+                         fallback=False, explainer="probe", delivered=True)
+    valid_only = arm_states([*on_bounds, invalid], y, TASK, SCALES, 0.2, valid_only=True)
+    assert valid_only.n_slots == 3 and valid_only.n_invalid == 0
+    itt = arm_states([*on_bounds, invalid], y, TASK, SCALES, 0.2)
+    assert (itt.n_slots, itt.n_invalid, itt.n_fallback) == (4, 1, 0)
