@@ -14,10 +14,12 @@ from foreseen.core.errors import ConfigError, IntegrityError, UserInputError
 from foreseen.core.ledger import Ledger, read_ledger
 from foreseen.credit.model import Forecast
 from foreseen.credit.run.runner import (
+    ForecastParseError,
     _retry_delay,
     build_backend,
     check_ledger_plan,
     fallback_forecast,
+    parse_forecast,
     read_slot_records,
 )
 
@@ -107,3 +109,23 @@ def test_slot_records_carry_delivery_and_signal_from_the_ledger(tmp_path: Path) 
     assert (second.fallback, second.delivered, second.signal, second.explainer) == (
         False, True, 0.25, "signal")
     assert second.forecast == Forecast(0.1, 0.0, 0.2)
+
+
+def test_forecast_parsing_at_its_boundaries() -> None:
+    point = parse_forecast('{"point": 0.1, "lower": 0.1, "upper": 0.1}')  # lower = upper
+    assert (point.lower, point.upper, point.direction_probability) == (0.1, 0.1, None)
+    for p in (0.0, 1.0, 0.25):
+        parsed = parse_forecast(f'{{"point": 0, "lower": -1, "upper": 1, '
+                                f'"direction_probability": {p}}}')
+        assert parsed.direction_probability == p and parsed.valid
+    for bad, message in (('"0.5"', "direction_probability is not a number"),
+                         ("true", "direction_probability is not a number"),
+                         ("1.0000001", r"direction_probability is not in \[0, 1\]"),
+                         ("-0.0000001", r"direction_probability is not in \[0, 1\]")):
+        with pytest.raises(ForecastParseError) as caught:
+            parse_forecast(f'{{"point": 0, "lower": 0, "upper": 1, '
+                           f'"direction_probability": {bad}}}')
+        assert str(caught.value) == message.replace("\\", "")
+    with pytest.raises(ForecastParseError) as caught:
+        parse_forecast("[0.1]")
+    assert str(caught.value) == "response is not a JSON object"
