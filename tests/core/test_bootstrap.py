@@ -28,7 +28,10 @@ def test_same_seed_gives_identical_bytes_and_other_seed_differs() -> None:
     assert a.tobytes() == b.tobytes()
     assert a.tobytes() != c.tobytes()
     values = np.linspace(-1, 1, 12)
-    assert bootstrap_mean(values, 500, 3).to_json() == bootstrap_mean(values, 500, 3).to_json()
+    replicates = cluster_weights(12, 500, seed=3) @ values  # the same draw, by hand
+    summary = bootstrap_mean(values, 500, 3)
+    assert summary.ci95 == pytest.approx(tuple(np.quantile(replicates, [0.025, 0.975])))
+    assert summary.lower_bound_one_sided == pytest.approx(float(np.quantile(replicates, 0.05)))
 
 
 def test_weights_are_draw_counts_over_k() -> None:
@@ -156,3 +159,113 @@ def test_ci_sized_coverage_simulation_at_24_tasks() -> None:
     coverage, false_positive = _coverage(24, 300, 499, effect=0.0, seed=2026)
     assert abs(coverage - 0.95) <= 0.05
     assert false_positive <= 0.10
+
+
+def test_bootstrap_mean_passes_strata_correction_and_its_metadata() -> None:
+    values = np.array([0.1, 0.4, -0.2, 0.3, 0.0, 0.5])
+    strata = ["a", "a", "b", "b", "b", "b"]
+    summary = bootstrap_mean(values, 400, 9, strata=strata, correction="expand")
+    replicates = cluster_weights(6, 400, seed=9, strata=strata) @ values
+    expected = summarize(float(values.mean()), replicates, 6, b=400, seed=9,
+                         correction="expand")
+    assert summary.ci95 == pytest.approx(expected.ci95)
+    assert summary.lower_bound_one_sided == pytest.approx(expected.lower_bound_one_sided)
+    assert (summary.n_clusters, summary.b, summary.seed) == (6, 400, 9)
+    assert summary.method == "task_cluster_percentile+expand"
+    unstratified = bootstrap_mean(values, 400, 9, correction="expand")
+    assert unstratified.ci95 != summary.ci95
+
+
+def test_stratified_cluster_weights_are_the_stratified_draw_counts() -> None:
+    strata = ["a", "b", "b", "a", "b"]
+    indices = cluster_indices(5, 200, seed=6, strata=strata)
+    weights = cluster_weights(5, 200, seed=6, strata=strata)
+    for row in range(200):
+        assert np.array_equal(weights[row], np.bincount(indices[row], minlength=5) / 5)
+    assert not np.array_equal(weights, cluster_weights(5, 200, seed=6))
+
+
+def test_quantile_runs_along_the_replicate_axis() -> None:
+    reps = np.column_stack([np.arange(101.0), 10 * np.arange(101.0)])
+    assert quantile(reps, 0.25).tolist() == [25.0, 250.0]
+    assert quantile(reps, [0.1, 0.9]).tolist() == [[10.0, 100.0], [90.0, 900.0]]
+
+
+def test_summarize_refusals_and_a_non_finite_estimate() -> None:
+    with pytest.raises(ValueError) as caught:
+        summarize(0.0, np.zeros(3), 3, b=3, seed=0, correction="jackknife")
+    assert str(caught.value) == ("unknown correction 'jackknife'; expected one of "
+                                 "('none', 'expand', 'student_t')")
+    null = summarize(math.nan, np.zeros(3), 7, b=3, seed=1)
+    assert (null.estimate, null.ci95, null.n_clusters, null.b, null.seed) == (None, None, 7, 3, 1)
+    assert null.reason == "non_finite_estimate" and null.method == "task_cluster_percentile"
+
+
+def test_cluster_indices_accepts_one_cluster_and_one_replicate_and_refuses_none() -> None:
+    assert cluster_indices(1, 1, seed=0).tolist() == [[0]]
+    for clusters, b in ((0, 5), (5, 0)):
+        with pytest.raises(ValueError) as caught:
+            cluster_indices(clusters, b, seed=0)
+        assert str(caught.value) == ("cluster_indices needs at least one cluster and one "
+                                     "replicate")
+    with pytest.raises(ValueError) as caught:
+        cluster_indices(3, 5, seed=0, strata=["a", "b"])
+    assert str(caught.value) == "strata must give one label per cluster"
+    assert cluster_indices(3, 50, seed=1).dtype == np.int64
+
+
+def test_every_null_summary_keeps_its_metadata_and_names_its_reason() -> None:
+    for reps in (np.array([]), np.array([1.0, np.nan])):
+        null = summarize(0.5, reps, 4, b=2, seed=3)
+        assert (null.estimate, null.ci95, null.ci90, null.lower_bound_one_sided) == (
+            0.5, None, None, None)
+        assert (null.n_clusters, null.b, null.seed) == (4, 2, 3)
+        assert (null.method, null.reason) == ("task_cluster_percentile", "non_finite_replicates")
+    single = summarize(0.5, np.array([0.7]), 4, b=1, seed=3)
+    assert single.ci95 == (0.7, 0.7) and single.reason is None
+    for correction in ("student_t", "expand"):
+        few = summarize(0.5, np.array([0.1, 0.9]), 1, b=2, seed=3, correction=correction)
+        assert (few.estimate, few.ci95, few.ci90, few.lower_bound_one_sided) == (
+            0.5, None, None, None)
+        assert (few.n_clusters, few.b, few.seed, few.reason) == (1, 2, 3, "too_few_clusters")
+        assert few.method == f"task_cluster_percentile+{correction}"
+        two = summarize(0.5, np.array([0.1, 0.9]), 2, b=2, seed=3, correction=correction)
+        assert two.ci95 is not None and two.reason is None
+
+
+def test_student_t_intervals_field_by_field() -> None:
+    reps = np.array([0.2, 0.4, 0.9, 1.1, 1.4])
+    se = float(np.std(reps, ddof=1))
+    t975, t95 = stats.t.ppf(0.975, 3), stats.t.ppf(0.95, 3)
+    result = summarize(1.0, reps, 4, b=5, seed=8, correction="student_t")
+    assert result.ci95 == pytest.approx((1 - t975 * se, 1 + t975 * se))
+    assert result.ci90 == pytest.approx((1 - t95 * se, 1 + t95 * se))
+    assert result.lower_bound_one_sided == pytest.approx(1 - t95 * se)
+    assert (result.estimate, result.n_clusters, result.b, result.seed) == (1.0, 4, 5, 8)
+    assert result.method == "task_cluster_percentile+student_t"
+
+
+def test_round_off_snapping_is_relative_to_the_largest_value_and_inclusive() -> None:
+    # exactly the tolerance times the scale (2 · 1e-12, exact in binary) is snapped
+    at = weighted_means(np.array([[1e-12, 0.0]]), np.array([2.0, 0.0]))
+    assert at[0] == 0.0
+    above = weighted_means(np.array([[3e-12, 0.0]]), np.array([2.0, 0.0]))
+    assert above[0] == pytest.approx(6e-12)
+    # relative: 5e-10 is round-off next to values of 1000, not next to values of 1
+    big = weighted_means(np.array([[0.5, 0.5]]), np.array([1000.0, -1000.0 + 1e-9]))
+    assert big[0] == 0.0
+    small = weighted_means(np.array([[0.5, 0.5]]), np.array([1.0, -1.0 + 1e-9]))
+    assert small[0] == pytest.approx(5e-10, rel=1e-3)
+    assert weighted_means(np.zeros((2, 0)), np.zeros(0)).tolist() == [0.0, 0.0]
+
+
+def test_equivalence_boundaries_are_inclusive_on_both_ends() -> None:
+    assert equivalent((-0.005, 0.005), 0.005) is True
+    assert equivalent((math.nextafter(-0.005, -1.0), 0.0), 0.005) is False
+    assert equivalent((0.0, math.nextafter(0.005, 1.0)), 0.005) is False
+
+
+def test_a_percentile_summary_keeps_its_estimate() -> None:
+    summary = summarize(0.25, np.arange(11.0), 5, b=11, seed=2)
+    assert (summary.estimate, summary.n_clusters, summary.b, summary.seed) == (0.25, 5, 11, 2)
+    assert summary.ci95 == pytest.approx((0.25, 9.75)) and summary.reason is None

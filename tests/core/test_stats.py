@@ -57,3 +57,20 @@ def test_percentile_interval_small_sample_clamps_the_upper_index() -> None:
     assert percentile_interval([7.0]) == (7.0, 7.0)
     with pytest.raises(ValueError):
         percentile_interval([])
+
+
+def test_percentile_interval_floors_the_tail_index() -> None:
+    # 0.025 · 30 = 0.75 → index 0; 0.975 · 30 = 29.25 → index 29
+    assert percentile_interval([float(v) for v in range(30)]) == (0.0, 29.0)
+    # (1 − 0.8)/2 · 200 is 19.999999999999996 in floating point; the index meant is 20
+    assert percentile_interval([float(v) for v in range(200)], level=0.8) == (20.0, 180.0)
+
+
+def test_stats_refusals_have_their_messages() -> None:
+    with pytest.raises(ValueError) as caught:
+        percentile_interval([])
+    assert str(caught.value) == "percentile_interval needs at least one value"
+    with pytest.raises(ValueError) as caught:
+        mcnemar_exact_p(-1, 2)
+    assert str(caught.value) == "discordant counts must be non-negative, got b=-1, c=2"
+    assert mcnemar_exact_p(0, 0) == 1.0

@@ -1,8 +1,9 @@
 """Helpers for the OpenML tests: small mirrors built in a temporary folder.
 
-``SHARED_MIRROR`` is the read-only mirror found relative to the checkout
-(``<checkout>/../shared/data/openml``); tests copy the two small datasets they
-need from it. ``write_dataset`` writes a synthetic dataset folder in the
+``SHIPPED_MIRROR`` is the mirror shipped as package data
+(``src/foreseen/data/openml``: the full index and the 24 datasets the default
+lottery draws); tests copy the two small datasets they need from it into a
+temporary folder. ``write_dataset`` writes a synthetic dataset folder in the
 mirror format (gzip with mtime 0, meta.json with the file's SHA-256).
 """
 
@@ -18,9 +19,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from support.paths import SHARED
+from support.paths import PACKAGE_DATA
 
-SHARED_MIRROR = SHARED / "data" / "openml"
+SHIPPED_MIRROR = PACKAGE_DATA / "openml"
 INDEX_HEADER = "suite\tname\tdid\ttask_type\tn_rows\tn_features\tfamily\tfolder\n"
 SMALL = ("dresses-sales", "QSAR_fish_toxicity")
 
@@ -32,13 +33,13 @@ def index_line(meta: Mapping[str, Any], folder: str) -> str:
 
 
 def copy_mirror(target: Path, names: Sequence[str] = SMALL) -> Path:
-    """A mirror with only ``names`` copied from the shared mirror."""
+    """A mirror with only ``names`` copied from the shipped mirror."""
     target.mkdir(parents=True, exist_ok=True)
     lines = [INDEX_HEADER]
-    for line in (SHARED_MIRROR / "index.tsv").read_text(encoding="utf-8").splitlines()[1:]:
+    for line in (SHIPPED_MIRROR / "index.tsv").read_text(encoding="utf-8").splitlines()[1:]:
         fields = line.split("\t")
         if fields[1] in names:
-            shutil.copytree(SHARED_MIRROR / fields[7], target / fields[7])
+            shutil.copytree(SHIPPED_MIRROR / fields[7], target / fields[7])
             lines.append(line + "\n")
     (target / "index.tsv").write_text("".join(lines), encoding="utf-8")
     return target

@@ -51,7 +51,6 @@ def test_provenance_and_null_reasons_are_printed() -> None:
     assert f"parent plan id: `{report.parent_plan_id}`" in text
     assert f"ledger head: `{report.ledger.head_hash}`" in text
     assert "outcome commitment check: `ok`" in text and "post outcome: `no`" in text
-    assert render_markdown(report) == render_markdown(report)
     broken = replace(report, outcome_commitment=OutcomeCommitment(
         expected="1" * 64, observed="2" * 64, ok=False))
     assert isinstance(broken, CreditReport)

@@ -95,7 +95,9 @@ def test_notes_are_read_through_extraction_and_signals_are_used() -> None:
 def test_forecasts_are_pure_functions_of_the_request() -> None:
     forecaster = build_backend("card_reader", {"seed": 3})
     context = {"public": PUBLIC, "card": Card(direction="improve").to_json()}
-    assert _ask(forecaster, context) == _ask(forecaster, context)
+    first = _ask(forecaster, context)
+    _ask(forecaster, {"public": PUBLIC, "card": Card(direction="worsen").to_json()})
+    assert _ask(forecaster, context) == first  # no state carried from the call in between
     assert read_forecast(context, "matched_card", "s1", 1, seed=3) == _ask(forecaster, context)
     prior_only = build_backend("catalog_prior", {"seed": 3})
     assert _ask(prior_only, context) == _ask(prior_only, {"public": PUBLIC})

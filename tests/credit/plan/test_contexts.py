@@ -122,7 +122,7 @@ def test_every_prompt_has_state_intervention_and_instructions(
     intervention = study.intervention(state.intervention_id)
     cids = ["description", "matched_card", "matched_note", "numeric", "prose", "signal@exact"]
     cids += [f"{k}@{m}" for k in ("donor_card", "donor_note", "crossover") for m in DONOR_MAPS]
-    prefix = None
+    heads = []
     for cid in cids:
         rendered = _render(study, state, cid, explanations, donors, signal=0.01)
         prompt = rendered.prompt
@@ -132,12 +132,12 @@ def test_every_prompt_has_state_intervention_and_instructions(
         for word in ('"point"', '"lower"', '"upper"', '"direction_probability"', "central 80%",
                      "accuracy units", "y > 0 is an improvement", "higher accuracy is better"):
             assert word in prompt, (cid, word)
-        head = prompt.split("## Your forecast")[0].split("\n\n")[:3]
-        assert prefix is None or head == prefix  # paired contexts share state and intervention
-        prefix = head
+        heads.append(prompt.split("## Your forecast")[0].split("\n\n")[:3])
         canonical_json(rendered.payload)  # strict JSON
         assert rendered.payload["public"] == dict(state.public)
         assert rendered.payload["intervention"]["id"] == state.intervention_id
+    # paired contexts share the state and intervention part of the prompt
+    assert len(heads) == len(cids) and all(head == heads[0] for head in heads)
 
 
 def test_public_state_rendering_is_sorted_and_order_free() -> None:

@@ -23,7 +23,7 @@ def _expected(slot_id: str, max_attempts: int) -> tuple[bool, int]:
         fault = fault_schedule(SEED, slot_id, attempt)
         if fault in TRANSPORT_KINDS:
             continue
-        assert fault == "none" or fault in CONTENT_FAULTS
+        assert fault in {"none", *CONTENT_FAULTS}
         return fault == "none", attempt
     return False, max_attempts
 

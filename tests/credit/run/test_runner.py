@@ -176,7 +176,6 @@ def test_ledger_of_another_plan_is_refused(tmp_path: Path) -> None:
 def test_changed_renderer_output_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
                                             ) -> None:
     plan = make_plan(tmp_path)
-    monkeypatch.setattr(spine_support, "TEMPLATE", spine_support.TEMPLATE)
     original = spine_support.render_context
 
     def tampered(*args: Any, **kwargs: Any) -> Any:

@@ -45,8 +45,6 @@ def test_written_cards_are_complete_and_evidence_backed_in_their_note() -> None:
             backed = card.evidence_backed_slots(note)
             assert {"direction", "observable", "regime", "falsification",
                     "counterfactual"} <= set(backed)
-            for spans in card.spans.values():
-                assert all(span.occurs_in(note) for span in spans)
 
 
 def test_plain_notes_are_extracted_blind_and_elicited_cards_are_rendered() -> None:

@@ -26,12 +26,12 @@ def _invoke(capsys: pytest.CaptureFixture[str], args: list[str]) -> tuple[int, s
     return code, capsys.readouterr().err
 
 
-def test_study_without_a_mirror_is_one_clear_error(tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch,
-                                                   capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.delenv("FORESEEN_OPENML_MIRROR", raising=False)
+def test_study_with_a_mirror_without_index_is_one_clear_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("FORESEEN_OPENML_MIRROR", str(tmp_path / "empty"))
     code, err = _invoke(capsys, ["study", "openml", "--out", str(tmp_path / "out")])
-    assert code == 2 and "no OpenML mirror given" in err and err.count("\n") == 1
+    assert code == 2 and "empty: no index.tsv there" in err and err.count("\n") == 1
     assert not (tmp_path / "out" / "plan.json").exists()
 
 

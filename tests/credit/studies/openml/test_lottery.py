@@ -11,7 +11,7 @@ from foreseen.core.errors import UserInputError
 from foreseen.credit.studies.openml.lottery import LOTTERY_SEED, draw, ticket
 from foreseen.credit.studies.openml.mirror import MirrorEntry, index_digest, read_index
 
-from support.openml_mirror import SHARED_MIRROR
+from support.openml_mirror import SHIPPED_MIRROR
 
 
 def _entry(suite: str, name: str, did: int, family: str) -> MirrorEntry:
@@ -56,17 +56,17 @@ def test_brute_force_draw_on_a_small_index() -> None:
 
 
 def test_full_mirror_draw_has_12_plus_12_distinct_families() -> None:
-    entries = read_index(SHARED_MIRROR)
-    result = draw(entries, index_sha256=index_digest(SHARED_MIRROR))
+    entries = read_index(SHIPPED_MIRROR)
+    result = draw(entries, index_sha256=index_digest(SHIPPED_MIRROR))
     assert result.lottery_seed == 20261129
     suites = [e.suite for e in result.picks]
     assert suites.count("OpenML-CC18") == 12 and suites.count("OpenML-CTR23") == 12
     assert len({e.family for e in result.picks}) == 24
-    again = draw(entries, index_sha256=index_digest(SHARED_MIRROR))
+    again = draw(entries, index_sha256=index_digest(SHIPPED_MIRROR))
     assert again.to_json() == result.to_json()
     as_json = result.to_json()
     assert as_json["index_sha256"] == hashlib.sha256(
-        (SHARED_MIRROR / "index.tsv").read_bytes()).hexdigest()
+        (SHIPPED_MIRROR / "index.tsv").read_bytes()).hexdigest()
     assert len(as_json["ranking"]) == len(entries)
 
 

@@ -17,7 +17,7 @@ from foreseen.credit.studies.openml.mirror import (
     resolve_mirror,
 )
 
-from support.openml_mirror import SHARED_MIRROR, copy_mirror, write_dataset
+from support.openml_mirror import SHIPPED_MIRROR, copy_mirror, write_dataset
 
 ROWS = [["a", "1", "None", "yes"], ["b", "2", "", "no"], ["a", "", "x", "yes"],
         ["c", "4", "None", "no"]]
@@ -97,17 +97,23 @@ def test_tampered_data_file_is_refused(tmp_path: Path) -> None:
     assert "bad-set" in message and "does not match the sha256" in message
 
 
-def test_no_mirror_is_one_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_mirror_is_the_flag_then_the_environment_then_the_shipped_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("FORESEEN_OPENML_MIRROR", raising=False)
-    with pytest.raises(UserInputError, match="no OpenML mirror given"):
-        resolve_mirror(None)
+    assert resolve_mirror(None) == SHIPPED_MIRROR
+    monkeypatch.setenv("FORESEEN_OPENML_MIRROR", "")
+    assert resolve_mirror(None) == SHIPPED_MIRROR
     with pytest.raises(UserInputError, match=r"no index\.tsv"):
         resolve_mirror(tmp_path)
     monkeypatch.setenv("FORESEEN_OPENML_MIRROR", str(copy_mirror(tmp_path / "m")))
     assert resolve_mirror(None) == tmp_path / "m"
+    assert resolve_mirror(SHIPPED_MIRROR) == SHIPPED_MIRROR
+    monkeypatch.setenv("FORESEEN_OPENML_MIRROR", str(tmp_path / "absent"))
+    with pytest.raises(UserInputError, match=r"absent: no index\.tsv"):
+        resolve_mirror(None)
 
 
-def test_copied_shared_datasets_load_with_their_declared_shapes(tmp_path: Path) -> None:
+def test_copied_shipped_datasets_load_with_their_declared_shapes(tmp_path: Path) -> None:
     mirror = copy_mirror(tmp_path)
     entries = read_index(mirror)
     assert [e.name for e in entries] == ["dresses-sales", "QSAR_fish_toxicity"]
@@ -120,7 +126,7 @@ def test_copied_shared_datasets_load_with_their_declared_shapes(tmp_path: Path) 
             assert data.n_classes == meta["n_classes"]
 
 
-def test_shared_index_is_complete() -> None:
-    entries = read_index(SHARED_MIRROR)
+def test_shipped_index_is_complete() -> None:
+    entries = read_index(SHIPPED_MIRROR)
     assert len(entries) == 82
     assert {e.suite for e in entries} == {"OpenML-CC18", "OpenML-CTR23"}

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import gzip
+import hashlib
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -30,15 +32,16 @@ from foreseen.credit.studies.tox21.data import (
 )
 from foreseen.credit.studies.tox21.features import design_matrix, feature_blocks
 
-from support.paths import SHARED
-
-SHARED = SHARED / "data" / "tox21"
+from support.paths import PACKAGE_DATA
 
 
-def test_shipped_copy_is_byte_identical_and_verified(tmp_path: Path) -> None:
+def test_shipped_copy_has_the_provenance_digest_and_is_verified(tmp_path: Path) -> None:
     shipped = shipped_data_path()
-    if (SHARED / "tox21.csv.gz").is_file():
-        assert shipped.read_bytes() == (SHARED / "tox21.csv.gz").read_bytes()
+    assert shipped == PACKAGE_DATA / "tox21" / "tox21.csv.gz"
+    provenance = (PACKAGE_DATA / "tox21" / "PROVENANCE.md").read_text(encoding="utf-8")
+    stated = re.search(r"sha256 of the gzip file: `([0-9a-f]{64})`", provenance)
+    assert stated is not None
+    assert hashlib.sha256(shipped.read_bytes()).hexdigest() == stated.group(1) == TOX21_SHA256
     data = load_tox21()
     assert data.sha256 == TOX21_SHA256
     assert len(data.smiles) == 7831 and data.labels.shape == (7831, 12)

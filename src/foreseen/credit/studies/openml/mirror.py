@@ -17,6 +17,12 @@ classification target are cast to strings. Encoding for the models:
 * a classification target → codes of the sorted class labels; a regression
   target → float64.
 
+The mirror used when none is given is the one shipped with the package
+(``foreseen/data/openml``: the full index of 82 datasets and the 24 dataset
+folders the default lottery draws; see its ``PROVENANCE.md``). An index entry
+whose folder is absent is fine until it is drawn; then :func:`entry_folder`
+refuses it with one line saying how to fetch it.
+
 Every problem a user can cause (no ``index.tsv``, a bad or incomplete
 ``meta.json``, a data file whose SHA-256 differs, a missing target column,
 missing target values, a constant target, fewer than two classes) raises
@@ -30,6 +36,7 @@ import json
 import math
 import os
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -108,14 +115,22 @@ class LoadedDataset:
         return len(self.classes)
 
 
+FETCH_COMMAND = "foreseen credit openml mirror --suite SUITE --out DIR"
+
+
+def shipped_mirror() -> Path:
+    """The mirror shipped as package data (``foreseen/data/openml``)."""
+    return Path(str(resources.files("foreseen") / "data" / "openml"))
+
+
 def resolve_mirror(path: str | os.PathLike[str] | None) -> Path:
-    """The mirror folder: ``path``, else ``$FORESEEN_OPENML_MIRROR``; refused if neither exists."""
+    """The mirror folder: ``path``, else ``$FORESEEN_OPENML_MIRROR``, else the shipped mirror.
+
+    An empty ``$FORESEEN_OPENML_MIRROR`` counts as unset. The folder is refused
+    (one line) when it has no ``index.tsv``.
+    """
     chosen = path if path is not None else os.environ.get(MIRROR_ENV)
-    if chosen is None or str(chosen) == "":
-        raise UserInputError(
-            f"no OpenML mirror given: pass --mirror DIR or set {MIRROR_ENV} "
-            "(build one with 'foreseen credit openml mirror')")
-    folder = Path(chosen)
+    folder = shipped_mirror() if chosen is None or str(chosen) == "" else Path(chosen)
     if not (folder / "index.tsv").is_file():
         raise UserInputError(f"OpenML mirror {folder}: no index.tsv there")
     return folder
@@ -302,10 +317,20 @@ def load_dataset(folder: str | os.PathLike[str], *, check_sha256: bool = True) -
 
 
 def entry_folder(mirror: str | os.PathLike[str], entry: MirrorEntry) -> Path:
-    """The dataset folder of an index entry (refused if it escapes the mirror)."""
+    """The dataset folder of an index entry.
+
+    Refused (one line) if it escapes the mirror, or if it is absent: the index
+    lists the dataset but its files are not in this mirror (the shipped mirror
+    holds only the default lottery's picks), so the line says how to fetch it.
+    """
     root = Path(mirror).resolve()
     folder = (root / entry.folder).resolve()
     if root not in folder.parents:
         raise UserInputError(f"index entry {entry.name}: folder {entry.folder!r} is outside "
                              "the mirror")
+    if not folder.is_dir():
+        raise UserInputError(
+            f"OpenML dataset {entry.name} ({entry.suite}) is listed in {root / 'index.tsv'} "
+            f"but its folder {entry.folder} is not there: fetch it with "
+            f"'{FETCH_COMMAND.replace('SUITE', entry.suite)}' and pass --mirror DIR")
     return folder

@@ -89,7 +89,8 @@ class OpenMLStudy(StudyDefinition):
     def parameters(self) -> tuple[StudyParameter, ...]:
         return (
             StudyParameter("mirror", "path", None,
-                           "OpenML mirror folder (default: $FORESEEN_OPENML_MIRROR)"),
+                           "OpenML mirror folder (default: $FORESEEN_OPENML_MIRROR, else the "
+                           "mirror shipped with foreseen)"),
             StudyParameter("row_cap", "int", ROW_CAP, "rows used per dataset at most"),
             StudyParameter("classification", "int", DEFAULT_QUOTAS["OpenML-CC18"],
                            "OpenML-CC18 datasets the lottery draws"),

@@ -1,0 +1,90 @@
+"""The analysis configuration a plan freezes: defaults, a full round trip, every refusal."""
+
+from __future__ import annotations
+
+import pytest
+
+from foreseen.core.errors import UserInputError
+from foreseen.credit.analysis.config import AnalysisConfig, normalise_analysis_config
+from foreseen.credit.analysis.gates import tox21_harm_gate
+
+EVERY_FIELD_CHANGED = AnalysisConfig(
+    alpha=0.1, bootstrap_b=500, bootstrap_seed=7, stratify_by_kind=True,
+    hierarchical=("task", "cell", "seed"), equivalence_margins={"point_mae": 0.01},
+    movement_thresholds=(0.0, 0.1), fallback_point=0.25, fallback_interval=(-0.5, 0.5),
+    gates=(tox21_harm_gate(),), integrity_minimum=0.8, minimum_tasks=4,
+    small_cluster_correction="student_t", baseline_interval=(-0.1, 0.2))
+
+
+def test_an_empty_config_is_the_documented_defaults() -> None:
+    defaults = AnalysisConfig.from_json({})
+    assert defaults == AnalysisConfig()
+    assert defaults.to_json() == {
+        "alpha": 0.2, "bootstrap_b": 10_000, "bootstrap_seed": 20261129,
+        "stratify_by_kind": False, "hierarchical": [],
+        "equivalence_margins": {"interval_score": 0.005, "point_mae": 0.005},
+        "movement_thresholds": [0.0, 0.005, 0.01, 0.02, 0.05], "fallback_point": 0.0,
+        "fallback_interval": [0.0, 0.0], "gates": [], "integrity_minimum": 0.9,
+        "minimum_tasks": 6, "small_cluster_correction": "none", "baseline_interval": None}
+    assert normalise_analysis_config({"alpha": 0.1})["alpha"] == 0.1
+
+
+def test_every_field_survives_the_round_trip() -> None:
+    frozen = EVERY_FIELD_CHANGED.to_json()
+    assert AnalysisConfig.from_json(frozen) == EVERY_FIELD_CHANGED
+    assert AnalysisConfig.from_json(frozen).to_json() == frozen
+    for key, value in frozen.items():  # each field on its own, the rest default
+        alone = AnalysisConfig.from_json({key: value}).to_json()
+        assert alone[key] == value, key
+
+
+@pytest.mark.parametrize("raw,message", [
+    ([], "analysis config: expected a JSON object"),
+    ({"beta": 1, "alpha": 0.1, "zeta": 2}, "analysis config: unknown field(s) beta, zeta"),
+    ({"equivalence_margins": [0.1]}, "analysis config: equivalence_margins must be an object"),
+    ({"gates": {"name": "g"}}, "analysis config: gates must be a list of objects"),
+    ({"gates": ["g"]}, "analysis config: gates must be a list of objects"),
+    ({"alpha": "0.2"}, "analysis config: alpha must be a finite number, got '0.2'"),
+    ({"alpha": True}, "analysis config: alpha must be a finite number, got True"),
+    ({"alpha": float("inf")}, "analysis config: alpha must be a finite number, got inf"),
+    ({"alpha": 1.0}, "analysis config: alpha must be in (0, 1), got 1.0"),
+    ({"alpha": 0.0}, "analysis config: alpha must be in (0, 1), got 0.0"),
+    ({"bootstrap_b": 99}, "analysis config: bootstrap_b must be at least 100"),
+    ({"bootstrap_b": 100.0}, "analysis config: bootstrap_b must be an integer, got 100.0"),
+    ({"bootstrap_seed": False}, "analysis config: bootstrap_seed must be an integer, got False"),
+    ({"minimum_tasks": "6"}, "analysis config: minimum_tasks must be an integer, got '6'"),
+    ({"hierarchical": ["cell"]}, "analysis config: hierarchical must be one of ((), ('task', "
+                                 "'seed'), ('task', 'cell', 'seed')), got ('cell',)"),
+    ({"small_cluster_correction": "jackknife"}, "analysis config: small_cluster_correction "
+                                                "must be one of ('none', 'expand', "
+                                                "'student_t')"),
+    ({"equivalence_margins": {"point_mae": 0}},
+     "analysis config: margin for point_mae must be positive"),
+    ({"equivalence_margins": {"point_mae": "x"}},
+     "analysis config: margin point_mae must be a finite number, got 'x'"),
+    ({"movement_thresholds": [0.0, None]},
+     "analysis config: movement threshold must be a finite number, got None"),
+    ({"fallback_point": None}, "analysis config: fallback_point must be a finite number, got "
+                               "None"),
+    ({"fallback_interval": [1.0]}, "analysis config: fallback_interval must be [low, high]"),
+    ({"fallback_interval": "ab"}, "analysis config: fallback_interval must be [low, high]"),
+    ({"fallback_interval": [1.0, 0.0]},
+     "analysis config: fallback_interval must have low <= high"),
+    ({"baseline_interval": [0.0, "x"]},
+     "analysis config: baseline_interval must be a finite number, got 'x'"),
+    ({"integrity_minimum": 1.5}, "analysis config: integrity_minimum must be in [0, 1]"),
+    ({"integrity_minimum": -0.1}, "analysis config: integrity_minimum must be in [0, 1]"),
+])
+def test_every_refusal_is_one_line_naming_the_field(raw: object, message: str) -> None:
+    with pytest.raises(UserInputError) as caught:
+        AnalysisConfig.from_json(raw)  # type: ignore[arg-type]
+    assert str(caught.value) == message
+
+
+def test_the_limits_themselves_are_accepted() -> None:
+    edge = AnalysisConfig.from_json({"bootstrap_b": 100, "integrity_minimum": 1.0,
+                                     "fallback_interval": [0.5, 0.5],
+                                     "baseline_interval": [0.0, 0.0]})
+    assert (edge.bootstrap_b, edge.integrity_minimum) == (100, 1.0)
+    assert AnalysisConfig.from_json({"integrity_minimum": 0.0}).integrity_minimum == 0.0
+    assert AnalysisConfig.from_json({"alpha": 0.999}).alpha == 0.999

@@ -1,0 +1,133 @@
+"""The Markdown report read back: every table cell is the report's value in its named column.
+
+The rendered tables are parsed (header row, separator, rows; ``\\|`` is an
+escaped bar) and each cell is compared with the value taken from the typed
+report and formatted independently here (5 significant digits, ``—`` for null,
+``[low, high]`` for intervals), so a value in the wrong column, a dropped or
+swapped interval end, or a wrong equivalence word fails.
+"""
+
+from __future__ import annotations
+
+import re
+
+from foreseen.credit.analysis.analyze import CreditAnalysis
+from foreseen.credit.analysis.contrasts import Equivalence
+from foreseen.credit.analysis.markdown import fmt, fmt_interval, render_markdown
+
+from support.report_fixtures import demo_report, edge_report
+
+
+def _number(value: object) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return format(value, ".5g")
+
+
+def _interval(pair: object) -> str:
+    if pair is None:
+        return "—"
+    low, high = pair  # type: ignore[misc]
+    return f"[{_number(low)}, {_number(high)}]"
+
+
+def _equivalence(equivalence: Equivalence | None) -> str:
+    if equivalence is None:
+        return "—"
+    if equivalence.margin is None:
+        return f"— ({equivalence.reason or 'no margin'})"
+    word = {True: "equivalent", False: "not equivalent", None: "undetermined"}
+    return f"{word[equivalence.equivalent]} at ±{_number(equivalence.margin)}"
+
+
+def _tables(text: str) -> list[list[dict[str, str]]]:
+    tables, lines = [], text.splitlines()
+    index = 0
+    while index < len(lines):
+        if lines[index].startswith("| ") and index + 1 < len(lines) and lines[
+                index + 1].startswith("|---"):
+            header = [c.strip() for c in lines[index].strip()[1:-1].split(" | ")]
+            assert lines[index + 1] == "|" + "---|" * len(header)
+            rows = []
+            index += 2
+            while index < len(lines) and lines[index].startswith("| "):
+                cells = re.split(r"(?<!\\) \| ", lines[index].strip()[2:-2])
+                assert len(cells) == len(header), lines[index]
+                rows.append(dict(zip(header, (c.replace("\\|", "|") for c in cells),
+                                     strict=True)))
+                index += 1
+            tables.append(rows)
+        index += 1
+    return tables
+
+
+def _check(report: CreditAnalysis) -> None:
+    text = render_markdown(report)
+    tables = _tables(text)
+    integrity, metrics, contrasts = tables[0], tables[1], tables[2]
+    assert [r["arm"] for r in integrity] == list(report.integrity.per_context)
+    for row, (label, tally) in zip(integrity, report.integrity.per_context.items(), strict=True):
+        assert row == {"arm": label, "assigned": str(tally.assigned), "valid": str(tally.valid),
+                       "fallback": str(tally.fallback), "integrity": _number(tally.rate)}
+    expected_metrics = [(label, variant, m) for label, v in report.metrics.items()
+                        for variant, m in (("itt", v.itt), ("valid_only", v.valid_only))]
+    assert len(metrics) == len(expected_metrics)
+    for row, (label, variant, m) in zip(metrics, expected_metrics, strict=True):
+        assert row == {"arm": label, "variant": variant, "point MAE": _number(m.point_mae),
+                       "task-scaled MAE": _number(m.task_scaled_mae),
+                       "interval score": _number(m.interval_score),
+                       "coverage": _number(m.coverage), "width": _number(m.width),
+                       "drift": _number(m.drift),
+                       "drift (10 % trimmed)": _number(m.drift_trimmed_mean_10pct),
+                       "direction acc.": _number(m.direction.accuracy),
+                       "fallbacks": str(m.n_fallback)}
+    assert len(contrasts) == len(report.contrasts) > 0
+    for row, c in zip(contrasts, report.contrasts, strict=True):
+        estimate = _number(c.estimate) + (f" ({c.reason})" if c.reason else "")
+        difference = (f"1 − {c.arm}/{c.comparator}" if c.kind == "drift_reduction"
+                      else f"{c.comparator} − {c.arm}")
+        assert row == {"kind": c.kind, "explainer": str(c.explainer), "context": c.context,
+                       "difference": difference, "loss": c.loss, "variant": c.variant,
+                       "estimate": estimate, "95 % CI": _interval(c.ci95),
+                       "one-sided 95 % LB": _number(c.lower_bound_one_sided),
+                       "90 % CI": _interval(c.ci90),
+                       "equivalence": _equivalence(c.equivalence),
+                       "clusters": _number(c.n_clusters)}
+    delivered = report.delivered_subset.contrasts
+    if delivered:
+        assert len(tables[3]) == len(delivered)
+    headings = [line for line in text.splitlines() if line.startswith("#")]
+    assert headings[:5] == ["# Predictive credit report", "## Integrity",
+                            "## Metrics (task-weighted)", "## Baselines", "## Contrasts"]
+    assert "## Gates" in headings and "## The five checks" in headings
+
+
+def test_every_table_cell_of_the_demo_report_is_its_value() -> None:
+    report = demo_report()
+    _check(report)
+    rendered = {_equivalence(c.equivalence).split(" at ")[0] for c in report.contrasts}
+    assert {"—", "not equivalent"} <= rendered  # the fixture reaches both kinds of cell
+
+
+def test_every_table_cell_of_the_edge_report_is_its_value() -> None:
+    _check(edge_report())
+
+
+def test_number_and_interval_formats() -> None:
+    assert (fmt(None), fmt(True), fmt(False), fmt(3), fmt(0.123456789), fmt("x")) == (
+        "—", "yes", "no", "3", "0.12346", "x")
+    assert fmt_interval((0.5, -1.25)) == "[0.5, -1.25]" and fmt_interval(None) == "—"
+
+
+def test_every_equivalence_statement() -> None:
+    from foreseen.credit.analysis.markdown import _equivalence as render
+
+    assert render(None) == "—"
+    assert render(Equivalence(margin=0.005, equivalent=True)) == "equivalent at ±0.005"
+    assert render(Equivalence(margin=0.005, equivalent=False)) == "not equivalent at ±0.005"
+    assert render(Equivalence(margin=0.01, equivalent=None)) == "undetermined at ±0.01"
+    assert render(Equivalence(margin=None, equivalent=None, reason="no_margin_declared")) == (
+        "— (no_margin_declared)")
+    assert render(Equivalence(margin=None, equivalent=None)) == "— (no margin)"
