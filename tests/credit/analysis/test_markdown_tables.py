@@ -12,8 +12,14 @@ from __future__ import annotations
 import re
 
 from foreseen.credit.analysis.analyze import CreditAnalysis
-from foreseen.credit.analysis.contrasts import Equivalence
-from foreseen.credit.analysis.markdown import fmt, fmt_interval, render_markdown
+from foreseen.credit.analysis.contrasts import ContrastRow, Equivalence
+from foreseen.credit.analysis.markdown import (
+    MERGED_VARIANT,
+    fmt,
+    fmt_interval,
+    render_markdown,
+)
+from foreseen.credit.analysis.metrics import ArmMetrics
 
 from support.report_fixtures import demo_report, edge_report
 
@@ -42,10 +48,13 @@ def _equivalence(equivalence: Equivalence | None) -> str:
     return f"{word[equivalence.equivalent]} at ±{_number(equivalence.margin)}"
 
 
-def _tables(text: str) -> list[list[dict[str, str]]]:
-    tables, lines = [], text.splitlines()
-    index = 0
+def _tables(text: str) -> dict[str, list[dict[str, str]]]:
+    """Every table under its nearest heading (the first table under a heading only)."""
+    tables: dict[str, list[dict[str, str]]] = {}
+    lines, heading, index = text.splitlines(), "", 0
     while index < len(lines):
+        if lines[index].startswith("#"):
+            heading = lines[index]
         if lines[index].startswith("| ") and index + 1 < len(lines) and lines[
                 index + 1].startswith("|---"):
             header = [c.strip() for c in lines[index].strip()[1:-1].split(" | ")]
@@ -58,50 +67,84 @@ def _tables(text: str) -> list[list[dict[str, str]]]:
                 rows.append(dict(zip(header, (c.replace("\\|", "|") for c in cells),
                                      strict=True)))
                 index += 1
-            tables.append(rows)
+            assert heading not in tables, f"two tables under {heading}"
+            tables[heading] = rows
         index += 1
     return tables
+
+
+def _metric_cells(label: str, variant: str, m: ArmMetrics) -> dict[str, str]:
+    return {"arm": label, "variant": variant, "point MAE": _number(m.point_mae),
+            "task-scaled MAE": _number(m.task_scaled_mae),
+            "interval score": _number(m.interval_score),
+            "coverage": _number(m.coverage), "width": _number(m.width),
+            "drift": _number(m.drift),
+            "drift (10 % trimmed)": _number(m.drift_trimmed_mean_10pct),
+            "direction acc.": _number(m.direction.accuracy),
+            "fallbacks": str(m.n_fallback)}
+
+
+def _contrast_cells(c: ContrastRow, variant: str) -> dict[str, str]:
+    estimate = _number(c.estimate) + (f" ({c.reason})" if c.reason else "")
+    difference = (f"1 − {c.arm}/{c.comparator}" if c.kind == "drift_reduction"
+                  else f"{c.comparator} − {c.arm}")
+    return {"kind": c.kind, "explainer": str(c.explainer), "context": c.context,
+            "difference": difference, "loss": c.loss, "variant": variant,
+            "estimate": estimate, "95 % CI": _interval(c.ci95),
+            "one-sided 95 % LB": _number(c.lower_bound_one_sided),
+            "90 % CI": _interval(c.ci90), "equivalence": _equivalence(c.equivalence),
+            "clusters": _number(c.n_clusters)}
+
+
+def _expected_contrasts(rows: list[ContrastRow]) -> list[dict[str, str]]:
+    """An ITT row whose valid-only twin has the same numbers is printed once as both."""
+    def key(c: ContrastRow) -> tuple[str, ...]:
+        return (c.kind, str(c.explainer), c.context, c.comparator, c.arm, c.loss)
+
+    def numbers(c: ContrastRow) -> tuple[object, ...]:
+        return (c.estimate, c.reason, c.ci95, c.ci90, c.lower_bound_one_sided,
+                c.equivalence, c.n_clusters)
+
+    twins = {key(c): c for c in rows if c.variant == "valid_only"}
+    merged = {key(c) for c in rows if c.variant == "itt" and key(c) in twins
+              and numbers(twins[key(c)]) == numbers(c)}
+    return [_contrast_cells(c, MERGED_VARIANT if key(c) in merged else c.variant)
+            for c in rows if not (key(c) in merged and c.variant == "valid_only")]
 
 
 def _check(report: CreditAnalysis) -> None:
     text = render_markdown(report)
     tables = _tables(text)
-    integrity, metrics, contrasts = tables[0], tables[1], tables[2]
+    integrity = tables["## Integrity"]
     assert [r["arm"] for r in integrity] == list(report.integrity.per_context)
     for row, (label, tally) in zip(integrity, report.integrity.per_context.items(), strict=True):
         assert row == {"arm": label, "assigned": str(tally.assigned), "valid": str(tally.valid),
                        "fallback": str(tally.fallback), "integrity": _number(tally.rate)}
-    expected_metrics = [(label, variant, m) for label, v in report.metrics.items()
-                        for variant, m in (("itt", v.itt), ("valid_only", v.valid_only))]
-    assert len(metrics) == len(expected_metrics)
-    for row, (label, variant, m) in zip(metrics, expected_metrics, strict=True):
-        assert row == {"arm": label, "variant": variant, "point MAE": _number(m.point_mae),
-                       "task-scaled MAE": _number(m.task_scaled_mae),
-                       "interval score": _number(m.interval_score),
-                       "coverage": _number(m.coverage), "width": _number(m.width),
-                       "drift": _number(m.drift),
-                       "drift (10 % trimmed)": _number(m.drift_trimmed_mean_10pct),
-                       "direction acc.": _number(m.direction.accuracy),
-                       "fallbacks": str(m.n_fallback)}
-    assert len(contrasts) == len(report.contrasts) > 0
-    for row, c in zip(contrasts, report.contrasts, strict=True):
-        estimate = _number(c.estimate) + (f" ({c.reason})" if c.reason else "")
-        difference = (f"1 − {c.arm}/{c.comparator}" if c.kind == "drift_reduction"
-                      else f"{c.comparator} − {c.arm}")
-        assert row == {"kind": c.kind, "explainer": str(c.explainer), "context": c.context,
-                       "difference": difference, "loss": c.loss, "variant": c.variant,
-                       "estimate": estimate, "95 % CI": _interval(c.ci95),
-                       "one-sided 95 % LB": _number(c.lower_bound_one_sided),
-                       "90 % CI": _interval(c.ci90),
-                       "equivalence": _equivalence(c.equivalence),
-                       "clusters": _number(c.n_clusters)}
-    delivered = report.delivered_subset.contrasts
-    if delivered:
-        assert len(tables[3]) == len(delivered)
+    expected_metrics = []
+    for label, variants in report.metrics.items():
+        if variants.itt == variants.valid_only:
+            expected_metrics.append(_metric_cells(label, MERGED_VARIANT, variants.itt))
+        else:
+            expected_metrics += [_metric_cells(label, "itt", variants.itt),
+                                 _metric_cells(label, "valid_only", variants.valid_only)]
+    assert tables["## Metrics (task-weighted)"] == expected_metrics
+    appendix = tables["## Appendix: every contrast"]
+    assert len(report.contrasts) > 0
+    assert appendix == _expected_contrasts(list(report.contrasts))
+    primary = tables["## Primary contrasts"]
+    gate_estimates = " ".join(str(condition.get("estimate")) for gate in report.config.gates
+                              for condition in gate.get("conditions", ()))
+    losses = {r["loss"] for r in primary}
+    assert primary and all((f"/{loss}/" in gate_estimates) if report.config.gates
+                           else loss == "point_mae" for loss in losses)
+    assert primary == [r for r in appendix if r["loss"] in losses
+                       and r["variant"] in ("itt", MERGED_VARIANT)]
     headings = [line for line in text.splitlines() if line.startswith("#")]
-    assert headings[:5] == ["# Predictive credit report", "## Integrity",
-                            "## Metrics (task-weighted)", "## Baselines", "## Contrasts"]
-    assert "## Gates" in headings and "## The five checks" in headings
+    assert headings[:2] == ["# Predictive credit report", "## Headline"]
+    order = ["## Primary contrasts", "## Gates", "## Integrity", "## Metrics (task-weighted)",
+             "## Baselines", "## Appendix: every contrast"]
+    assert [h for h in headings if h in order] == order
+    assert "### The five checks" in headings
 
 
 def test_every_table_cell_of_the_demo_report_is_its_value() -> None:
