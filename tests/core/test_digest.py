@@ -126,3 +126,12 @@ def test_strict_parse_refuses_non_finite_constants_and_reads_big_integers() -> N
     assert parse_strict_json(b'{"x": 1180591620717411303424, "y": 1e-07}') == {
         "x": 2**70, "y": 1e-7}
     assert parse_strict_json('"\\ud800"') == "\ud800"
+
+
+def test_strict_parse_refuses_overflowing_numbers_and_keeps_negative_64_bit_edges() -> None:
+    from foreseen.core.digest import parse_strict_json
+
+    with pytest.raises(NonFiniteNumberError):
+        parse_strict_json(b"[1e400]")
+    assert parse_strict_json(b"[-9223372036854775809, 18446744073709551616]") == [
+        -(2**63) - 1, 2**64]

@@ -46,6 +46,7 @@ import contextlib
 import hashlib
 import json
 import math
+import re
 import os
 import tempfile
 from collections.abc import Iterable
@@ -145,26 +146,41 @@ def canonical_json(obj: Any) -> str:
     return fast.decode("utf-8") if fast is not None else canonical_json_stdlib(obj)
 
 
+#: orjson reads integers beyond 64 bits as floats: text with 19+ digits in a row is left to
+#: the standard library (a conservative test: such runs inside strings only cost speed)
+_LONG_DIGITS = re.compile(rb"[0-9]{19}")
+
+
 def _refuse_constant(name: str) -> Any:
     raise NonFiniteNumberError(f"non-finite number {name} in JSON text")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise NonFiniteNumberError(f"number {text} is not finite as a double")
+    return value
 
 
 def parse_strict_json(data: bytes | str) -> Any:
     """Parse JSON text; ``NaN``/``Infinity``/``-Infinity`` raise :class:`NonFiniteNumberError`.
 
-    Invalid text raises ``ValueError`` (``json.JSONDecodeError`` or
-    ``UnicodeDecodeError``). orjson parses when installed (it refuses the
-    three constants itself); text it refuses (e.g. integers beyond 64 bits,
-    escaped lone surrogates) is parsed again by the standard library, so the
-    accepted language is the standard library's minus the three constants.
+    So does a number that overflows a double (``1e400``). Invalid text raises
+    ``ValueError`` (``json.JSONDecodeError`` or ``UnicodeDecodeError``).
+    orjson parses when installed (it refuses the constants itself) unless the
+    text has 19 or more digits in a row (orjson would read an integer beyond
+    64 bits as a float); text orjson refuses (e.g. escaped lone surrogates) is
+    parsed again by the standard library, so the accepted language and the
+    values are the standard library's, minus the non-finite numbers.
     """
-    if _orjson is not None:
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    if _orjson is not None and not _LONG_DIGITS.search(raw):
         try:
-            return _orjson.loads(data)
+            return _orjson.loads(raw)
         except _orjson.JSONDecodeError:
             pass
-    text = data.decode("utf-8") if isinstance(data, bytes) else data
-    return json.loads(text, parse_constant=_refuse_constant)
+    text = data if isinstance(data, str) else raw.decode("utf-8")
+    return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
 
 
 def sha256_bytes(data: bytes) -> str:

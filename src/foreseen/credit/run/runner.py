@@ -36,7 +36,7 @@ from typing import Any
 
 from foreseen.core.digest import canonical_json, sha256_text
 from foreseen.core.errors import ConfigError, IntegrityError, UserInputError
-from foreseen.core.ledger import Ledger, LedgerEvent, read_ledger
+from foreseen.core.ledger import Ledger, LedgerEvent, VerifiedLedger
 from foreseen.core.progress import Bar, progress_bar
 from foreseen.core.retry import RetryPolicy
 from foreseen.credit.backends.base import (
@@ -220,10 +220,41 @@ def _fallback(plan: FrozenPlan, identity: SlotIdentity, reason: str) -> Fallback
                             forecast=fallback_forecast(plan, reason).to_json())
 
 
+#: event types a run or an analysis needs from a ledger (everything else is only counted)
+_KEPT_TYPES = frozenset({PlanFrozen.TYPE, OutcomesRevealed.TYPE, CallCompleted.TYPE,
+                         CallFailed.TYPE, FallbackAssigned.TYPE})
+
+
+def run_keep(event: LedgerEvent) -> LedgerEvent | None:
+    """What a run or an analysis keeps of a ledger event while reading it once.
+
+    Kept: ``plan_frozen``, ``outcomes_revealed``, ``call_completed``,
+    ``call_failed`` and ``fallback_assigned`` events, each **without** its
+    ``raw`` answer text (the bulk of a ledger; nothing downstream reads it from
+    memory). Everything else (``call_started``, repairs, …) is verified and
+    counted, not kept. A kept event's ``hash`` is the hash of the full line.
+    """
+    if event.type not in _KEPT_TYPES:
+        return None
+    if "raw" not in event.payload:
+        return event
+    payload = {k: v for k, v in event.payload.items() if k != "raw"}
+    return LedgerEvent(event.seq, event.type, payload, event.prev, event.hash)
+
+
+def read_run_ledger(ledger_path: str | os.PathLike[str]) -> VerifiedLedger:
+    """Verify a run's ledger in one streamed pass, keeping what :func:`run_keep` keeps."""
+    return VerifiedLedger.read(ledger_path, run_keep)
+
+
 def open_run_ledger(plan: FrozenPlan, ledger_path: str | os.PathLike[str]) -> Ledger:
-    """Open (or start) the plan's ledger; refuse a ledger that belongs to another plan."""
-    ledger = Ledger.open(ledger_path)
-    if not ledger.events:
+    """Open (or start) the plan's ledger; refuse a ledger that belongs to another plan.
+
+    The ledger is read once (streamed); ``ledger.events`` holds what
+    :func:`run_keep` keeps.
+    """
+    ledger = Ledger.open(ledger_path, run_keep)
+    if not ledger.count:
         ledger.append(*entry(PlanFrozen(plan.plan_id, plan.parent, plan.post_outcome,
                                         len(plan.body["slots"]))))
         return ledger
@@ -241,7 +272,7 @@ def open_run_ledger(plan: FrozenPlan, ledger_path: str | os.PathLike[str]) -> Le
 def check_ledger_plan(events: Sequence[LedgerEvent], plan: FrozenPlan, path: Path) -> None:
     """The first event must be ``plan_frozen`` with this plan's id."""
     first = events[0] if events else None
-    if first is None or first.type != PlanFrozen.TYPE:
+    if first is None or first.seq != 0 or first.type != PlanFrozen.TYPE:
         raise UserInputError(f"ledger {path.name} does not start with a plan_frozen event")
     if first.payload.get("plan_id") != plan.plan_id:
         raise UserInputError(
@@ -408,7 +439,11 @@ def run_plan(plan: FrozenPlan, ledger_path: str | os.PathLike[str], *,
 
 def read_slot_records(ledger_path: str | os.PathLike[str]) -> list[SlotRecord]:
     """The analysis view of a ledger: one :class:`SlotRecord` per terminal event, by slot id."""
-    events = read_ledger(ledger_path)
+    return slot_records(read_run_ledger(ledger_path).kept)
+
+
+def slot_records(events: Sequence[LedgerEvent]) -> list[SlotRecord]:
+    """One :class:`SlotRecord` per terminal event among ``events``, sorted by slot id."""
     records = []
     for sid, event in terminal_slots(events).items():
         payload = event.payload
