@@ -46,8 +46,8 @@ import contextlib
 import hashlib
 import json
 import math
-import re
 import os
+import re
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
