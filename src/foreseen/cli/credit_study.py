@@ -2,7 +2,7 @@
 
 One command per entry of :data:`foreseen.credit.studies.registry.STUDIES`, all
 with the same shared options (``--out``, ``--replicates``, ``--seed``,
-``--repeats``, ``--workers``, ``--cache``, ``--verify-outcomes``,
+``--repeats``, ``--workers``, ``--executor``, ``--cache``, ``--verify-outcomes``,
 ``--inject-faults``) plus the study's own build options (generated from its
 :class:`~foreseen.credit.studies.base.StudyParameter` list). ``credit demo`` is
 the documented shortcut for the controlled study.
@@ -59,6 +59,10 @@ Repeats = Annotated[int | None, typer.Option(
 OptionalSeed = Annotated[int | None, typer.Option(
     "--seed", help="Plan seed (default: the study's).")]
 Cache = Annotated[Path | None, typer.Option("--cache", help="Cache folder for the build.")]
+ExecutorSpec = Annotated[str | None, typer.Option(
+    "--executor", help="Where the build runs: local:N (N worker processes; local:1 in this"
+    " process), dask (a private local Dask cluster) or dask:tcp://HOST:8786 (a running"
+    " scheduler; extra [dask]). Overrides --workers.")]
 VerifyOutcomes = Annotated[bool, typer.Option(
     "--verify-outcomes", help="Re-execute a seeded 10 % of states and compare bit for bit.")]
 InjectFaults = Annotated[int | None, typer.Option(
@@ -69,7 +73,8 @@ InjectFaults = Annotated[int | None, typer.Option(
 def run_and_print(name: str, out: Path | None, values: Mapping[str, Any], *,
                   config: Path | None = None, replicates: int | None = None,
                   seed: int | None = None, repeats: int | None = None,
-                  workers: int | None = None, cache: Path | None = None,
+                  workers: int | None = None, executor: str | None = None,
+                  cache: Path | None = None,
                   verify_outcomes: bool = False, inject_faults: int | None = None,
                   forecaster: str | None = None, model: str | None = None,
                   base_url: str | None = None, api_key_env: str | None = None,
@@ -77,7 +82,6 @@ def run_and_print(name: str, out: Path | None, values: Mapping[str, Any], *,
                   explainer: str | None = None, explainer_model: str | None = None,
                   concurrency: int | None = None, budget_usd: float | None = None) -> None:
     """Run study ``name`` from its configuration file and flags; print its summary."""
-    from foreseen.core.parallel import make_executor
     from foreseen.credit.studies.config import RunConfig, load_config
     from foreseen.credit.studies.overrides import Overrides, apply_overrides
     from foreseen.credit.studies.pipeline import run_study
@@ -89,7 +93,8 @@ def run_and_print(name: str, out: Path | None, values: Mapping[str, Any], *,
         raise ConfigError(f"{config} configures study {base.study!r}, not {name!r}")
     run = apply_overrides(base, Overrides(
         options={k: v for k, v in values.items() if v is not None}, out=out,
-        replicates=replicates, seed=seed, repeats=repeats, workers=workers, cache=cache,
+        replicates=replicates, seed=seed, repeats=repeats, workers=workers,
+        executor=executor, cache=cache,
         verify_outcomes=verify_outcomes or None, forecaster=forecaster, model=model,
         base_url=base_url, api_key_env=api_key_env, temperature=temperature,
         command=command, explainer=explainer, explainer_model=explainer_model,
@@ -100,7 +105,7 @@ def run_and_print(name: str, out: Path | None, values: Mapping[str, Any], *,
         from dataclasses import replace
 
         settings = replace(settings, inject_faults=inject_faults)
-    result = run_study(definition, folder, settings, executor=make_executor(run.workers),
+    result = run_study(definition, folder, settings, executor=run.build_executor(),
                        progress=True)
     typer.echo(study_summary(result))
 
@@ -124,6 +129,7 @@ def _study_command(name: str, title: str,
         ("seed", OptionalSeed, None),
         ("repeats", Repeats, None),
         ("workers", options.Workers, None),
+        ("executor", ExecutorSpec, None),
         ("cache", Cache, None),
         ("verify_outcomes", VerifyOutcomes, False),
         ("inject_faults", InjectFaults, None),

@@ -216,6 +216,8 @@ class DaskExecutor:
         try:
             from foreseen.core import dask_session
         except ImportError as error:
+            if (error.name or "").split(".")[0] not in ("dask", "distributed"):
+                raise
             raise MissingExtraError(error.name or "distributed", "dask") from None
         with dask_session.open_session(self.address, self.workers, dict(context or {}),
                                        package_digest()) as pool:

@@ -79,7 +79,8 @@ class ControlledStudy(StudyDefinition):
 
     def build(self, options: Mapping[str, Any], *, executor: Executor | None,
               cache: Path | None) -> BuiltStudy:
-        build = build_controlled_study(DEFAULT_SEED, n_tasks=int(options["tasks"]), cache=cache)
+        build = build_controlled_study(DEFAULT_SEED, n_tasks=int(options["tasks"]), cache=cache,
+                                       executor=executor)
         return BuiltStudy(build)
 
     def design(self, built: BuiltStudy, *, replicates: int, seed: int | None,
