@@ -17,8 +17,15 @@ of n agents maximising |{t : ∃ a ∈ S, y_at}|.
   swapped for it (or for any agent, when that one is already in the team)
   without losing coverage; if fewer than n agents remain, the team is filled
   with the lowest-index removed agents.
+* :func:`capped_milp_max_coverage` is the integer programme under a **hard**
+  wall-clock cap: HiGHS checks its own time limit only between phases, so a
+  large programme (say 1,000 agents × 20,000 tasks) can overrun it by far.
+  Above :data:`IN_PROCESS_CELLS` agent × pattern cells the solver runs in a
+  child process that is terminated at the cap; the team is then the greedy
+  one (:func:`greedy_max_coverage`: most newly covered tasks, lowest index
+  on ties) with ``proven_optimal`` False and method ``"greedy (…)"``.
 * :func:`max_coverage` picks exhaustive search when binom(k, n) ≤ the
-  enumeration limit, else the integer programme.
+  enumeration limit, else the capped integer programme.
 
 The reported coverage is always recounted from the data for the returned team.
 """
@@ -27,7 +34,9 @@ from __future__ import annotations
 
 import itertools
 import math
+import multiprocessing
 from dataclasses import dataclass
+from multiprocessing.connection import Connection
 
 import numpy as np
 import numpy.typing as npt
@@ -41,6 +50,12 @@ MILP_TIME_LIMIT = 60.0
 # the objective is a whole number of tasks, so a gap below one task proves optimality
 OPTIMALITY_GAP = 0.5
 _CHUNK = 4096
+#: programmes up to this many agent × pattern cells run in this process (HiGHS keeps
+#: its limit there); larger ones run in a child process stopped at the hard cap
+IN_PROCESS_CELLS = 2_000_000
+#: seconds past the solver's own time limit before the child process is stopped
+WALL_GRACE = 5.0
+GREEDY_FALLBACK = "greedy (integer programme stopped at its time limit)"
 
 
 @dataclass(frozen=True)
@@ -170,15 +185,86 @@ def milp_max_coverage(
     return MaxCoverageTeam(team, team_covered(solved, team), "milp", bool(result.status == 0))
 
 
+def greedy_max_coverage(solved: BoolArray, size: int) -> MaxCoverageTeam:
+    """n rounds of the agent adding the most uncovered tasks (lowest index on ties)."""
+    _check(solved, size)
+    trivial = _trivial(solved, size)
+    if trivial is not None:
+        return trivial
+    rows = pack_rows(solved)
+    uncovered = np.bitwise_not(np.zeros_like(rows[0]))
+    available = np.ones(solved.shape[0], dtype=np.bool_)
+    team: list[int] = []
+    for _ in range(size):
+        gain = np.where(available, popcount(rows & uncovered), -1)
+        pick = int(np.argmax(gain))
+        team.append(pick)
+        available[pick] = False
+        uncovered &= ~rows[pick]
+    chosen = tuple(sorted(team))
+    return MaxCoverageTeam(chosen, team_covered(solved, chosen), GREEDY_FALLBACK, False)
+
+
+def _solve_in_child(connection: Connection, solved: BoolArray, size: int,
+                    time_limit: float) -> None:
+    try:
+        connection.send(("ok", milp_max_coverage(solved, size, time_limit)))
+    except Exception as error:  # reported to the parent, which re-raises it
+        connection.send(("error", f"{type(error).__name__}: {error}"))
+    finally:
+        connection.close()
+
+
+def capped_milp_max_coverage(
+    solved: BoolArray, size: int, time_limit: float = MILP_TIME_LIMIT, *,
+    wall_limit: float | None = None, in_process_cells: int | None = None,
+) -> MaxCoverageTeam:
+    """:func:`milp_max_coverage` stopped after ``wall_limit`` seconds at the latest.
+
+    ``wall_limit`` defaults to ``time_limit + WALL_GRACE``. Small programmes
+    run here; larger ones in a child process that is terminated at the cap,
+    after which the greedy team is returned with ``proven_optimal`` False.
+    """
+    _check(solved, size)
+    limit = IN_PROCESS_CELLS if in_process_cells is None else in_process_cells
+    if solved.shape[0] * solved.shape[1] <= limit:
+        return milp_max_coverage(solved, size, time_limit)
+    cap = time_limit + WALL_GRACE if wall_limit is None else wall_limit
+    context = multiprocessing.get_context("forkserver")
+    receiver, sender = context.Pipe(duplex=False)
+    child = context.Process(target=_solve_in_child, args=(sender, solved, size, time_limit),
+                            daemon=True)
+    child.start()
+    sender.close()
+    try:
+        if receiver.poll(cap):
+            try:
+                status, value = receiver.recv()
+            except EOFError:
+                raise RuntimeError("the integer programme's process ended without an answer"
+                                   ) from None
+            if status != "ok":
+                raise RuntimeError(f"the integer programme failed: {value}")
+            team: MaxCoverageTeam = value
+            return team
+    finally:
+        receiver.close()
+        if child.is_alive():
+            child.terminate()
+        child.join()
+    return greedy_max_coverage(solved, size)
+
+
 def max_coverage(
     solved: BoolArray,
     size: int,
     *,
     enumeration_limit: int = ENUMERATION_LIMIT,
     time_limit: float = MILP_TIME_LIMIT,
+    wall_limit: float | None = None,
 ) -> MaxCoverageTeam:
-    """Exhaustive search when binom(k, n) ≤ ``enumeration_limit``, else the integer programme."""
+    """Exhaustive search when binom(k, n) ≤ ``enumeration_limit``, else the capped programme."""
     _check(solved, size)
     if math.comb(solved.shape[0], min(size, solved.shape[0])) <= enumeration_limit:
         return exhaustive_max_coverage(solved, size)
-    return milp_max_coverage(solved, size, time_limit)
+    return capped_milp_max_coverage(solved, size, time_limit, wall_limit=wall_limit)
