@@ -20,8 +20,9 @@ of n agents maximising |{t : ∃ a ∈ S, y_at}|.
 * :func:`capped_milp_max_coverage` is the integer programme under a **hard**
   wall-clock cap: HiGHS checks its own time limit only between phases, so a
   large programme (say 1,000 agents × 20,000 tasks) can overrun it by far.
-  Above :data:`IN_PROCESS_CELLS` agent × pattern cells the solver runs in a
-  child process that is terminated at the cap; the team is then the greedy
+  Above :data:`IN_PROCESS_CELLS` agent × task cells the solver runs in a
+  fresh interpreter (matrix on its stdin, team as JSON on its stdout) that is
+  killed at the cap; the team is then the greedy
   one (:func:`greedy_max_coverage`: most newly covered tasks, lowest index
   on ties) with ``proven_optimal`` False and method ``"greedy (…)"``.
 * :func:`max_coverage` picks exhaustive search when binom(k, n) ≤ the
@@ -34,9 +35,7 @@ from __future__ import annotations
 
 import itertools
 import math
-import multiprocessing
 from dataclasses import dataclass
-from multiprocessing.connection import Connection
 
 import numpy as np
 import numpy.typing as npt
@@ -205,14 +204,49 @@ def greedy_max_coverage(solved: BoolArray, size: int) -> MaxCoverageTeam:
     return MaxCoverageTeam(chosen, team_covered(solved, chosen), GREEDY_FALLBACK, False)
 
 
-def _solve_in_child(connection: Connection, solved: BoolArray, size: int,
-                    time_limit: float) -> None:
+_CHILD_CODE = ("from foreseen.teams.exploratory.max_coverage import solve_from_stdin;"
+               " solve_from_stdin()")
+
+
+def solve_from_stdin() -> None:
+    """Child-process entry: read (size, time limit, matrix) from stdin, print the team as JSON."""
+    import io
+    import json
+    import sys
+
+    header = json.loads(sys.stdin.buffer.readline())
+    solved = np.load(io.BytesIO(sys.stdin.buffer.read()), allow_pickle=False)
+    team = milp_max_coverage(solved, int(header["size"]), float(header["time_limit"]))
+    sys.stdout.write(json.dumps({"team": list(team.team), "covered": team.covered,
+                                 "method": team.method,
+                                 "proven_optimal": team.proven_optimal}))
+
+
+def _solve_in_child(solved: BoolArray, size: int, time_limit: float,
+                    cap: float) -> MaxCoverageTeam | None:
+    """The programme in a fresh interpreter, killed after ``cap`` seconds (then None)."""
+    import io
+    import json
+    import subprocess
+    import sys
+
+    payload = io.BytesIO()
+    payload.write(json.dumps({"size": size, "time_limit": time_limit}).encode() + b"\n")
+    np.save(payload, solved, allow_pickle=False)
+    child = subprocess.Popen([sys.executable, "-c", _CHILD_CODE], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        connection.send(("ok", milp_max_coverage(solved, size, time_limit)))
-    except Exception as error:  # reported to the parent, which re-raises it
-        connection.send(("error", f"{type(error).__name__}: {error}"))
-    finally:
-        connection.close()
+        out, err = child.communicate(payload.getvalue(), timeout=cap)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.communicate()
+        return None
+    if child.returncode != 0:
+        last = err.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no message"]
+        raise RuntimeError(f"the integer programme's process failed: {last[0]}")
+    answer = json.loads(out)
+    return MaxCoverageTeam(tuple(int(i) for i in answer["team"]), int(answer["covered"]),
+                           str(answer["method"]), bool(answer["proven_optimal"]))
 
 
 def capped_milp_max_coverage(
@@ -222,7 +256,7 @@ def capped_milp_max_coverage(
     """:func:`milp_max_coverage` stopped after ``wall_limit`` seconds at the latest.
 
     ``wall_limit`` defaults to ``time_limit + WALL_GRACE``. Small programmes
-    run here; larger ones in a child process that is terminated at the cap,
+    run here; larger ones in a fresh interpreter that is killed at the cap,
     after which the greedy team is returned with ``proven_optimal`` False.
     """
     _check(solved, size)
@@ -230,29 +264,8 @@ def capped_milp_max_coverage(
     if solved.shape[0] * solved.shape[1] <= limit:
         return milp_max_coverage(solved, size, time_limit)
     cap = time_limit + WALL_GRACE if wall_limit is None else wall_limit
-    context = multiprocessing.get_context("forkserver")
-    receiver, sender = context.Pipe(duplex=False)
-    child = context.Process(target=_solve_in_child, args=(sender, solved, size, time_limit),
-                            daemon=True)
-    child.start()
-    sender.close()
-    try:
-        if receiver.poll(cap):
-            try:
-                status, value = receiver.recv()
-            except EOFError:
-                raise RuntimeError("the integer programme's process ended without an answer"
-                                   ) from None
-            if status != "ok":
-                raise RuntimeError(f"the integer programme failed: {value}")
-            team: MaxCoverageTeam = value
-            return team
-    finally:
-        receiver.close()
-        if child.is_alive():
-            child.terminate()
-        child.join()
-    return greedy_max_coverage(solved, size)
+    team = _solve_in_child(solved, size, time_limit, cap)
+    return team if team is not None else greedy_max_coverage(solved, size)
 
 
 def max_coverage(
