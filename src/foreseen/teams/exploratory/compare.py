@@ -18,6 +18,12 @@ population forecast of :mod:`foreseen.teams.forecasters.conditional` (the pilot
 counted as part of the population): only a population coverage, so its curve
 MAE and intervals are null with a reason.
 
+Every (split, k) is one independent job (a pure function of the split's
+competent matrix, k and the settings), so :func:`compare_splits` spreads them
+over an :class:`~foreseen.core.parallel.Executor` (one session; the matrices
+go to each worker once as its shared context) with the same result on any
+executor.
+
 Everything here is exploratory on data that has been seen.
 """
 
@@ -31,6 +37,7 @@ import numpy as np
 import numpy.typing as npt
 
 from foreseen.core.errors import ConfigError
+from foreseen.core.parallel import Executor, SerialExecutor, shared_context
 from foreseen.teams.curves import coverage_grid, population_curve
 from foreseen.teams.exploratory.calibration import (
     DEFAULT_CALIBRATION_REPLICATES,
@@ -226,6 +233,75 @@ def check_settings(ks: Sequence[int], pilots: int, replicates: int, seed: int) -
         raise ConfigError("every pilot size k must be at least 2")
 
 
+@dataclass(frozen=True)
+class CompareSettings:
+    """What every (split, k) job of a comparison shares."""
+
+    pilots: int
+    seed: int
+    replicates: int
+    levels: tuple[float, ...]
+    forecasters: tuple[str, ...]
+    conditional_models: tuple[str, ...]
+
+
+def compare_at_k(solved: npt.NDArray[np.bool_], k: int, settings: CompareSettings
+                 ) -> ComparisonAtK | SkippedPilotSize:
+    """One pilot size of one population (module docstring)."""
+    n_agents = solved.shape[0]
+    if not 2 <= k < n_agents:
+        return SkippedPilotSize(f"pilot size {k} must be at least 2 and below M = {n_agents}")
+    run = run_pilots(
+        solved, k, pilots=settings.pilots, forecasters=list(settings.forecasters),
+        levels=settings.levels, replicates=settings.replicates, seed=settings.seed,
+    )
+    rows = forecaster_rows(run, settings.levels)
+    rows.update(conditional_rows(solved, run, settings.levels, settings.conditional_models))
+    return ComparisonAtK(
+        grid=tuple(run.grid),
+        rows=rows,
+        best_exploratory_versus_beta_binomial=best_exploratory_versus_reference(rows),
+    )
+
+
+#: the key of the populations and settings in an executor session's shared context
+CONTEXT_KEY = "teams_compare"
+
+
+def compare_job(job: tuple[int, int]) -> ComparisonAtK | SkippedPilotSize:
+    """Executor job ``(split index, k)`` over the session's populations and settings."""
+    shared = shared_context()[CONTEXT_KEY]
+    index, k = job
+    return compare_at_k(shared["populations"][index], k, shared["settings"])
+
+
+def _split_comparison(matrix: OutcomeMatrix, ks: Sequence[int], settings: CompareSettings,
+                      results: Sequence[ComparisonAtK | SkippedPilotSize]) -> SplitComparison:
+    solved = matrix.competent().solved
+    n_agents, n_tasks = solved.shape
+    return SplitComparison(
+        status=EXPLORATORY,
+        split=matrix.provenance.split,
+        source=matrix.provenance.source,
+        competent_agents=n_agents,
+        tasks=n_tasks,
+        population_curve=_population_curve(solved),
+        pilots_per_k=settings.pilots,
+        replicates=settings.replicates,
+        levels=tuple(level_key(level) for level in settings.levels),
+        seed=settings.seed,
+        by_k={str(k): result for k, result in zip(ks, results, strict=True)},
+    )
+
+
+def _settings(pilots: int, seed: int, replicates: int, levels: Sequence[float],
+              forecasters: Sequence[str] | None,
+              conditional_models: Sequence[str]) -> CompareSettings:
+    chosen = list(FORECASTERS) if forecasters is None else list(forecasters)
+    return CompareSettings(pilots, seed, replicates, tuple(levels), tuple(chosen),
+                           tuple(conditional_models))
+
+
 def compare_forecasters(
     matrix: OutcomeMatrix,
     ks: Sequence[int] = DEFAULT_KS,
@@ -239,41 +315,10 @@ def compare_forecasters(
 ) -> SplitComparison:
     """The comparison of one split (competent agents); see the module docstring."""
     check_settings(ks, pilots, replicates, seed)
-    chosen = list(FORECASTERS) if forecasters is None else list(forecasters)
-    competent = matrix.competent()
-    solved = competent.solved
-    n_agents, n_tasks = solved.shape
-    by_k: dict[str, ComparisonAtK | SkippedPilotSize] = {}
-    for k in ks:
-        if not 2 <= k < n_agents:
-            by_k[str(k)] = SkippedPilotSize(
-                f"pilot size {k} must be at least 2 and below M = {n_agents}"
-            )
-            continue
-        run = run_pilots(
-            solved, k, pilots=pilots, forecasters=chosen, levels=levels,
-            replicates=replicates, seed=seed,
-        )
-        rows = forecaster_rows(run, levels)
-        rows.update(conditional_rows(solved, run, levels, conditional_models))
-        by_k[str(k)] = ComparisonAtK(
-            grid=tuple(run.grid),
-            rows=rows,
-            best_exploratory_versus_beta_binomial=best_exploratory_versus_reference(rows),
-        )
-    return SplitComparison(
-        status=EXPLORATORY,
-        split=matrix.provenance.split,
-        source=matrix.provenance.source,
-        competent_agents=n_agents,
-        tasks=n_tasks,
-        population_curve=_population_curve(solved),
-        pilots_per_k=pilots,
-        replicates=replicates,
-        levels=tuple(level_key(level) for level in levels),
-        seed=seed,
-        by_k=by_k,
-    )
+    settings = _settings(pilots, seed, replicates, levels, forecasters, conditional_models)
+    solved = matrix.competent().solved
+    return _split_comparison(matrix, ks, settings,
+                             [compare_at_k(solved, k, settings) for k in ks])
 
 
 def compare_splits(
@@ -284,9 +329,20 @@ def compare_splits(
     *,
     replicates: int = DEFAULT_CALIBRATION_REPLICATES,
     levels: Sequence[float] = DEFAULT_LEVELS,
+    executor: Executor | None = None,
 ) -> Comparison:
-    """:func:`compare_forecasters` for each split, in one exploratory report."""
+    """:func:`compare_forecasters` for each split, in one exploratory report.
+
+    The (split, k) jobs run on ``executor`` (serial by default) in one session.
+    """
     check_settings(ks, pilots, replicates, seed)
+    settings = _settings(pilots, seed, replicates, levels, None, CONDITIONAL_MODELS)
+    populations = [matrix.competent().solved for matrix in matrices]
+    jobs = [(index, k) for index in range(len(matrices)) for k in ks]
+    context = {CONTEXT_KEY: {"populations": populations, "settings": settings}}
+    with (executor or SerialExecutor()).session(context) as pool:
+        results = pool.map(compare_job, jobs)
+    per_split = [results[i * len(ks):(i + 1) * len(ks)] for i in range(len(matrices))]
     return Comparison(
         status=EXPLORATORY,
         note=NOTE,
@@ -295,9 +351,7 @@ def compare_splits(
         replicates=replicates,
         seed=seed,
         splits={
-            matrix.provenance.split: compare_forecasters(
-                matrix, ks, pilots, seed, replicates=replicates, levels=levels
-            )
-            for matrix in matrices
+            matrix.provenance.split: _split_comparison(matrix, ks, settings, split_results)
+            for matrix, split_results in zip(matrices, per_split, strict=True)
         },
     )
