@@ -357,7 +357,7 @@ class Ledger:
     """An open, append-only ledger. Use :meth:`open` (it recovers a torn tail)."""
 
     def __init__(self, path: Path, events: list[LedgerEvent], *, count: int | None = None,
-                 head_hash: str | None = None, keep: Keep = keep_all) -> None:
+                 head_hash: str | None = None, keep: Keep | None = keep_all) -> None:
         self.path = path
         self._events = events
         self._keep = keep
@@ -365,22 +365,24 @@ class Ledger:
         self._head = (events[-1].hash if events else GENESIS) if head_hash is None else head_hash
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str], keep: Keep = keep_all) -> Ledger:
+    def open(cls, path: str | os.PathLike[str], keep: Keep = keep_all, *,
+             keep_appended: bool = True) -> Ledger:
         """Open (or create) a ledger for appending (one streamed, verifying read).
 
         A torn final line is cut off and a ``torn_line_discarded`` event with
         its byte count is appended; a head file one batch behind is brought
         forward; anything else wrong is refused. :attr:`events` holds what
-        ``keep`` kept of the events read (all of them by default) plus every
-        event appended through this object.
+        ``keep`` kept of the events read (all of them by default) and, unless
+        ``keep_appended`` is False, of every event appended through this object.
         """
         ledger_path = Path(path)
         ledger_path.parent.mkdir(parents=True, exist_ok=True)
         verified = VerifiedLedger.read(ledger_path, keep, repairable=True)
-        return cls._continue(verified.end, list(verified.kept), keep, checked_size=False)
+        return cls._continue(verified.end, list(verified.kept),
+                             keep if keep_appended else None, checked_size=False)
 
     @classmethod
-    def _continue(cls, end: LedgerEnd, kept: list[LedgerEvent], keep: Keep, *,
+    def _continue(cls, end: LedgerEnd, kept: list[LedgerEvent], keep: Keep | None, *,
                   checked_size: bool = True) -> Ledger:
         path = end.path
         actual = path.stat().st_size if path.exists() else 0
@@ -447,10 +449,11 @@ class Ledger:
             os.fsync(fd)
         finally:
             os.close(fd)
-        for event in new:
-            chosen = self._keep(event)
-            if chosen is not None:
-                self._events.append(chosen)
+        if self._keep is not None:
+            for event in new:
+                chosen = self._keep(event)
+                if chosen is not None:
+                    self._events.append(chosen)
         self._count, self._head = seq, prev
         self._write_head()
         return new

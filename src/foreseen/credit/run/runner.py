@@ -30,6 +30,7 @@ import os
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -179,24 +180,58 @@ class RunSummary:
 
 
 class _Writer:
-    """Buffers events and appends them in batches (one fsync per batch)."""
+    """Buffers events and appends them in batches, off the event loop.
+
+    A batch (``FLUSH_EVENTS`` events or ``FLUSH_SECONDS`` old) is handed to
+    one background thread that appends it (one write + one fsync + the head
+    file, :meth:`Ledger.append_many`), so the event loop never waits on the
+    disk; batches are written in the order they were formed. :meth:`flush`
+    hands over what is pending and waits until everything is on disk. A write
+    that failed is raised by the next :meth:`add` or :meth:`flush`. Durability:
+    a crash loses at most the batches handed over and not yet fsynced (in
+    practice the one being written and the one forming), never an earlier one.
+    """
 
     def __init__(self, ledger: Ledger) -> None:
         self.ledger = ledger
         self.pending: list[tuple[str, Mapping[str, Any]]] = []
         self.last_flush = time.monotonic()
+        self._disk: ThreadPoolExecutor | None = None
+        self._written: list[Future[Any]] = []
 
     def add(self, *events: tuple[str, Mapping[str, Any]]) -> None:
         self.pending.extend(events)
         now = time.monotonic()
         if len(self.pending) >= FLUSH_EVENTS or now - self.last_flush >= FLUSH_SECONDS:
-            self.flush()
+            self._hand_over()
 
-    def flush(self) -> None:
+    def _hand_over(self) -> None:
+        self._raise_failed()
         if self.pending:
-            self.ledger.append_many(self.pending)
+            if self._disk is None:
+                self._disk = ThreadPoolExecutor(max_workers=1,
+                                                thread_name_prefix="ledger-writer")
+            self._written.append(self._disk.submit(self.ledger.append_many, self.pending))
             self.pending = []
         self.last_flush = time.monotonic()
+
+    def _raise_failed(self) -> None:
+        done = [future for future in self._written if future.done()]
+        self._written = [future for future in self._written if not future.done()]
+        for future in done:
+            future.result()
+
+    def flush(self) -> None:
+        """Hand over what is pending and wait until every batch is written."""
+        self._hand_over()
+        try:
+            for future in self._written:
+                future.result()
+        finally:
+            self._written = []
+            if self._disk is not None:
+                self._disk.shutdown(wait=True)
+                self._disk = None
 
 
 def _completed(identity: SlotIdentity, attempt: int, response: BackendResponse, *,
@@ -251,9 +286,9 @@ def open_run_ledger(plan: FrozenPlan, ledger_path: str | os.PathLike[str]) -> Le
     """Open (or start) the plan's ledger; refuse a ledger that belongs to another plan.
 
     The ledger is read once (streamed); ``ledger.events`` holds what
-    :func:`run_keep` keeps.
+    :func:`run_keep` keeps of the events read (not of those the run appends).
     """
-    ledger = Ledger.open(ledger_path, run_keep)
+    ledger = Ledger.open(ledger_path, run_keep, keep_appended=False)
     if not ledger.count:
         ledger.append(*entry(PlanFrozen(plan.plan_id, plan.parent, plan.post_outcome,
                                         len(plan.body["slots"]))))
