@@ -422,3 +422,18 @@ def test_invalid_utf8_deep_in_a_plain_file_names_the_absolute_position(tmp_path:
     with pytest.raises(SourceError, match="position 4005") as info:
         load_matrix_csv(path)
     assert "not UTF-8 text" in str(info.value)
+
+
+def test_a_matrix_that_cannot_fit_is_refused_naming_the_need(tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch
+                                                             ) -> None:
+    from foreseen.teams.sources import files
+
+    path = tmp_path / "big.csv"
+    path.write_text(",t1,t2\na,1,0\n")
+    size = path.stat().st_size
+    monkeypatch.setattr(files, "available_memory", lambda: size + size // 2 - 1)
+    with pytest.raises(SourceError, match=r"needs about 0\.0 GiB of memory; 0\.0 GiB is avail"):
+        load_matrix_csv(path)
+    monkeypatch.setattr(files, "available_memory", lambda: size + size // 2)
+    assert load_matrix_csv(path).agents == ("a",)

@@ -35,7 +35,12 @@ import numpy.typing as npt
 from foreseen.core.digest import sha256_bytes
 from foreseen.core.errors import SourceError
 from foreseen.teams.matrix import OutcomeMatrix, Provenance
-from foreseen.teams.sources.files import first_duplicate, matrix_file_provenance, read_csv_rows
+from foreseen.teams.sources.files import (
+    check_fits_in_memory,
+    first_duplicate,
+    matrix_file_provenance,
+    read_csv_rows,
+)
 
 BoolMatrix = npt.NDArray[np.bool_]
 _COMMA, _ZERO, _ONE = ord(","), ord("0"), ord("1")
@@ -197,6 +202,13 @@ def load_matrix_csv(path: Path, split: str | None = None, *, source: str | None 
     ``source`` (default: the path as given) labels where the matrix came from.
     """
     path = Path(path)
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise SourceError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    # the file's bytes (about 2 a cell) and the boolean matrix (1 a cell) are held together
+    check_fits_in_memory(path, size + size // 2,
+                         "reading this wide matrix (its bytes plus one byte a cell)")
     try:
         data = path.read_bytes()
     except OSError as exc:
