@@ -47,3 +47,26 @@ def test_a_failed_write_is_raised_by_the_next_call(tmp_path: Path) -> None:
         for i in range(runner.FLUSH_EVENTS):
             writer.add(("n", {"i": i}))
         writer.flush()
+
+
+def test_a_slow_disk_gets_larger_batches_not_a_queue(tmp_path: Path) -> None:
+    import time
+
+    ledger = Ledger.open(tmp_path / "l.jsonl")
+    sizes: list[int] = []
+    original = ledger.append_many
+
+    def slow(batch: Iterable[tuple[str, Mapping[str, Any]]]) -> list[LedgerEvent]:
+        events = list(batch)
+        sizes.append(len(events))
+        time.sleep(0.05)
+        return original(events)
+
+    ledger.append_many = slow  # type: ignore[method-assign]
+    writer = runner._Writer(ledger)
+    total = 10 * runner.FLUSH_EVENTS
+    for i in range(total):
+        writer.add(("n", {"i": i}))
+    writer.flush()
+    assert sum(sizes) == total and len(sizes) < 10 and max(sizes) > runner.FLUSH_EVENTS
+    assert [e.payload["i"] for e in read_ledger(tmp_path / "l.jsonl")] == list(range(total))

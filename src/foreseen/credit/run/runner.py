@@ -28,6 +28,7 @@ import json
 import math
 import os
 import random
+import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -180,24 +181,28 @@ class RunSummary:
 
 
 class _Writer:
-    """Buffers events and appends them in batches, off the event loop.
+    """Buffers events and appends them off the event loop, coalescing while the disk is busy.
 
-    A batch (``FLUSH_EVENTS`` events or ``FLUSH_SECONDS`` old) is handed to
-    one background thread that appends it (one write + one fsync + the head
-    file, :meth:`Ledger.append_many`), so the event loop never waits on the
-    disk; batches are written in the order they were formed. :meth:`flush`
-    hands over what is pending and waits until everything is on disk. A write
-    that failed is raised by the next :meth:`add` or :meth:`flush`. Durability:
-    a crash loses at most the batches handed over and not yet fsynced (in
-    practice the one being written and the one forming), never an earlier one.
+    Every ``FLUSH_EVENTS`` events or ``FLUSH_SECONDS`` the buffered events are
+    handed to one background thread, which appends **everything handed over
+    so far** in one :meth:`Ledger.append_many` (one write, one fsync, the head
+    file) and repeats until nothing is waiting: the event loop never waits on
+    the disk, events keep their order, and a slow disk gets larger batches
+    instead of a growing queue. :meth:`flush` hands over what is pending and
+    waits until everything is on disk; a failed write is raised by the next
+    :meth:`add` or :meth:`flush`. Durability: a crash loses at most the events
+    handed over since the last completed fsync (one write's worth), never an
+    earlier one; the head file may lag that write (repaired when reopened).
     """
 
     def __init__(self, ledger: Ledger) -> None:
         self.ledger = ledger
         self.pending: list[tuple[str, Mapping[str, Any]]] = []
         self.last_flush = time.monotonic()
+        self._lock = threading.Lock()
+        self._handed: list[tuple[str, Mapping[str, Any]]] = []
         self._disk: ThreadPoolExecutor | None = None
-        self._written: list[Future[Any]] = []
+        self._drain: Future[None] | None = None
 
     def add(self, *events: tuple[str, Mapping[str, Any]]) -> None:
         self.pending.extend(events)
@@ -205,30 +210,40 @@ class _Writer:
         if len(self.pending) >= FLUSH_EVENTS or now - self.last_flush >= FLUSH_SECONDS:
             self._hand_over()
 
+    def _write_all(self) -> None:
+        while True:
+            with self._lock:
+                batch, self._handed = self._handed, []
+                if not batch:
+                    self._drain = None
+                    return
+            self.ledger.append_many(batch)  # a failure stays in this future (see flush)
+
     def _hand_over(self) -> None:
-        self._raise_failed()
-        if self.pending:
-            if self._disk is None:
-                self._disk = ThreadPoolExecutor(max_workers=1,
-                                                thread_name_prefix="ledger-writer")
-            self._written.append(self._disk.submit(self.ledger.append_many, self.pending))
+        drain = self._drain
+        if drain is not None and drain.done():
+            drain.result()  # a failed write surfaces here
+        with self._lock:
+            self._handed.extend(self.pending)
             self.pending = []
+            if self._handed and self._drain is None:
+                if self._disk is None:
+                    self._disk = ThreadPoolExecutor(max_workers=1,
+                                                    thread_name_prefix="ledger-writer")
+                self._drain = self._disk.submit(self._write_all)
         self.last_flush = time.monotonic()
 
-    def _raise_failed(self) -> None:
-        done = [future for future in self._written if future.done()]
-        self._written = [future for future in self._written if not future.done()]
-        for future in done:
-            future.result()
-
     def flush(self) -> None:
-        """Hand over what is pending and wait until every batch is written."""
-        self._hand_over()
+        """Hand over what is pending and wait until every event is written."""
         try:
-            for future in self._written:
-                future.result()
+            self._hand_over()
+            while True:
+                with self._lock:
+                    drain = self._drain
+                if drain is None:
+                    break
+                drain.result()
         finally:
-            self._written = []
             if self._disk is not None:
                 self._disk.shutdown(wait=True)
                 self._disk = None
