@@ -135,3 +135,26 @@ def test_strict_parse_refuses_overflowing_numbers_and_keeps_negative_64_bit_edge
         parse_strict_json(b"[1e400]")
     assert parse_strict_json(b"[-9223372036854775809, 18446744073709551616]") == [
         -(2**63) - 1, 2**64]
+
+
+def test_canonical_bytes_of_parsed_text_equal_the_reference_for_any_number_shape() -> None:
+    from foreseen.core.digest import (
+        canonical_json_bytes_of_parsed,
+        canonical_json_stdlib,
+        parse_strict_json,
+    )
+
+    texts = [canonical_json_stdlib({"v": value}).encode("utf-8") for value in _corpus()
+             if "\ud800" not in canonical_json_stdlib({"v": value})]
+    texts += [b'{"v":0.00001}', b'{"v":1E-7}', b'{"v":1e-7}', b'{"v":1.5e-300}',
+              b'{"v":0.0001}', b'{"v":10.00001}', b'{"v":12345678901234567890}',
+              b'{"v":-9223372036854775809}', b'{"v":1E+16}', b'{"v":[0.1,"0.00001 in text"]}',
+              b'{"v":"\\ud800"}', b'{"b":1,"a":2}', b'{"v":1.0E2}']
+    for raw in texts:
+        parsed = parse_strict_json(raw)
+        expected = canonical_json_stdlib(parsed)
+        if "\ud800" in expected:  # not encodable as UTF-8: refused, as by the reference
+            with pytest.raises(UnicodeEncodeError):
+                canonical_json_bytes_of_parsed(parsed, raw)
+            continue
+        assert canonical_json_bytes_of_parsed(parsed, raw) == expected.encode("utf-8"), raw

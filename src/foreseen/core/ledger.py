@@ -57,6 +57,7 @@ from foreseen.core.digest import (
     NonFiniteNumberError,
     canonical_json,
     canonical_json_bytes,
+    canonical_json_bytes_of_parsed,
     parse_strict_json,
     write_json_atomic,
 )
@@ -177,7 +178,8 @@ def _verify_line(raw: bytes, index: int, prev: str, path: Path, total: int) -> L
             and isinstance(prev_field, str) and isinstance(stored, str)):
         raise UserInputError(f"{where()}: not a ledger event (field types)")
     try:
-        body = _body_bytes(seq, kind, payload, prev_field)
+        body = canonical_json_bytes_of_parsed({"seq": seq, "type": kind, "payload": payload,
+                                               "prev": prev_field}, raw)
     except NonFiniteNumberError:
         raise UserInputError(f"{where()}: non-finite number in payload") from None
     except (ValueError, TypeError):
