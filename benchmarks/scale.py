@@ -71,24 +71,23 @@ def _matrix(agents: int, tasks: int) -> Any:
 
 
 def case_teams(kind: str, agents: int, tasks: int) -> dict[str, Any]:
+    if kind == "write":
+        matrix = _matrix(agents, tasks)
+        with open(_csv_path(agents, tasks), "w", encoding="utf-8") as handle:
+            handle.write(",".join(["", *matrix.tasks]) + "\n")
+            for agent, row in zip(matrix.agents, matrix.solved, strict=True):
+                handle.write(agent + "," + ",".join("1" if v else "0" for v in row) + "\n")
+        return {}
     if kind == "read":
         from foreseen.teams.sources.wide_csv import load_matrix_csv
 
-        matrix = _matrix(agents, tasks)
-        with tempfile.TemporaryDirectory() as tmp:
-            path = Path(tmp) / "wide.csv"
-            with open(path, "w", encoding="utf-8") as handle:
-                handle.write(",".join(["", *matrix.tasks]) + "\n")
-                for agent, row in zip(matrix.agents, matrix.solved, strict=True):
-                    handle.write(agent + "," + ",".join("1" if v else "0" for v in row) + "\n")
-            del matrix
-            before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-            base = _rss_now()
-            result = measure(lambda: {"agents": load_matrix_csv(path).n_agents})
-            grown = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - max(before, base), 0)
-            result["bytes_per_cell_over_matrix"] = max(
-                grown * 1024.0 / (agents * tasks) - 1.0, 0.0)
-            return result
+        path = _csv_path(agents, tasks)
+        base_kb = _rss_now()
+        result = measure(lambda: {"agents": load_matrix_csv(path).n_agents})
+        path.unlink()
+        grown = max(result["peak_mb"] * 1024.0 - base_kb, 0.0) * 1024.0
+        result["bytes_per_cell_over_matrix"] = max(grown / (agents * tasks) - 1.0, 0.0)
+        return result
     matrix = _matrix(agents, tasks)
     if kind == "analyze":
         from foreseen.teams.e046.protocol import analyze_split
@@ -107,6 +106,10 @@ def case_teams(kind: str, agents: int, tasks: int) -> dict[str, Any]:
 
         return measure(run)
     raise ValueError(kind)
+
+
+def _csv_path(agents: int, tasks: int) -> Path:
+    return Path(tempfile.gettempdir()) / f"foreseen-scale-{agents}x{tasks}.csv"
 
 
 def _rss_now() -> int:
@@ -284,6 +287,8 @@ def teams_group(quick: bool) -> None:
     rows = []
     for kind in ("read", "curve", "analyze", "advise"):
         for agents, tasks in steps:
+            if kind == "read":
+                run_case("teams", "write", agents, tasks)
             rows.append((kind, f"{agents}×{tasks}", float(agents * tasks),
                          run_case("teams", kind, agents, tasks)))
 

@@ -70,6 +70,8 @@ from foreseen.credit.run.events import (
 )
 
 FLUSH_EVENTS = 64
+#: events written at most in one append while coalescing (bounds the memory of one write)
+WRITE_LIMIT = 4096
 FLUSH_SECONDS = 0.2
 
 
@@ -184,15 +186,16 @@ class _Writer:
     """Buffers events and appends them off the event loop, coalescing while the disk is busy.
 
     Every ``FLUSH_EVENTS`` events or ``FLUSH_SECONDS`` the buffered events are
-    handed to one background thread, which appends **everything handed over
-    so far** in one :meth:`Ledger.append_many` (one write, one fsync, the head
-    file) and repeats until nothing is waiting: the event loop never waits on
-    the disk, events keep their order, and a slow disk gets larger batches
-    instead of a growing queue. :meth:`flush` hands over what is pending and
-    waits until everything is on disk; a failed write is raised by the next
-    :meth:`add` or :meth:`flush`. Durability: a crash loses at most the events
-    handed over since the last completed fsync (one write's worth), never an
-    earlier one; the head file may lag that write (repaired when reopened).
+    handed to one background thread, which appends everything handed over so
+    far (up to ``WRITE_LIMIT`` at a time) in one :meth:`Ledger.append_many`
+    (one write, one fsync, the head file) and repeats until nothing waits: the
+    event loop never waits on the disk, events keep their order, and a slow
+    disk gets larger batches instead of a growing queue. :meth:`flush` hands
+    over what is pending and waits until everything is on disk; a failed write
+    is raised by the next :meth:`add` or :meth:`flush`. Durability: a crash
+    loses at most the events handed over since the last completed fsync (one
+    write's worth), never an earlier one; the head file may lag that write
+    (repaired when the ledger is reopened).
     """
 
     def __init__(self, ledger: Ledger) -> None:
@@ -213,7 +216,8 @@ class _Writer:
     def _write_all(self) -> None:
         while True:
             with self._lock:
-                batch, self._handed = self._handed, []
+                batch = self._handed[:WRITE_LIMIT]
+                del self._handed[:WRITE_LIMIT]
                 if not batch:
                     self._drain = None
                     return
