@@ -5,9 +5,10 @@ Every measurement runs in a fresh child process (so its peak resident set size,
 JSON line; the parent prints one table per group:
 
 * **teams** — ``read`` (the wide CSV reader: peak bytes per cell over the
-  matrix), ``analyze`` (the E046 split analysis), ``curve`` (``teams curve``:
-  exact curve, floor, φ̄) and ``advise`` (default settings) on synthetic
-  agents × tasks matrices;
+  matrix; for small matrices the interpreter's own growth dominates),
+  ``analyze`` (the E046 split analysis), ``curve`` (``teams curve``: exact
+  curve, floor, φ̄) and ``advise`` (default settings) on synthetic agents ×
+  tasks matrices (generated and saved beforehand, outside the measurement);
 * **ledger** — ``append`` (64-event batches through :class:`Ledger`, and the
   credit runner's coalescing writer), ``verify`` (streamed), and ``analyze``
   (reveal + analysis + report of a finished run of the spine's test study);
@@ -16,8 +17,10 @@ JSON line; the parent prints one table per group:
   start-up and per-task overhead (a session and 200 empty jobs).
 
 The exponent b is the least-squares slope of log(time) on log(size) over the
-steps (b ≈ 1: linear). CPU is this process's plus its children's. The load
-average before each group is printed: on a shared machine it explains noise.
+steps (b ≈ 1: linear). CPU is this process's plus its waited-for children's
+(local pool workers are children of the forkserver and Dask workers of the
+nanny, so their CPU is not in it). The load average before each group is
+printed: on a shared machine it explains noise.
 
     .venv/bin/python benchmarks/scale.py [--quick] [--group teams|ledger|study]
 """
@@ -63,16 +66,32 @@ def measure(action: Callable[[], dict[str, Any] | None]) -> dict[str, Any]:
             **extra}
 
 
-def _matrix(agents: int, tasks: int) -> Any:
+def _synthetic(agents: int, tasks: int) -> Any:
     sys.path.insert(0, str(TESTS))
     from support.teams_matrices import synthetic_matrix
 
     return synthetic_matrix(agents, tasks, seed=1)
 
 
+def _matrix(agents: int, tasks: int) -> Any:
+    """The synthetic matrix, as saved by the ``write`` case (its generation is not measured)."""
+    import numpy as np
+
+    from foreseen.teams.matrix import OutcomeMatrix, Provenance
+
+    solved = np.load(_csv_path(agents, tasks).with_suffix(".npy"))
+    provenance = Provenance(split="synthetic", commit=None, files_read=agents,
+                            files_sha256="0" * 64, source="synthetic")
+    return OutcomeMatrix(tuple(f"agent-{i:03d}" for i in range(agents)),
+                         tuple(f"repo__task-{j:05d}" for j in range(tasks)), solved, provenance)
+
+
 def case_teams(kind: str, agents: int, tasks: int) -> dict[str, Any]:
     if kind == "write":
-        matrix = _matrix(agents, tasks)
+        import numpy as np
+
+        matrix = _synthetic(agents, tasks)
+        np.save(_csv_path(agents, tasks).with_suffix(".npy"), matrix.solved)
         with open(_csv_path(agents, tasks), "w", encoding="utf-8") as handle:
             handle.write(",".join(["", *matrix.tasks]) + "\n")
             for agent, row in zip(matrix.agents, matrix.solved, strict=True):
@@ -84,7 +103,6 @@ def case_teams(kind: str, agents: int, tasks: int) -> dict[str, Any]:
         path = _csv_path(agents, tasks)
         base_kb = _rss_now()
         result = measure(lambda: {"agents": load_matrix_csv(path).n_agents})
-        path.unlink()
         grown = max(result["peak_mb"] * 1024.0 - base_kb, 0.0) * 1024.0
         result["bytes_per_cell_over_matrix"] = max(grown / (agents * tasks) - 1.0, 0.0)
         return result
@@ -210,9 +228,17 @@ def case_study(kind: str, spec: str) -> dict[str, Any]:
     if kind == "tox21":
         from foreseen.credit.studies.tox21.build import build_tox21
         from foreseen.credit.studies.tox21.data import ENDPOINTS
+        from foreseen.credit.studies.tox21.features import feature_blocks
 
-        return measure(lambda: {"states": len(build_tox21(ENDPOINTS,
-                                                          executor=executor).results)})
+        def build() -> dict[str, Any]:
+            began = time.perf_counter()
+            feature_blocks(None)  # the driver's serial part (cached for the build)
+            features = time.perf_counter()
+            states = len(build_tox21(ENDPOINTS, executor=executor).results)
+            return {"states": states, "features_s": features - began,
+                    "states_s": time.perf_counter() - features}
+
+        return measure(build)
     if kind == "overhead":
         sys.path.insert(0, str(TESTS))
         from support.jobs import context_size
@@ -285,12 +311,15 @@ def print_group(title: str, rows: list[tuple[str, str, float, dict[str, Any]]],
 def teams_group(quick: bool) -> None:
     steps = [(100, 2000), (300, 6000)] if quick else [(100, 2000), (300, 6000), (1000, 20000)]
     rows = []
+    for agents, tasks in steps:
+        run_case("teams", "write", agents, tasks)
     for kind in ("read", "curve", "analyze", "advise"):
         for agents, tasks in steps:
-            if kind == "read":
-                run_case("teams", "write", agents, tasks)
             rows.append((kind, f"{agents}×{tasks}", float(agents * tasks),
                          run_case("teams", kind, agents, tasks)))
+    for agents, tasks in steps:
+        for suffix in (".csv", ".npy"):
+            _csv_path(agents, tasks).with_suffix(suffix).unlink(missing_ok=True)
 
     def notes(result: dict[str, Any]) -> str:
         if "bytes_per_cell_over_matrix" in result:
@@ -336,7 +365,8 @@ def study_group(quick: bool) -> None:
         if "per_task_ms" in result:
             return (f"start-up {result['startup_s']:.2f} s, "
                     f"{result['per_task_ms']:.2f} ms per empty task")
-        return f"{result.get('states', '?')} states (features computed once, in the driver)"
+        return (f"{result.get('states', '?')} states: features {result['features_s']:.1f} s"
+                f" (once, in the driver), states {result['states_s']:.1f} s")
 
     print_group("study builds (Tox21, 12 endpoints, 72 states; 2 cores)", rows, notes)
 
