@@ -158,3 +158,21 @@ def test_canonical_bytes_of_parsed_text_equal_the_reference_for_any_number_shape
                 canonical_json_bytes_of_parsed(parsed, raw)
             continue
         assert canonical_json_bytes_of_parsed(parsed, raw) == expected.encode("utf-8"), raw
+
+
+def test_without_orjson_every_function_gives_the_same_results(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from foreseen.core import digest
+
+    values = [v for v in _corpus() if "\ud800" not in digest.canonical_json_stdlib(v)]
+    texts = [digest.canonical_json_bytes({"v": v}) for v in values]
+    with_orjson = [(digest.canonical_json({"v": v}), digest.parse_strict_json(t),
+                    digest.canonical_json_bytes_of_parsed(digest.parse_strict_json(t), t))
+                   for v, t in zip(values, texts, strict=True)]
+    monkeypatch.setattr(digest, "_orjson", None)
+    without = [(digest.canonical_json({"v": v}), digest.parse_strict_json(t),
+                digest.canonical_json_bytes_of_parsed(digest.parse_strict_json(t), t))
+               for v, t in zip(values, texts, strict=True)]
+    assert without == with_orjson
+    with pytest.raises(NonFiniteNumberError):
+        digest.parse_strict_json(b"[NaN]")

@@ -26,9 +26,10 @@ ensure_ascii=False, allow_nan=False)`` encoded as UTF-8, i.e.:
   (lower-case hex); nothing else is escaped (not even U+2028 or U+007F);
 * integers in plain decimal, any size; ``true``/``false``/``null``;
 * floats as Python's ``repr``: the shortest text that reads back to the same
-  double, with ``.0`` on integral values below 1e16 (``1.0``, ``-0.0``), and
-  an exponent ``e±XX`` (at least two digits) below 1e-4 or from 1e16 on
-  (``1e-07``, ``1e+16``, ``0.0001``, ``0.1``);
+  double, with ``.0`` on integral values below 1e16 (``1.0``, ``-0.0``), plain
+  decimals from 1e-4 up to 1e16 (``0.0001``, ``0.1``), and an exponent
+  ``e±XX`` (sign and at least two digits) below 1e-4 or from 1e16 on
+  (``1e-07``, ``2.5e-05``, ``1e+16``);
 * NaN and infinities are refused (:class:`NonFiniteNumberError`).
 
 Anyone can recompute a hash from that text with any SHA-256. The encoder uses
@@ -54,7 +55,7 @@ from typing import Any
 
 try:  # the fast encoder/decoder; the standard library's gives identical bytes without it
     import orjson as _orjson
-except ImportError:  # pragma: no cover - exercised by forcing the fallback in tests
+except ImportError:  # the fallback path is exercised in tests by setting _orjson to None
     _orjson = None  # type: ignore[assignment]
 
 
