@@ -1,6 +1,7 @@
 """Speed and peak memory of the teams sources: matrix CSVs, experiments trees, the fetcher.
 
-Run: ``.venv/bin/python benchmarks/teams_sources.py``. Prints one table row per case:
+Run: ``.venv/bin/python benchmarks/teams_sources.py [--experiments SPLIT_DIR]``.
+Prints one table row per case:
 the median wall time over repeats and the peak traced Python memory (tracemalloc)
 of one run. Synthetic trees are generated with a fixed seed in a temporary
 directory; the fetch case serves a synthetic tree from a local HTTP server on
@@ -9,6 +10,7 @@ directory; the fetch case serves a synthetic tree from a local HTTP server on
 
 from __future__ import annotations
 
+import argparse
 import json
 import statistics
 import sys
@@ -27,8 +29,6 @@ from foreseen.teams.sources.dispatch import builtin_splits, load_experiments_spl
 from foreseen.teams.sources.fetch import fetch_split
 
 SEED = 20261009
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-BASH_ONLY = SHARED / "data/swebench/experiments/evaluation/bash-only"
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
 
@@ -121,14 +121,20 @@ def bench_fetch(split_dir: Path, work: Path) -> tuple[float, float, int]:
 
 
 def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--experiments", type=Path, default=None,
+                        help="also time a real experiments split folder (e.g. a checkout of "
+                             "SWE-bench/experiments: evaluation/bash-only)")
+    args = parser.parse_args()
     rows: list[tuple[str, str, float, float]] = []
     lite, verified = builtin_splits()
     rows.append(("builtin_splits() lite+verified", f"{lite.n_agents}×{lite.n_tasks} + "
                  f"{verified.n_agents}×{verified.n_tasks}", *measure(builtin_splits, 5)))
-    if BASH_ONLY.is_dir():
-        real = load_source(BASH_ONLY)
-        rows.append(("load_source bash-only (real)", f"{real.n_agents}×{real.n_tasks}",
-                     *measure(lambda: load_source(BASH_ONLY), 5)))
+    if args.experiments is not None:
+        real = load_source(args.experiments)
+        rows.append((f"load_source {args.experiments.name} (real)",
+                     f"{real.n_agents}×{real.n_tasks}",
+                     *measure(lambda: load_source(args.experiments), 5)))
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         for n_sub, n_tasks in ((200, 2294), (1000, 2294)):

@@ -182,3 +182,12 @@ def test_amend_and_reveal_before_the_run_finishes(tmp_path: Path, study_dir: Pat
     code, _, err = _call(capsys, "reveal", str(amended), str(study_dir / "outcomes.sealed.json"),
                          "--ledger", str(ledger))
     _one_error_line(code, err, "have no result yet")
+
+
+def test_study_executor_option_refuses_an_unknown_engine_in_one_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, stdout, err = _call(capsys, "study", "controlled", "--tasks", "1", "--out",
+                              str(tmp_path / "run"), "--executor", "ray:10.0.0.1")
+    assert code == 2 and stdout == ""
+    assert err.strip().count("\n") == 0 and "expected local:N or dask[:ADDRESS]" in err
+    assert not (tmp_path / "run").exists()

@@ -151,3 +151,123 @@ def test_written_json_is_indented_in_field_order_with_unicode(tmp_path: Path) ->
     assert target.read_text(encoding="utf-8") == '{\n  "b": 1,\n  "a": "é"\n}\n'
     write_json_atomic(target, {"b": 1, "a": "é"}, indent=None, sort_keys=True)
     assert target.read_text(encoding="utf-8") == '{"a": "é", "b": 1}\n'
+# --- the canonical encoder: orjson path and standard-library path agree byte for byte ---
+
+def _corpus() -> list[object]:
+    import random
+    import struct
+
+    rng = random.Random(20261201)
+    floats = [1e-7, 0.1, -0.0, 0.0, 1e-4, 9.999999999999999e-05, 1e-05, 1e-10, 1e-11, 5e-324,
+              1e16, 1e15, 1e22, 1.7976931348623157e308, 123456789.123, 1.0, -2.5, 1 / 3]
+    floats += [struct.unpack("<d", rng.getrandbits(64).to_bytes(8, "little"))[0]
+               for _ in range(3000)]
+    floats = [f for f in floats if math.isfinite(f)]
+    ints = [0, -1, 2**63 - 1, -(2**63), 2**63, 2**64 - 1, 2**64, -(2**63) - 1, 10**30,
+            -(10**40)]
+    texts = ["", "ascii", "é ü ß 中文 😀", "\u2028\u2029\x7f", "quote\" back\\ slash",
+             "".join(chr(c) for c in range(32)), "\ud800 lone surrogate"]
+    return [*floats, *ints, *texts, True, False, None,
+            {"z": 1, "a": [1e-7, {"é": -0.0, "e": 2**70}], "": None, "ü": "ü"},
+            [[], {}, [{}], (1, 2.5)], {"nested": {"deep": [0.1, 1e-9, "x" * 1000]}}]
+
+
+def test_orjson_and_standard_library_encoders_agree_on_a_corpus() -> None:
+    from foreseen.core.digest import canonical_json_bytes, canonical_json_stdlib
+
+    for value in _corpus():
+        expected = canonical_json_stdlib(value)
+        # the reference: today's (and the spec's) definition of the canonical form
+        assert expected == json.dumps(value, sort_keys=True, separators=(",", ":"),
+                                      ensure_ascii=False, allow_nan=False)
+        assert canonical_json(value) == expected, value
+        assert canonical_json({"v": value}) == canonical_json_stdlib({"v": value})
+        if "\ud800" not in expected:
+            assert canonical_json_bytes(value) == expected.encode("utf-8"), value
+
+
+def test_orjson_path_is_used_for_plain_values_and_falls_back_for_the_rest() -> None:
+    import orjson
+
+    from foreseen.core.digest import _orjson_agrees
+
+    assert _orjson_agrees({"a": [1, 2.5, "x", None, True], "b": {"c": 0.0001}})
+    assert orjson.dumps({"a": 0.0001}) == b'{"a":0.0001}'
+    for value in (1e-7, -5e-5, 2**64, {1: 2}, {"a": {1, 2}}, {"a": 1.5j}):
+        assert not _orjson_agrees(value)
+
+
+def test_subclasses_and_non_finite_values_take_the_standard_library_path() -> None:
+    import enum
+
+    class Colour(enum.IntEnum):
+        RED = 1
+
+    assert canonical_json({"c": Colour.RED}) == '{"c":1}'
+    with pytest.raises(NonFiniteNumberError, match=r"\$\.x\[1\]\.y"):
+        canonical_json({"x": [1.0, {"y": math.nan}]})
+    with pytest.raises(TypeError):
+        canonical_json({"x": object()})
+
+
+def test_strict_parse_refuses_non_finite_constants_and_reads_big_integers() -> None:
+    from foreseen.core.digest import parse_strict_json
+
+    for text in ('{"x": NaN}', "[Infinity]", "-Infinity"):
+        with pytest.raises(NonFiniteNumberError):
+            parse_strict_json(text.encode())
+    with pytest.raises(ValueError):
+        parse_strict_json(b'{"x": ')
+    assert parse_strict_json(b'{"x": 1180591620717411303424, "y": 1e-07}') == {
+        "x": 2**70, "y": 1e-7}
+    assert parse_strict_json('"\\ud800"') == "\ud800"
+
+
+def test_strict_parse_refuses_overflowing_numbers_and_keeps_negative_64_bit_edges() -> None:
+    from foreseen.core.digest import parse_strict_json
+
+    with pytest.raises(NonFiniteNumberError):
+        parse_strict_json(b"[1e400]")
+    assert parse_strict_json(b"[-9223372036854775809, 18446744073709551616]") == [
+        -(2**63) - 1, 2**64]
+
+
+def test_canonical_bytes_of_parsed_text_equal_the_reference_for_any_number_shape() -> None:
+    from foreseen.core.digest import (
+        canonical_json_bytes_of_parsed,
+        canonical_json_stdlib,
+        parse_strict_json,
+    )
+
+    texts = [canonical_json_stdlib({"v": value}).encode("utf-8") for value in _corpus()
+             if "\ud800" not in canonical_json_stdlib({"v": value})]
+    texts += [b'{"v":0.00001}', b'{"v":1E-7}', b'{"v":1e-7}', b'{"v":1.5e-300}',
+              b'{"v":0.0001}', b'{"v":10.00001}', b'{"v":12345678901234567890}',
+              b'{"v":-9223372036854775809}', b'{"v":1E+16}', b'{"v":[0.1,"0.00001 in text"]}',
+              b'{"v":"\\ud800"}', b'{"b":1,"a":2}', b'{"v":1.0E2}']
+    for raw in texts:
+        parsed = parse_strict_json(raw)
+        expected = canonical_json_stdlib(parsed)
+        if "\ud800" in expected:  # not encodable as UTF-8: refused, as by the reference
+            with pytest.raises(UnicodeEncodeError):
+                canonical_json_bytes_of_parsed(parsed, raw)
+            continue
+        assert canonical_json_bytes_of_parsed(parsed, raw) == expected.encode("utf-8"), raw
+
+
+def test_without_orjson_every_function_gives_the_same_results(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from foreseen.core import digest
+
+    values = [v for v in _corpus() if "\ud800" not in digest.canonical_json_stdlib(v)]
+    texts = [digest.canonical_json_bytes({"v": v}) for v in values]
+    with_orjson = [(digest.canonical_json({"v": v}), digest.parse_strict_json(t),
+                    digest.canonical_json_bytes_of_parsed(digest.parse_strict_json(t), t))
+                   for v, t in zip(values, texts, strict=True)]
+    monkeypatch.setattr(digest, "_orjson", None)
+    without = [(digest.canonical_json({"v": v}), digest.parse_strict_json(t),
+                digest.canonical_json_bytes_of_parsed(digest.parse_strict_json(t), t))
+               for v, t in zip(values, texts, strict=True)]
+    assert without == with_orjson
+    with pytest.raises(NonFiniteNumberError):
+        digest.parse_strict_json(b"[NaN]")

@@ -147,3 +147,109 @@ def test_kill_between_first_write_and_head_update_is_recoverable(tmp_path: Path)
     head_path(path).unlink()
     with pytest.raises(UserInputError, match=r"head file l\.jsonl\.head missing"):
         verify_ledger(path)
+
+
+def _reference_line(seq: int, kind: str, payload: dict[str, object], prev: str) -> bytes:
+    """A ledger line built from the written-down canonical form with the standard library."""
+    def dumps(obj: object) -> str:
+        return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                          allow_nan=False)
+
+    body = {"seq": seq, "type": kind, "payload": payload, "prev": prev}
+    digest = hashlib.sha256(dumps(body).encode("utf-8")).hexdigest()
+    return (dumps({**body, "hash": digest}) + "\n").encode("utf-8")
+
+
+def test_appended_bytes_equal_the_written_down_canonical_form(tmp_path: Path) -> None:
+    payloads: list[dict[str, object]] = [
+        {"x": 1e-7, "y": 0.1, "z": -0.0, "big": 2**70, "text": "é 中文 \u2028 \x1f"},
+        {"nested": {"b": [1e16, 1e-5, 5e-324], "a": None}, "flag": True},
+        {},
+    ]
+    ledger = Ledger.open(tmp_path / "l.jsonl")
+    ledger.append_many([("kind", p) for p in payloads])
+    expected = b""
+    prev = GENESIS
+    for seq, payload in enumerate(payloads):
+        line = _reference_line(seq, "kind", payload, prev)
+        expected += line
+        prev = json.loads(line)["hash"]
+    assert (tmp_path / "l.jsonl").read_bytes() == expected
+    assert verify_ledger(tmp_path / "l.jsonl").head_hash == prev
+
+
+def test_verified_view_keeps_what_it_is_told_and_appends_without_rereading(
+        tmp_path: Path) -> None:
+    from foreseen.core.ledger import LedgerEvent, VerifiedLedger
+
+    path = tmp_path / "l.jsonl"
+    _fill(path, 6)
+
+    def plan_only(event: LedgerEvent) -> LedgerEvent | None:
+        return event if event.type == "plan_frozen" else None
+
+    view = VerifiedLedger.read(path, plan_only)
+    assert [e.type for e in view.kept] == ["plan_frozen"]
+    assert view.events == 7 and view.counts == {"plan_frozen": 1, "call_completed": 6}
+    appender = view.appender()
+    appender.append("analysis_written", {"ok": True})
+    appender.append("plan_frozen", {"plan_id": "again"})
+    assert [e.type for e in appender.events] == ["plan_frozen", "plan_frozen"]
+    assert appender.count == 9
+    summary = verify_ledger(path)
+    assert summary.events == 9 and summary.head_hash == appender.head_hash
+
+
+def test_a_view_refuses_to_append_after_the_file_changed(tmp_path: Path) -> None:
+    from foreseen.core.ledger import VerifiedLedger
+
+    path = tmp_path / "l.jsonl"
+    _fill(path, 2)
+    view = VerifiedLedger.read(path)
+    Ledger.open(path).append("other_writer", {})
+    with pytest.raises(UserInputError, match="changed while it was open"):
+        view.appender()
+
+
+def test_streamed_reader_refuses_before_yielding_a_bad_line_and_reports_the_end(
+        tmp_path: Path) -> None:
+    from foreseen.core.ledger import LedgerReader
+
+    path = tmp_path / "l.jsonl"
+    _fill(path, 5)
+    reader = LedgerReader(path)
+    with pytest.raises(RuntimeError):
+        _ = reader.end
+    seen = [e.seq for e in reader]
+    assert seen == list(range(6)) and reader.end.events == 6
+    assert reader.end.size == path.stat().st_size
+    _flip(path, 3)
+    yielded: list[int] = []
+    with pytest.raises(UserInputError, match="line 4 of 6"):
+        for event in LedgerReader(path):
+            yielded.append(event.seq)
+    assert yielded == [0, 1, 2]
+
+
+def test_torn_tail_found_by_a_repairable_view_is_cut_by_its_appender(tmp_path: Path) -> None:
+    from foreseen.core.ledger import VerifiedLedger
+
+    path = tmp_path / "l.jsonl"
+    _fill(path, 2)
+    with open(path, "ab") as handle:
+        handle.write(b'{"seq":3')
+    view = VerifiedLedger.read(path, repairable=True)
+    assert view.end.torn_tail_bytes == 8
+    view.appender()
+    events = read_ledger(path)
+    assert events[-1].type == TORN_LINE_EVENT and events[-1].payload == {"bytes": 8}
+
+
+def test_nan_written_into_a_line_is_named_as_non_finite(tmp_path: Path) -> None:
+    path = tmp_path / "l.jsonl"
+    _fill(path, 1)
+    lines = path.read_bytes().split(b"\n")
+    lines[1] = lines[1].replace(b'"x":0.0', b'"x":NaN')
+    path.write_bytes(b"\n".join(lines))
+    with pytest.raises(UserInputError, match="line 2 of 2: non-finite number"):
+        verify_ledger(path)

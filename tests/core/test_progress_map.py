@@ -10,16 +10,11 @@ import pytest
 from foreseen.core import progress
 
 
-class CountingExecutor:
-    """A serial executor that records the size of every ``map`` call."""
+class CountingSession:
+    """A serial session that records the size of every ``map`` call."""
 
-    def __init__(self, workers: int) -> None:
-        self.workers = workers
+    def __init__(self) -> None:
         self.calls: list[int] = []
-
-    @property
-    def max_workers(self) -> int:
-        return self.workers
 
     def map(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> list[Any]:
         jobs = list(items)
@@ -32,21 +27,22 @@ def square(value: int) -> int:
 
 
 def test_in_a_pipe_it_is_one_map_call() -> None:
-    executor = CountingExecutor(2)
-    assert progress.map_with_progress(executor, square, range(19), "x") == \
+    session = CountingSession()
+    assert progress.map_with_progress(session, square, range(19), "x", workers=2) == \
         [v * v for v in range(19)]
-    assert executor.calls == [19]
+    assert session.calls == [19]
 
 
 @pytest.mark.parametrize(("workers", "jobs", "chunks"), [
-    (1, 9, [4, 4, 1]), (2, 16, [8, 8]), (2, 17, [8, 8, 1]), (3, 0, []), (1, 4, [4])])
-def test_on_a_terminal_it_maps_in_chunks_of_four_per_worker(
+    (1, 9, [8, 1]), (2, 16, [8, 8]), (2, 17, [8, 8, 1]), (3, 0, []), (3, 13, [12, 1]),
+    (0, 9, [8, 1]), (2, 8, [8])])
+def test_on_a_terminal_it_maps_in_chunks_of_four_per_worker_and_at_least_two_workers(
         monkeypatch: pytest.MonkeyPatch, workers: int, jobs: int, chunks: list[int]) -> None:
     monkeypatch.setattr(progress, "enabled", lambda: True)
-    executor = CountingExecutor(workers)
-    assert progress.map_with_progress(executor, square, range(jobs), "x") == \
+    session = CountingSession()
+    assert progress.map_with_progress(session, square, range(jobs), "x", workers=workers) == \
         [v * v for v in range(jobs)]
-    assert executor.calls == chunks
+    assert session.calls == chunks
 
 
 def test_quiet_turns_the_bar_off(monkeypatch: pytest.MonkeyPatch) -> None:

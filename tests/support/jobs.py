@@ -18,3 +18,17 @@ def fails_on_three(value: int) -> int:
     if value == 3:
         raise ValueError("three is not allowed")
     return value
+
+
+def read_context(key: str) -> tuple[object, int]:
+    """``(shared_context()[key], worker pid)`` — what a job sees of its session's context."""
+    from foreseen.core.parallel import shared_context
+
+    return shared_context().get(key), os.getpid()
+
+
+def context_size(_: int) -> int:
+    """How many keys the running session's context has."""
+    from foreseen.core.parallel import shared_context
+
+    return len(shared_context())

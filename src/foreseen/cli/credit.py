@@ -114,13 +114,14 @@ def verify_command(
         "--plan", help="Also check that the ledger belongs to this plan.")] = None,
 ) -> None:
     """Verify a ledger's hash chain, head file and (optionally) its plan."""
-    from foreseen.core.ledger import read_ledger, verify_ledger
+    from foreseen.core.ledger import VerifiedLedger
     from foreseen.credit.plan.freeze import load_plan
     from foreseen.credit.run.runner import check_ledger_plan
 
-    summary = verify_ledger(ledger)
+    # one streamed pass in constant memory, keeping only the first event (the plan check's)
+    summary = VerifiedLedger.read(ledger, lambda event: event if event.seq == 0 else None)
     if plan_path is not None:
-        check_ledger_plan(read_ledger(ledger), load_plan(plan_path), ledger)
+        check_ledger_plan(summary.kept, load_plan(plan_path), ledger)
     counts = ", ".join(f"{k}={v}" for k, v in sorted(summary.counts.items()))
     typer.echo(f"ok: {summary.events} events ({counts}); head {summary.head_hash}")
 

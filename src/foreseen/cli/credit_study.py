@@ -2,7 +2,7 @@
 
 One command per entry of :data:`foreseen.credit.studies.registry.STUDIES`, all
 with the same shared options (``--out``, ``--replicates``, ``--seed``,
-``--repeats``, ``--workers``, ``--cache``, ``--verify-outcomes``,
+``--repeats``, ``--workers``, ``--executor``, ``--cache``, ``--verify-outcomes``,
 ``--inject-faults``) plus the study's own build options (generated from its
 :class:`~foreseen.credit.studies.base.StudyParameter` list). ``credit demo`` is
 the documented shortcut for the controlled study.
@@ -69,6 +69,10 @@ Repeats = Annotated[int | None, typer.Option(
 OptionalSeed = Annotated[int | None, typer.Option(
     "--seed", help="Plan seed (default: the study's).")]
 Cache = Annotated[Path | None, typer.Option("--cache", help="Cache folder for the build.")]
+ExecutorSpec = Annotated[str | None, typer.Option(
+    "--executor", help="Where the build runs: local:N (N worker processes; local:1 in this"
+    " process), dask (a private local Dask cluster) or dask:tcp://HOST:8786 (a running"
+    " scheduler; extra [dask]). Overrides --workers.")]
 VerifyOutcomes = Annotated[bool, typer.Option(
     "--verify-outcomes", help="Re-execute a seeded 10 % of states and compare bit for bit.")]
 InjectFaults = Annotated[int | None, typer.Option(
@@ -79,7 +83,8 @@ InjectFaults = Annotated[int | None, typer.Option(
 def run_and_print(name: str, out: Path | None, values: Mapping[str, Any], *,
                   config: Path | None = None, replicates: int | None = None,
                   seed: int | None = None, repeats: int | None = None,
-                  workers: int | None = None, cache: Path | None = None,
+                  workers: int | None = None, executor: str | None = None,
+                  cache: Path | None = None,
                   verify_outcomes: bool = False, inject_faults: int | None = None,
                   forecaster: str | None = None, model: str | None = None,
                   base_url: str | None = None, api_key_env: str | None = None,
@@ -97,7 +102,6 @@ def run_and_print(name: str, out: Path | None, values: Mapping[str, Any], *,
     ``report.html`` is written beside the report (:mod:`foreseen.report.build`).
     """
     from foreseen.cli.credit_summary import study_summary
-    from foreseen.core.parallel import make_executor
     from foreseen.core.progress import status
     from foreseen.credit.studies.config import RunConfig, load_config
     from foreseen.credit.studies.estimate import estimate_lines, estimate_study
@@ -111,7 +115,8 @@ def run_and_print(name: str, out: Path | None, values: Mapping[str, Any], *,
         raise ConfigError(f"{config} configures study {base.study!r}, not {name!r}")
     run = apply_overrides(base, Overrides(
         options={k: v for k, v in values.items() if v is not None}, out=out,
-        replicates=replicates, seed=seed, repeats=repeats, workers=workers, cache=cache,
+        replicates=replicates, seed=seed, repeats=repeats, workers=workers,
+        executor=executor, cache=cache,
         verify_outcomes=verify_outcomes or None, forecaster=forecaster, model=model,
         base_url=base_url, api_key_env=api_key_env, temperature=_temperature(temperature),
         command=command, explainer=explainer, explainer_model=explainer_model,
@@ -119,9 +124,9 @@ def run_and_print(name: str, out: Path | None, values: Mapping[str, Any], *,
     folder = Path(run.out) if run.out is not None else Path("out") / name
     settings = replace(run.settings(VERIFY_FRACTION), inject_faults=inject_faults,
                        accept_failures=accept_failures)
-    executor = make_executor(run.workers)
+    pool = run.build_executor()
     with status(f"building the {name} study"):
-        built = build_study(definition, settings, executor=executor)
+        built = build_study(definition, settings, executor=pool)
     if dry_run or settings.budget_usd is not None:
         with tempfile.TemporaryDirectory(prefix="foreseen-estimate-") as scratch:
             estimate = estimate_study(definition, built, settings, Path(scratch))
@@ -129,7 +134,7 @@ def run_and_print(name: str, out: Path | None, values: Mapping[str, Any], *,
             typer.echo("\n".join(estimate_lines(estimate)))
             return
         _confirm_cost(estimate.cost_bound_usd, settings.budget_usd)
-    result = run_study(definition, folder, settings, executor=executor, progress=True,
+    result = run_study(definition, folder, settings, executor=pool, progress=True,
                        built=built)
     from foreseen.report.build import write_run_reports
 
@@ -187,6 +192,7 @@ def _study_command(name: str, title: str,
         ("seed", OptionalSeed, None),
         ("repeats", Repeats, None),
         ("workers", options.Workers, None),
+        ("executor", ExecutorSpec, None),
         ("cache", Cache, None),
         ("verify_outcomes", VerifyOutcomes, False),
         ("inject_faults", InjectFaults, None),

@@ -75,12 +75,16 @@ def compare(
     seed: options.Seed = DEFAULT_SEED,
     out: options.OptionalOutFile = None,
     no_html: NoHtml = False,
+    workers: options.Workers = None,
 ) -> None:
     """Compare every forecaster's curve, population-coverage and interval accuracy."""
+    from foreseen.core.parallel import make_executor
+
     sizes = list(k) if k else list(DEFAULT_KS)
     check_settings(sizes, pilots, replicates, seed)
     matrices = load_matrices(sources or [], split, file_format)
-    report = compare_splits(matrices, sizes, pilots, seed, replicates=replicates)
+    report = compare_splits(matrices, sizes, pilots, seed, replicates=replicates,
+                            executor=make_executor(workers))
     if out is not None:
         write_report(out, report)
     console = Console()

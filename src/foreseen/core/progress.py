@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from foreseen.core.parallel import Executor
+from foreseen.core.parallel import Session
 
 ItemT = TypeVar("ItemT")
 ResultT = TypeVar("ResultT")
@@ -74,22 +74,24 @@ def status(message: str, *, show: bool = True) -> Iterator[None]:
         yield
 
 
-def map_with_progress(executor: Executor, fn: Callable[[ItemT], ResultT],
-                      items: Iterable[ItemT], description: str) -> list[ResultT]:
-    """``executor.map(fn, items)`` with a progress bar of the jobs done.
+def map_with_progress(pool: Session, fn: Callable[[ItemT], ResultT],
+                      items: Iterable[ItemT], description: str, *,
+                      workers: int) -> list[ResultT]:
+    """``pool.map(fn, items)`` on an open session, with a progress bar of the jobs done.
 
     Without a bar (a pipe, ``-q``) it is exactly one ``map`` call; with one,
-    the items go in chunks of :data:`CHUNKS_PER_WORKER` × workers so the bar
-    can advance between chunks.
+    the items go in chunks of :data:`CHUNKS_PER_WORKER` × ``workers`` (at least
+    :data:`CHUNKS_PER_WORKER` × 2 when a cluster decides its own size) so the
+    bar can advance between chunks.
     """
     jobs = list(items)
     if not enabled():
-        return executor.map(fn, jobs)
-    size = max(1, executor.max_workers * CHUNKS_PER_WORKER)
+        return pool.map(fn, jobs)
+    size = max(2, workers) * CHUNKS_PER_WORKER
     results: list[ResultT] = []
     with progress_bar(description, len(jobs)) as bar:
         for start in range(0, len(jobs), size):
             chunk = jobs[start:start + size]
-            results.extend(executor.map(fn, chunk))
+            results.extend(pool.map(fn, chunk))
             bar.advance(len(chunk))
     return results

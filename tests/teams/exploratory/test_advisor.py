@@ -243,3 +243,19 @@ def test_forecast_curve_block_is_the_interval_forecast(synthetic: OutcomeMatrix)
         assert bounds.lower == pytest.approx(expected.lower[level].tolist(), abs=1e-15)
         assert bounds.upper == pytest.approx(expected.upper[level].tolist(), abs=1e-15)
         assert all(lo <= hi for lo, hi in zip(bounds.lower, bounds.upper, strict=True))
+
+
+def test_advice_says_whether_the_max_coverage_team_is_proven_optimal(
+        synthetic: OutcomeMatrix, monkeypatch: pytest.MonkeyPatch) -> None:
+    from foreseen.teams.exploratory import advisor as advisor_module
+    from foreseen.teams.exploratory import max_coverage as max_coverage_module
+
+    report = advise(synthetic, replicates=10, resplits=0, seed=1)
+    assert report.held_out_check.max_coverage_proven_optimal is True
+    assert report.held_out_check.max_coverage_method in ("exhaustive", "milp", "all agents")
+    # force the programme into a child process and stop it at once: the greedy team stands in
+    monkeypatch.setattr(max_coverage_module, "IN_PROCESS_CELLS", 0)
+    monkeypatch.setattr(advisor_module, "MILP_WALL_SECONDS", 0.0)
+    capped = advise(synthetic, replicates=10, resplits=0, seed=1)
+    assert capped.held_out_check.max_coverage_proven_optimal is False
+    assert capped.held_out_check.max_coverage_method == max_coverage_module.GREEDY_FALLBACK

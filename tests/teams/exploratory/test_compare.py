@@ -92,3 +92,16 @@ def test_bad_settings_are_one_line_configuration_errors(
                            Provenance("toy", None, 2, "0" * 64))
     with pytest.raises(ConfigError, match="at least 2"):
         compare_forecasters(matrix, ks=(1,))
+
+
+def test_compare_splits_gives_the_same_report_on_local_processes(small_matrix: OutcomeMatrix
+                                                                 ) -> None:
+    from foreseen.core.parallel import LocalProcessExecutor
+    from foreseen.teams.exploratory.compare import compare_splits
+
+    serial = compare_splits([small_matrix], (5, 30), 3, 2, replicates=10)
+    pooled = compare_splits([small_matrix], (5, 30), 3, 2, replicates=10,
+                            executor=LocalProcessExecutor(2))
+    assert to_json(pooled) == to_json(serial)
+    single = compare_forecasters(small_matrix, ks=(5, 30), pilots=3, seed=2, replicates=10)
+    assert to_json(serial.splits[small_matrix.provenance.split]) == to_json(single)

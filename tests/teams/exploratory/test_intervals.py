@@ -104,3 +104,37 @@ def test_bad_arguments_are_refused() -> None:
         forecast_with_intervals(pilot(), "nope", SIZES)
     with pytest.raises(ValueError):
         forecast_with_intervals(pilot(), "kish", SIZES, levels=(1.2,))
+
+
+# --- replicate statistics without the R × k × N stack equal those of the stack ---
+
+@pytest.mark.parametrize("seed", range(12))
+def test_replicate_statistics_without_the_stack_equal_the_stacked_ones(seed: int) -> None:
+    from foreseen.teams.exploratory.intervals import ReplicateDraws
+    from foreseen.teams.forecasters.base import PilotStats
+
+    rng = np.random.default_rng(seed)
+    k, n = int(rng.integers(1, 12)), int(rng.integers(1, 60))
+    pilot = rng.random((k, n)) < rng.random((k, 1))
+    clusters = rng.integers(0, max(1, k // 2), k) if seed % 2 else None
+    draws = ReplicateDraws.draw(k, n, 40, np.random.default_rng(seed + 100), clusters)
+    stacked = PilotStats.from_pilot(draws.pilots(pilot))
+    direct = draws.stats(pilot, with_phi=True)
+    assert np.array_equal(direct.histogram, stacked.histogram)
+    assert np.array_equal(direct.phi(), stacked.phi(), equal_nan=True)
+    assert draws.stats(pilot, with_phi=False).mean_phi is None
+
+
+def test_phi_chunks_agree_with_one_batch_to_rounding(monkeypatch: pytest.MonkeyPatch) -> None:
+    # numpy may sum the pairs of a small batch in another order than those of a large one,
+    # so chunked φ̄ agrees with the one-batch value to rounding, not always bit for bit
+    from foreseen.teams.exploratory import intervals
+    from foreseen.teams.forecasters.base import PilotStats
+
+    rng = np.random.default_rng(3)
+    pilot = rng.random((6, 30)) < 0.4
+    draws = intervals.ReplicateDraws.draw(6, 30, 25, np.random.default_rng(4))
+    whole = PilotStats.from_pilot(draws.pilots(pilot)).phi()
+    monkeypatch.setattr(intervals, "CHUNK_BYTES", 6 * 30 * 4)  # 4 replicates a chunk
+    chunked = draws.stats(pilot, with_phi=True).phi()
+    np.testing.assert_allclose(chunked, whole, rtol=1e-13, atol=1e-15)

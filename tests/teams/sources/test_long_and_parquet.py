@@ -194,3 +194,36 @@ def test_existing_commands_take_a_long_table(
     floor = int((~competent.solved.any(axis=0)).sum())
     assert f"tasks 60, floor {floor} ({floor / 60:.4f})" in out
     assert f"{1 - floor / 60:.4f}" in out
+
+
+@pytest.mark.parametrize("kind", ["bool", "int8", "int64", "float64", "string"])
+def test_wide_parquet_columns_of_every_type_read_the_same(tmp_path: Path, kind: str) -> None:
+    from foreseen.teams.sources.parquet import load_parquet
+
+    rng = np.random.default_rng(len(kind))
+    solved = rng.random((7, 9)) < 0.5
+    columns: dict[str, object] = {"agent": [f"a{i}" for i in range(7)]}
+    for j in range(9):
+        flags = solved[:, j]
+        if kind == "bool":
+            columns[f"t{j}"] = pa.array(flags)
+        elif kind == "string":
+            columns[f"t{j}"] = pa.array([" True" if v else "0" for v in flags])
+        else:
+            columns[f"t{j}"] = pa.array(flags.astype(kind))
+    path = tmp_path / f"{kind}.parquet"
+    pq.write_table(pa.table(columns), path)
+    matrix = load_parquet(path)
+    assert matrix.agents == tuple(f"a{i}" for i in range(7))
+    assert np.array_equal(matrix.solved, solved)
+
+
+def test_wide_parquet_names_the_first_bad_value_in_column_order(tmp_path: Path) -> None:
+    from foreseen.teams.sources.parquet import load_parquet
+
+    table = pa.table({"agent": ["a", "b"], "t1": pa.array([1, 0], type=pa.int64()),
+                      "t2": pa.array([0.0, 0.5]), "t3": pa.array([2, 1])})
+    path = tmp_path / "bad.parquet"
+    pq.write_table(table, path)
+    with pytest.raises(UserInputError, match=r"agent 'b', task 't2' has value 0\.5, expected"):
+        load_parquet(path)

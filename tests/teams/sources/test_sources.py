@@ -358,3 +358,83 @@ def test_load_source_refuses_extra_files_and_damaged_markers(tmp_path: Path) -> 
     (cache / MARKER_NAME).write_text("{")
     with pytest.raises(IntegrityError, match="damaged marker"):
         load_source(cache)
+
+
+# --- the byte reader and the general (csv module) reader agree, results and messages ---
+
+def _both_paths(tmp_path: Path, text: str) -> tuple[Path, Path]:
+    """The same file plain (byte reader) and with a quoted corner cell (general reader)."""
+    plain = tmp_path / "plain.csv"
+    quoted = tmp_path / "quoted.csv"
+    plain.write_text(text)
+    lines = text.split("\n")
+    first = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if first is not None and "," in lines[first]:
+        lines[first] = '""' + lines[first][lines[first].index(","):]
+    quoted.write_text("\n".join(lines))
+    return plain, quoted
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_byte_reader_equals_the_general_reader(tmp_path: Path, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    k, n = int(rng.integers(1, 12)), int(rng.integers(1, 40))
+    tasks = [f"t{int(i)}" for i in rng.permutation(n)]
+    agents = [f"agent {int(i)}" for i in rng.permutation(k)]
+    solved = rng.random((k, n)) < 0.4
+    pad = ["", " ", "  "]
+    rows = [",".join(["", *tasks])]
+    for agent, values in zip(agents, solved, strict=True):
+        cells = [(pad[int(rng.integers(0, 3))] if seed % 2 else "") + ("1" if v else "0")
+                 for v in values]
+        rows.append(",".join([agent, *cells]))
+    text = "\n".join(rows) + ("\r\n" if seed % 3 == 0 else "\n")
+    plain, quoted = _both_paths(tmp_path, text.replace("\n", "\r\n") if seed % 3 == 0
+                                else text)
+    fast, general = load_matrix_csv(plain, "s"), load_matrix_csv(quoted, "s")
+    assert fast.agents == general.agents and fast.tasks == general.tasks
+    assert np.array_equal(fast.solved, general.solved)
+    order = [agents.index(a) for a in fast.agents]
+    columns = [tasks.index(t) for t in fast.tasks]
+    assert np.array_equal(fast.solved, solved[order][:, columns])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [",t1,t2\na,1,2\n", ",t1,t2\na,1,\n", ",t1,t2\na, 1 ,yes\n", ",t1,t2\na,1,0\na,0,0\n",
+     ",t1,t1\na,1,0\n", ",t1,t2\na,1\nb,0,0\n", ",t1,t2\nb,0,2\na,1,0,1\n",
+     ",t1,t2\n\n", ",\na,\n", ",t1\n,1\n", ",t1,t2\nz,1,0\n   \n"],
+)
+def test_byte_reader_and_general_reader_give_the_same_message(tmp_path: Path,
+                                                              text: str) -> None:
+    plain, quoted = _both_paths(tmp_path, text)
+    messages = []
+    for path in (plain, quoted):
+        with pytest.raises(SourceError) as info:
+            load_matrix_csv(path)
+        messages.append(str(info.value).replace(str(path), "FILE"))
+    assert messages[0] == messages[1]
+
+
+def test_invalid_utf8_deep_in_a_plain_file_names_the_absolute_position(tmp_path: Path) -> None:
+    path = tmp_path / "late.csv"
+    path.write_bytes(b",t1\n" + b"a,1\n" * 1000 + b"b\xff,1\n")
+    with pytest.raises(SourceError, match="position 4005") as info:
+        load_matrix_csv(path)
+    assert "not UTF-8 text" in str(info.value)
+
+
+def test_a_matrix_that_cannot_fit_is_refused_naming_the_need(tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch
+                                                             ) -> None:
+    from foreseen.teams.sources import files
+
+    path = tmp_path / "big.csv"
+    path.write_text(",t1,t2\na,1,0\n")
+    size = path.stat().st_size
+    monkeypatch.setattr(files, "available_memory", lambda: size // 2 - 1)
+    with pytest.raises(SourceError, match=r"one byte a cell\) needs about 0\.0 GiB of memory;"
+                                          r" 0\.0 GiB is available"):
+        load_matrix_csv(path)
+    monkeypatch.setattr(files, "available_memory", lambda: size // 2)
+    assert load_matrix_csv(path).agents == ("a",)

@@ -179,15 +179,39 @@ def baselines(states: Sequence[State], outcomes: Mapping[str, float],
     )
 
 
+def task_mean_loco_prior(y: FloatArray, tasks: Sequence[str],
+                         cells: Sequence[str]) -> FloatArray:
+    """``prior[s]`` = mean of ``y`` over the states of ``s``'s task in other cells (NaN if none).
+
+    Every state of a cell shares its prior, so each (task, cell) is computed
+    once, as ``y[others].mean()`` over the task's other states **in their
+    original order** — the same elements in the same order as a per-state
+    mask over all states, hence the same floating-point result to the last
+    digit, in O(Σ_task cells × states of the task) instead of O(S²): linear
+    in the number of states for a bounded number of cells per task.
+    """
+    prior = np.full(len(tasks), np.nan)
+    by_task: dict[str, list[int]] = {}
+    for index, task in enumerate(tasks):
+        by_task.setdefault(task, []).append(index)
+    for members in by_task.values():
+        idx = np.asarray(members, dtype=np.intp)
+        task_cells = [cells[i] for i in members]
+        by_cell: dict[str, list[int]] = {}
+        for position, cell in enumerate(task_cells):
+            by_cell.setdefault(cell, []).append(position)
+        if len(by_cell) < 2:
+            continue
+        for positions in by_cell.values():
+            inside = np.zeros(idx.size, dtype=bool)
+            inside[positions] = True
+            prior[idx[inside]] = y[idx[~inside]].mean()
+    return prior
+
+
 def _task_mean_loco(kept: Sequence[State], y: FloatArray, scale: FloatArray,
                     tasks: Sequence[str]) -> TaskMeanBaseline:
-    prior = np.full(y.size, np.nan)
-    task_arr = np.array(tasks, dtype=object)
-    cell_arr = np.array([s.cell for s in kept], dtype=object)
-    for i in range(y.size):
-        others = (task_arr == task_arr[i]) & (cell_arr != cell_arr[i])
-        if others.any():
-            prior[i] = y[others].mean()
+    prior = task_mean_loco_prior(y, tasks, [s.cell for s in kept])
     has = np.isfinite(prior)
     error = np.where(has, np.abs(prior - y), np.nan)
     correct = direction_correct(np.where(has, prior, 0.0), y, ~has)

@@ -22,7 +22,7 @@ from typing import Any
 
 from foreseen.core.digest import sha256_file, sha256_text, write_text_atomic
 from foreseen.core.errors import SourceError, UserInputError
-from foreseen.core.ledger import Ledger, read_ledger
+from foreseen.core.ledger import Ledger, VerifiedLedger
 from foreseen.core.schema import SchemaError, from_json, to_json
 from foreseen.credit.analysis.analyze import CreditAnalysis, analyze
 from foreseen.credit.analysis.config import AnalysisConfig
@@ -44,7 +44,12 @@ from foreseen.credit.analysis.report import (
 from foreseen.credit.model import Explanation, SlotRecord, Study
 from foreseen.credit.plan.freeze import ANALYSIS_MODULES, FrozenPlan, analysis_code_sha256, reveal
 from foreseen.credit.run.events import AnalysisWritten, CallCompleted, OutcomesRevealed, entry
-from foreseen.credit.run.runner import check_ledger_plan, read_slot_records, terminal_slots
+from foreseen.credit.run.runner import (
+    check_ledger_plan,
+    read_run_ledger,
+    slot_records,
+    terminal_slots,
+)
 from foreseen.credit.run.stand_ins import stand_ins
 
 __all__ = ["REPORT_FORMAT", "STUDY_SECTION_FILE", "VARYING_KEYS", "Analyzer", "MarkdownRenderer",
@@ -82,7 +87,11 @@ class StudySectionFile:
 
 @dataclass(frozen=True)
 class RunInputs:
-    """A plan with its ledger, checked: every slot has exactly one terminal event."""
+    """A plan with its ledger, read and verified once: every slot has exactly one terminal event.
+
+    ``ledger`` is the verified view (its kept events, its end); appends after
+    it go through ``ledger.appender()`` so the ledger is never read twice.
+    """
 
     plan: FrozenPlan
     ledger_path: Path
@@ -90,12 +99,18 @@ class RunInputs:
     head_hash: str
     events: int
     latencies: list[float]
+    ledger: VerifiedLedger
+    revealed: bool
 
 
 def check_run(plan: FrozenPlan, ledger_path: str | os.PathLike[str]) -> RunInputs:
-    """Verify the ledger, that it belongs to ``plan``, and that every slot is accounted for once."""
+    """Verify the ledger, that it belongs to ``plan``, and that every slot is accounted for once.
+
+    Reads the ledger once (streamed, :func:`~foreseen.credit.run.runner.read_run_ledger`).
+    """
     path = Path(ledger_path)
-    events = read_ledger(path)
+    view = read_run_ledger(path)
+    events = view.kept
     check_ledger_plan(events, plan, path)
     terminal = terminal_slots(events)
     assigned = {slot["slot_id"] for slot in plan.body["slots"]}
@@ -111,8 +126,18 @@ def check_run(plan: FrozenPlan, ledger_path: str | os.PathLike[str]) -> RunInput
     latencies = [float(e.payload["latency_s"]) for e in events
                  if e.type == CallCompleted.TYPE and isinstance(e.payload.get("latency_s"),
                                                               (int, float))]
-    return RunInputs(plan, path, read_slot_records(path), events[-1].hash, len(events),
-                     latencies)
+    revealed = any(e.type == OutcomesRevealed.TYPE for e in events)
+    return RunInputs(plan, path, slot_records(events), view.head_hash, view.events, latencies,
+                     view, revealed)
+
+
+def _log_reveal(run: RunInputs, outcomes: Mapping[str, float],
+                outcomes_path: str | os.PathLike[str]) -> Ledger:
+    """Log ``outcomes_revealed`` once after a checked run; return the ledger, open to append."""
+    ledger = run.ledger.appender()
+    if not run.revealed:
+        ledger.append(*entry(OutcomesRevealed(sha256_file(outcomes_path), len(outcomes))))
+    return ledger
 
 
 def record_reveal(plan: FrozenPlan, ledger_path: str | os.PathLike[str],
@@ -120,15 +145,10 @@ def record_reveal(plan: FrozenPlan, ledger_path: str | os.PathLike[str],
     """Reveal (digest checked) and log ``outcomes_revealed`` once in the plan's ledger.
 
     Refused until every slot of the plan has its result (nothing may be
-    forecast after the reveal).
+    forecast after the reveal). The ledger is read once.
     """
     outcomes = reveal(plan, outcomes_path)
-    path = Path(ledger_path)
-    check_run(plan, path)
-    events = read_ledger(path)
-    if not any(e.type == OutcomesRevealed.TYPE for e in events):
-        Ledger.open(path).append(*entry(OutcomesRevealed(sha256_file(outcomes_path),
-                                                         len(outcomes))))
+    _log_reveal(check_run(plan, ledger_path), outcomes, outcomes_path)
     return outcomes
 
 
@@ -190,7 +210,8 @@ def analyze_run(plan: FrozenPlan, ledger_path: str | os.PathLike[str],
     started = time.monotonic()
     run = check_run(plan, ledger_path)
     observed = sha256_file(outcomes_path) if Path(outcomes_path).is_file() else None
-    outcomes = record_reveal(plan, ledger_path, outcomes_path)
+    outcomes = reveal(plan, outcomes_path)
+    ledger = _log_reveal(run, outcomes, outcomes_path)
     child_run: RunInputs | None = None
     if calibration is not None:
         child_plan, child_ledger = calibration
@@ -218,7 +239,7 @@ def analyze_run(plan: FrozenPlan, ledger_path: str | os.PathLike[str],
         summary_md = section.markdown + summary_md
     write_text_atomic(out / "report.json", text)
     write_text_atomic(out / "report.md", summary_md)
-    Ledger.open(ledger_path).append(*entry(AnalysisWritten(sha256_text(text), "report.json")))
+    ledger.append(*entry(AnalysisWritten(sha256_text(text), "report.json")))
     return report
 
 

@@ -28,15 +28,17 @@ import json
 import math
 import os
 import random
+import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from foreseen.core.digest import canonical_json, sha256_text
 from foreseen.core.errors import ConfigError, IntegrityError, UserInputError
-from foreseen.core.ledger import Ledger, LedgerEvent, read_ledger
+from foreseen.core.ledger import Ledger, LedgerEvent, VerifiedLedger
 from foreseen.core.progress import Bar, progress_bar
 from foreseen.core.retry import RetryPolicy
 from foreseen.credit.backends.base import (
@@ -71,6 +73,8 @@ from foreseen.credit.run.events import (
 )
 
 FLUSH_EVENTS = 64
+#: events written at most in one append while coalescing (bounds the memory of one write)
+WRITE_LIMIT = 4096
 FLUSH_SECONDS = 0.2
 
 
@@ -199,24 +203,74 @@ class RunSummary:
 
 
 class _Writer:
-    """Buffers events and appends them in batches (one fsync per batch)."""
+    """Buffers events and appends them off the event loop, coalescing while the disk is busy.
+
+    Every ``FLUSH_EVENTS`` events or ``FLUSH_SECONDS`` the buffered events are
+    handed to one background thread, which appends everything handed over so
+    far (up to ``WRITE_LIMIT`` at a time) in one :meth:`Ledger.append_many`
+    (one write, one fsync, the head file) and repeats until nothing waits: the
+    event loop never waits on the disk, events keep their order, and a slow
+    disk gets larger batches instead of a growing queue. :meth:`flush` hands
+    over what is pending and waits until everything is on disk; a failed write
+    is raised by the next :meth:`add` or :meth:`flush`. Durability: a crash
+    loses at most the events handed over since the last completed fsync (one
+    write's worth), never an earlier one; the head file may lag that write
+    (repaired when the ledger is reopened).
+    """
 
     def __init__(self, ledger: Ledger) -> None:
         self.ledger = ledger
         self.pending: list[tuple[str, Mapping[str, Any]]] = []
         self.last_flush = time.monotonic()
+        self._lock = threading.Lock()
+        self._handed: list[tuple[str, Mapping[str, Any]]] = []
+        self._disk: ThreadPoolExecutor | None = None
+        self._drain: Future[None] | None = None
 
     def add(self, *events: tuple[str, Mapping[str, Any]]) -> None:
         self.pending.extend(events)
         now = time.monotonic()
         if len(self.pending) >= FLUSH_EVENTS or now - self.last_flush >= FLUSH_SECONDS:
-            self.flush()
+            self._hand_over()
+
+    def _write_all(self) -> None:
+        while True:
+            with self._lock:
+                batch = self._handed[:WRITE_LIMIT]
+                del self._handed[:WRITE_LIMIT]
+                if not batch:
+                    self._drain = None
+                    return
+            self.ledger.append_many(batch)  # a failure stays in this future (see flush)
+
+    def _hand_over(self) -> None:
+        drain = self._drain
+        if drain is not None and drain.done():
+            drain.result()  # a failed write surfaces here
+        with self._lock:
+            self._handed.extend(self.pending)
+            self.pending = []
+            if self._handed and self._drain is None:
+                if self._disk is None:
+                    self._disk = ThreadPoolExecutor(max_workers=1,
+                                                    thread_name_prefix="ledger-writer")
+                self._drain = self._disk.submit(self._write_all)
+        self.last_flush = time.monotonic()
 
     def flush(self) -> None:
-        if self.pending:
-            self.ledger.append_many(self.pending)
-            self.pending = []
-        self.last_flush = time.monotonic()
+        """Hand over what is pending and wait until every event is written."""
+        try:
+            self._hand_over()
+            while True:
+                with self._lock:
+                    drain = self._drain
+                if drain is None:
+                    break
+                drain.result()
+        finally:
+            if self._disk is not None:
+                self._disk.shutdown(wait=True)
+                self._disk = None
 
 
 def _completed(identity: SlotIdentity, attempt: int, response: BackendResponse, *,
@@ -240,10 +294,41 @@ def _fallback(plan: FrozenPlan, identity: SlotIdentity, reason: str) -> Fallback
                             forecast=fallback_forecast(plan, reason).to_json())
 
 
+#: event types a run or an analysis needs from a ledger (everything else is only counted)
+_KEPT_TYPES = frozenset({PlanFrozen.TYPE, OutcomesRevealed.TYPE, CallCompleted.TYPE,
+                         CallFailed.TYPE, FallbackAssigned.TYPE})
+
+
+def run_keep(event: LedgerEvent) -> LedgerEvent | None:
+    """What a run or an analysis keeps of a ledger event while reading it once.
+
+    Kept: ``plan_frozen``, ``outcomes_revealed``, ``call_completed``,
+    ``call_failed`` and ``fallback_assigned`` events, each **without** its
+    ``raw`` answer text (the bulk of a ledger; nothing downstream reads it from
+    memory). Everything else (``call_started``, repairs, …) is verified and
+    counted, not kept. A kept event's ``hash`` is the hash of the full line.
+    """
+    if event.type not in _KEPT_TYPES:
+        return None
+    if "raw" not in event.payload:
+        return event
+    payload = {k: v for k, v in event.payload.items() if k != "raw"}
+    return LedgerEvent(event.seq, event.type, payload, event.prev, event.hash)
+
+
+def read_run_ledger(ledger_path: str | os.PathLike[str]) -> VerifiedLedger:
+    """Verify a run's ledger in one streamed pass, keeping what :func:`run_keep` keeps."""
+    return VerifiedLedger.read(ledger_path, run_keep)
+
+
 def open_run_ledger(plan: FrozenPlan, ledger_path: str | os.PathLike[str]) -> Ledger:
-    """Open (or start) the plan's ledger; refuse a ledger that belongs to another plan."""
-    ledger = Ledger.open(ledger_path)
-    if not ledger.events:
+    """Open (or start) the plan's ledger; refuse a ledger that belongs to another plan.
+
+    The ledger is read once (streamed); ``ledger.events`` holds what
+    :func:`run_keep` keeps of the events read (not of those the run appends).
+    """
+    ledger = Ledger.open(ledger_path, run_keep, keep_appended=False)
+    if not ledger.count:
         ledger.append(*entry(PlanFrozen(plan.plan_id, plan.parent, plan.post_outcome,
                                         len(plan.body["slots"]))))
         return ledger
@@ -261,7 +346,7 @@ def open_run_ledger(plan: FrozenPlan, ledger_path: str | os.PathLike[str]) -> Le
 def check_ledger_plan(events: Sequence[LedgerEvent], plan: FrozenPlan, path: Path) -> None:
     """The first event must be ``plan_frozen`` with this plan's id."""
     first = events[0] if events else None
-    if first is None or first.type != PlanFrozen.TYPE:
+    if first is None or first.seq != 0 or first.type != PlanFrozen.TYPE:
         raise IntegrityError(f"ledger {path.name} does not start with a plan_frozen event")
     if first.payload.get("plan_id") != plan.plan_id:
         raise IntegrityError(
@@ -481,7 +566,11 @@ def halt_message(summary: RunSummary) -> str:
 
 def read_slot_records(ledger_path: str | os.PathLike[str]) -> list[SlotRecord]:
     """The analysis view of a ledger: one :class:`SlotRecord` per terminal event, by slot id."""
-    events = read_ledger(ledger_path)
+    return slot_records(read_run_ledger(ledger_path).kept)
+
+
+def slot_records(events: Sequence[LedgerEvent]) -> list[SlotRecord]:
+    """One :class:`SlotRecord` per terminal event among ``events``, sorted by slot id."""
     records = []
     for sid, event in terminal_slots(events).items():
         payload = event.payload

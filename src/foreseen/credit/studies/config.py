@@ -4,7 +4,11 @@ It names the study, its build options, the forecaster and any LLM explainers —
 each with its backend, model, base URL, the *name* of the environment variable
 that holds the API key (never the key), temperature, provider options,
 concurrency, rate limits, pricing — and the run's budget, repeats, replicates
-and seed. ``foreseen credit study NAME --config FILE`` reads it; command-line
+and seed, and where the build runs: ``executor = "local:N"`` (``N`` worker
+processes; ``local:1`` in this process) or ``"dask"`` (a private local Dask
+cluster) or ``"dask:tcp://HOST:8786"`` (a running Dask scheduler); the older
+``workers = N`` means ``local:N``, and ``executor`` wins when both are given.
+``foreseen credit study NAME --config FILE`` reads it; command-line
 flags override it. The JSON Schema (``docs/schemas/run-config.schema.json``) is
 generated from :class:`RunConfig`; example files are in ``examples/``.
 
@@ -32,7 +36,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
 
-from foreseen.core.errors import ConfigError
+from foreseen.core.errors import ConfigError, UserInputError
+from foreseen.core.parallel import Executor, make_executor, parse_executor
 from foreseen.core.schema import SchemaError, from_json, json_schema
 from foreseen.credit.backends.registry import backend_entry
 from foreseen.credit.studies.pipeline import BackendSpec, ExplainerSpec, StudySettings
@@ -123,10 +128,17 @@ class RunConfig:
     seed: int | None = None
     repeats: int | None = None
     workers: int | None = None
+    executor: str | None = None
     cache: str | None = None
     verify_outcomes: bool = False
     concurrency: int | None = None
     budget_usd: float | None = None
+
+    def build_executor(self) -> Executor:
+        """Where the build runs: ``executor`` if set, else ``local:workers`` (all CPUs if unset)."""
+        if self.executor is not None:
+            return parse_executor(self.executor)
+        return make_executor(self.workers)
 
     def settings(self, verify_fraction: float = 0.1) -> StudySettings:
         """The pipeline settings this configuration describes."""
@@ -162,6 +174,11 @@ def check(config: RunConfig, source: str = "configuration") -> None:
             raise ConfigError(f"{source}: {name} must be at least 1")
     if config.workers is not None and config.workers < 0:
         raise ConfigError(f"{source}: workers must be 0 (all CPUs) or more")
+    if config.executor is not None:
+        try:
+            parse_executor(config.executor)
+        except UserInputError as error:
+            raise ConfigError(f"{source}: executor: {error}") from None
     if config.budget_usd is not None and not config.budget_usd > 0:
         raise ConfigError(f"{source}: budget_usd must be a positive number")
     names = [e.name for e in config.explainers]

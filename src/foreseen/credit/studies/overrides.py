@@ -3,8 +3,10 @@
 Rules, in order:
 
 * plain settings (``out``, ``replicates``, ``seed``, ``repeats``, ``workers``,
-  ``cache``, ``verify_outcomes``, ``concurrency``, ``budget_usd``) replace the
-  file's value when given; study options are merged key by key;
+  ``executor``, ``cache``, ``verify_outcomes``, ``concurrency``, ``budget_usd``)
+  replace the file's value when given; ``--workers N`` alone also drops the
+  file's ``executor`` (the flag the user typed decides where the build runs);
+  study options are merged key by key;
 * ``--forecaster NAME`` replaces the forecaster block with a new one of that
   backend, keeping none of the old block's settings unless the backend is the
   same; ``--model``, ``--base-url``, ``--api-key-env``, ``--temperature`` and
@@ -37,6 +39,7 @@ class Overrides:
     seed: int | None = None
     repeats: int | None = None
     workers: int | None = None
+    executor: str | None = None
     cache: Path | None = None
     verify_outcomes: bool | None = None
     forecaster: str | None = None
@@ -98,8 +101,10 @@ def apply_overrides(config: RunConfig, flags: Overrides) -> RunConfig:
     """``config`` with the flags applied (rules in the module docstring), checked again."""
     forecaster = _forecaster(config, flags)
     plain = {key: getattr(flags, key) for key in (
-        "replicates", "seed", "repeats", "workers", "verify_outcomes", "concurrency",
-        "budget_usd") if getattr(flags, key) is not None}
+        "replicates", "seed", "repeats", "workers", "executor", "verify_outcomes",
+        "concurrency", "budget_usd") if getattr(flags, key) is not None}
+    if flags.workers is not None and flags.executor is None:
+        plain["executor"] = None
     if flags.out is not None:
         plain["out"] = str(flags.out)
     if flags.cache is not None:

@@ -12,6 +12,18 @@ indices and a list of names):
 4. H3, for k = 3, 5, 10: 200 × ``rng.sample(agents, k)``, then 200 ×
    ``rng.shuffle(copy of tasks)``.
 
+The task draws of step 2 and the shuffles of step 4 read the stream **in
+bulk** (:class:`WordStream`): ``random.Random`` is a Mersenne Twister whose
+``_randbelow(n)`` takes 32-bit words ``w`` from the stream and returns the
+first ``w >> (32 − n.bit_length())`` that is below ``n`` (a rejected word is
+consumed too); ``choice(seq)`` is ``seq[_randbelow(len(seq))]`` and
+``shuffle`` swaps ``x[i]`` with ``x[_randbelow(i + 1)]`` for i = n − 1 … 1.
+The words come from numpy's MT19937 started from the generator's state, and
+afterwards the generator is set to the state after exactly the words used, so
+every later draw (``sample`` included) sees the stream the spec's script
+sees. Tests compare both draws and the generator's state with ``random``'s
+own methods on many seeds and sizes.
+
 All values returned here are unrounded; :mod:`foreseen.teams.e046.record` rounds.
 Thresholds (H1 interval ends, the 0.03 tolerance, "beats pilot_only") compare
 the unrounded values (:mod:`foreseen.teams.e046.verdicts`).
@@ -126,18 +138,105 @@ def draw_pilots(rng: random.Random, n_agents: int, k: int, count: int) -> npt.ND
     )
 
 
+_WORD_BITS = 32
+_MT_STATE_WORDS = 624
+
+
+class WordStream:
+    """The 32-bit words ahead in a ``random.Random`` stream, read in bulk (module docstring).
+
+    :meth:`words` returns words from the current position on without moving
+    the generator; :meth:`consume` moves it past exactly ``count`` words.
+    """
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+
+    def _generator(self) -> np.random.MT19937:
+        version, internal, gauss_next = self.rng.getstate()
+        if version != 3 or gauss_next is not None:
+            raise ValueError("random.Random state of an unexpected version")
+        generator = np.random.MT19937()
+        generator.state = {
+            "bit_generator": "MT19937",
+            "state": {"key": np.asarray(internal[:_MT_STATE_WORDS], dtype=np.uint32),
+                      "pos": int(internal[_MT_STATE_WORDS])},
+        }
+        return generator
+
+    def words(self, count: int) -> npt.NDArray[np.int64]:
+        """The next ``count`` words (the generator does not move)."""
+        raw: npt.NDArray[np.int64] = self._generator().random_raw(count).astype(np.int64)
+        return raw
+
+    def consume(self, count: int) -> None:
+        """Move the generator past ``count`` words, exactly as ``count`` getrandbits(≤32) do."""
+        generator = self._generator()
+        generator.random_raw(count)
+        state = generator.state["state"]
+        self.rng.setstate((3, (*(int(v) for v in state["key"]), int(state["pos"])), None))
+
+
+def randbelow_many(rng: random.Random, bound: int, count: int) -> npt.NDArray[np.int64]:
+    """``[rng._randbelow(bound) for _ in range(count)]`` from bulk words (module docstring)."""
+    if bound < 1 or bound.bit_length() > _WORD_BITS:
+        raise ValueError("bound must lie in [1, 2^32) (one 32-bit word per attempt)")
+    stream = WordStream(rng)
+    shift = _WORD_BITS - bound.bit_length()
+    values = np.empty(0, dtype=np.int64)
+    window = count + count // 2 + 64
+    while True:
+        candidates = stream.words(window) >> shift
+        accepted = np.flatnonzero(candidates < bound)
+        if accepted.size >= count:
+            used = int(accepted[count - 1]) + 1 if count else 0
+            values = candidates[accepted[:count]]
+            stream.consume(used)
+            return values
+        window *= 2
+
+
+def randbelow_descending(rng: random.Random, n: int) -> list[int]:
+    """``[rng._randbelow(i + 1) for i in range(n − 1, 0, −1)]`` — the draws of ``shuffle``."""
+    if n.bit_length() > _WORD_BITS:
+        raise ValueError("n must be below 2^32 (one 32-bit word per attempt)")
+    stream = WordStream(rng)
+    window = 2 * n + 64
+    while True:
+        words = stream.words(window)
+        draws: list[int] = []
+        position = 0
+        bound = n
+        while bound >= 2 and position < window:
+            bits = bound.bit_length()
+            floor = max(2, 1 << (bits - 1))  # bounds with this bit length: [floor, bound]
+            ahead = position + 2 * (bound - floor + 1) + 32  # enough words, most of the time
+            values = (words[position:ahead] >> (_WORD_BITS - bits)).tolist()
+            for value in values:
+                position += 1
+                if value < bound:
+                    draws.append(value)
+                    bound -= 1
+                    if bound < floor:
+                        break
+        if bound < 2:
+            stream.consume(position)
+            return draws
+        window *= 2
+
+
 def draw_task_weights(rng: random.Random, n_tasks: int) -> FloatArray:
     """N × ``rng.choice(tasks)``; returns how often each task was drawn."""
-    tasks = range(n_tasks)
-    choice = rng.choice
-    draws = [choice(tasks) for _ in range(n_tasks)]
-    return np.bincount(np.asarray(draws, dtype=np.int64), minlength=n_tasks).astype(np.float64)
+    draws = randbelow_many(rng, n_tasks, n_tasks)
+    return np.bincount(draws, minlength=n_tasks).astype(np.float64)
 
 
 def draw_resplit(rng: random.Random, n_tasks: int) -> BoolArray:
     """``rng.shuffle`` of a fresh task list; calibration mask = its first ⌊N/2⌋ tasks."""
     order = list(range(n_tasks))
-    rng.shuffle(order)
+    for i, j in zip(range(n_tasks - 1, 0, -1), randbelow_descending(rng, n_tasks),
+                    strict=True):
+        order[i], order[j] = order[j], order[i]
     calibration = np.zeros(n_tasks, dtype=np.bool_)
     calibration[np.asarray(order[: n_tasks // 2], dtype=np.int64)] = True
     return calibration

@@ -157,6 +157,10 @@ class HeldOutCheck:
     strategies: dict[str, CostedStrategy]
     advisor_held_out_coverage: float
     advisor_vs_top_k: AdvisorVersusTopK
+    #: how the max_coverage strategy's team was found; False when the integer programme
+    #: hit its wall-clock cap and the greedy team stands in for it
+    max_coverage_method: str
+    max_coverage_proven_optimal: bool
 
 
 @dataclass(frozen=True)

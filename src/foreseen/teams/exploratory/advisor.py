@@ -83,6 +83,7 @@ from foreseen.teams.exploratory.advice import (
     Recommendation,
 )
 from foreseen.teams.exploratory.intervals import forecast_with_intervals
+from foreseen.teams.exploratory.max_coverage import MaxCoverageTeam, max_coverage
 from foreseen.teams.exploratory.pilot_selection import compare_selection, default_strategies
 from foreseen.teams.forecasters.base import PilotStats
 from foreseen.teams.forecasters.closed_form import beta_binomial_moments
@@ -101,6 +102,10 @@ EXPLORATORY = (
 DEFAULT_THRESHOLD_PER_USD = 0.1  # percentage points of the tasks per USD
 DEFAULT_THRESHOLD_PER_AGENT = 0.5  # percentage points of the tasks per agent
 DEFAULT_FORECASTER = "beta_binomial"
+#: the exact max-coverage team of the held-out check: HiGHS's own limit and the hard
+#: wall-clock cap after which the greedy team stands in (``max_coverage_proven_optimal``)
+MILP_SECONDS = 20.0
+MILP_WALL_SECONDS = 25.0
 LEVELS = (0.8, 0.95)
 DEFAULT_REPLICATES = 200
 DEFAULT_RESPLITS = 20
@@ -480,7 +485,16 @@ def _held_out_check(
             chosen += [int(i) for i in ranked if int(i) not in chosen][: n - len(chosen)]
         return chosen
 
-    strategies = {**default_strategies(orgs), "advisor": advisor_strategy}
+    exact: list[MaxCoverageTeam] = []
+
+    def max_coverage_strategy(solved: BoolArray, names: Sequence[str], n: int) -> list[int]:
+        del names
+        exact.append(max_coverage(solved, n, time_limit=MILP_SECONDS,
+                                  wall_limit=MILP_WALL_SECONDS))
+        return list(exact[-1].team)
+
+    strategies = {**default_strategies(orgs), "max_coverage": max_coverage_strategy,
+                  "advisor": advisor_strategy}
     size = min(size, len(eligible))
     comparison = compare_selection(
         pool, [size], strategies=strategies, pool=eligible, orgs=orgs, resplits=resplits,
@@ -509,4 +523,6 @@ def _held_out_check(
             top_k_only=advisor.only_top_k,
             mcnemar_p=advisor.mcnemar_p,
         ),
+        max_coverage_method=exact[-1].method if exact else "not run",
+        max_coverage_proven_optimal=all(team.proven_optimal for team in exact),
     )

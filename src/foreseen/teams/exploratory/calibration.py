@@ -29,8 +29,8 @@ IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 
 EXPLORATORY = "exploratory on data that has been seen"
-DEFAULT_PILOTS = 10
-DEFAULT_CALIBRATION_REPLICATES = 50
+DEFAULT_PILOTS = 20
+DEFAULT_CALIBRATION_REPLICATES = 100
 
 
 @dataclass(frozen=True)

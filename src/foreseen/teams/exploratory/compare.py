@@ -18,6 +18,12 @@ population forecast of :mod:`foreseen.teams.forecasters.conditional` (the pilot
 counted as part of the population): only a population coverage, so its curve
 MAE and intervals are null with a reason.
 
+Every (split, k) is one independent job (a pure function of the split's
+competent matrix, k and the settings), so :func:`compare_splits` spreads them
+over an :class:`~foreseen.core.parallel.Executor` (one session; the matrices
+go to each worker once as its shared context) with the same result on any
+executor.
+
 Everything here is exploratory on data that has been seen.
 """
 
@@ -31,7 +37,8 @@ import numpy as np
 import numpy.typing as npt
 
 from foreseen.core.errors import ConfigError
-from foreseen.core.progress import Bar, progress_bar
+from foreseen.core.parallel import Executor, SerialExecutor, shared_context
+from foreseen.core.progress import map_with_progress
 from foreseen.teams.curves import coverage_grid, population_curve
 from foreseen.teams.exploratory.calibration import (
     DEFAULT_CALIBRATION_REPLICATES,
@@ -227,6 +234,75 @@ def check_settings(ks: Sequence[int], pilots: int, replicates: int, seed: int) -
         raise ConfigError("every pilot size k must be at least 2")
 
 
+@dataclass(frozen=True)
+class CompareSettings:
+    """What every (split, k) job of a comparison shares."""
+
+    pilots: int
+    seed: int
+    replicates: int
+    levels: tuple[float, ...]
+    forecasters: tuple[str, ...]
+    conditional_models: tuple[str, ...]
+
+
+def compare_at_k(solved: npt.NDArray[np.bool_], k: int, settings: CompareSettings
+                 ) -> ComparisonAtK | SkippedPilotSize:
+    """One pilot size of one population (module docstring)."""
+    n_agents = solved.shape[0]
+    if not 2 <= k < n_agents:
+        return SkippedPilotSize(f"pilot size {k} must be at least 2 and below M = {n_agents}")
+    run = run_pilots(
+        solved, k, pilots=settings.pilots, forecasters=list(settings.forecasters),
+        levels=settings.levels, replicates=settings.replicates, seed=settings.seed,
+    )
+    rows = forecaster_rows(run, settings.levels)
+    rows.update(conditional_rows(solved, run, settings.levels, settings.conditional_models))
+    return ComparisonAtK(
+        grid=tuple(run.grid),
+        rows=rows,
+        best_exploratory_versus_beta_binomial=best_exploratory_versus_reference(rows),
+    )
+
+
+#: the key of the populations and settings in an executor session's shared context
+CONTEXT_KEY = "teams_compare"
+
+
+def compare_job(job: tuple[int, int]) -> ComparisonAtK | SkippedPilotSize:
+    """Executor job ``(split index, k)`` over the session's populations and settings."""
+    shared = shared_context()[CONTEXT_KEY]
+    index, k = job
+    return compare_at_k(shared["populations"][index], k, shared["settings"])
+
+
+def _split_comparison(matrix: OutcomeMatrix, ks: Sequence[int], settings: CompareSettings,
+                      results: Sequence[ComparisonAtK | SkippedPilotSize]) -> SplitComparison:
+    solved = matrix.competent().solved
+    n_agents, n_tasks = solved.shape
+    return SplitComparison(
+        status=EXPLORATORY,
+        split=matrix.provenance.split,
+        source=matrix.provenance.source,
+        competent_agents=n_agents,
+        tasks=n_tasks,
+        population_curve=_population_curve(solved),
+        pilots_per_k=settings.pilots,
+        replicates=settings.replicates,
+        levels=tuple(level_key(level) for level in settings.levels),
+        seed=settings.seed,
+        by_k={str(k): result for k, result in zip(ks, results, strict=True)},
+    )
+
+
+def _settings(pilots: int, seed: int, replicates: int, levels: Sequence[float],
+              forecasters: Sequence[str] | None,
+              conditional_models: Sequence[str]) -> CompareSettings:
+    chosen = list(FORECASTERS) if forecasters is None else list(forecasters)
+    return CompareSettings(pilots, seed, replicates, tuple(levels), tuple(chosen),
+                           tuple(conditional_models))
+
+
 def compare_forecasters(
     matrix: OutcomeMatrix,
     ks: Sequence[int] = DEFAULT_KS,
@@ -237,50 +313,13 @@ def compare_forecasters(
     levels: Sequence[float] = DEFAULT_LEVELS,
     forecasters: Sequence[str] | None = None,
     conditional_models: Sequence[str] = CONDITIONAL_MODELS,
-    bar: Bar | None = None,
 ) -> SplitComparison:
-    """The comparison of one split (competent agents); see the module docstring.
-
-    ``bar`` (a progress bar) advances once per pilot size.
-    """
+    """The comparison of one split (competent agents); see the module docstring."""
     check_settings(ks, pilots, replicates, seed)
-    chosen = list(FORECASTERS) if forecasters is None else list(forecasters)
-    competent = matrix.competent()
-    solved = competent.solved
-    n_agents, n_tasks = solved.shape
-    by_k: dict[str, ComparisonAtK | SkippedPilotSize] = {}
-    for k in ks:
-        if not 2 <= k < n_agents:
-            by_k[str(k)] = SkippedPilotSize(
-                f"pilot size {k} must be at least 2 and below M = {n_agents}"
-            )
-            continue
-        run = run_pilots(
-            solved, k, pilots=pilots, forecasters=chosen, levels=levels,
-            replicates=replicates, seed=seed,
-        )
-        rows = forecaster_rows(run, levels)
-        rows.update(conditional_rows(solved, run, levels, conditional_models))
-        by_k[str(k)] = ComparisonAtK(
-            grid=tuple(run.grid),
-            rows=rows,
-            best_exploratory_versus_beta_binomial=best_exploratory_versus_reference(rows),
-        )
-        if bar is not None:
-            bar.advance()
-    return SplitComparison(
-        status=EXPLORATORY,
-        split=matrix.provenance.split,
-        source=matrix.provenance.source,
-        competent_agents=n_agents,
-        tasks=n_tasks,
-        population_curve=_population_curve(solved),
-        pilots_per_k=pilots,
-        replicates=replicates,
-        levels=tuple(level_key(level) for level in levels),
-        seed=seed,
-        by_k=by_k,
-    )
+    settings = _settings(pilots, seed, replicates, levels, forecasters, conditional_models)
+    solved = matrix.competent().solved
+    return _split_comparison(matrix, ks, settings,
+                             [compare_at_k(solved, k, settings) for k in ks])
 
 
 def compare_splits(
@@ -291,19 +330,23 @@ def compare_splits(
     *,
     replicates: int = DEFAULT_CALIBRATION_REPLICATES,
     levels: Sequence[float] = DEFAULT_LEVELS,
+    executor: Executor | None = None,
 ) -> Comparison:
     """:func:`compare_forecasters` for each split, in one exploratory report.
 
-    On a terminal a progress bar counts the (split, pilot size) blocks.
+    The (split, k) jobs run on ``executor`` (serial by default) in one session;
+    on a terminal a progress bar counts them.
     """
     check_settings(ks, pilots, replicates, seed)
-    with progress_bar("compare: splits × pilot sizes", len(matrices) * len(ks)) as bar:
-        splits = {
-            matrix.provenance.split: compare_forecasters(
-                matrix, ks, pilots, seed, replicates=replicates, levels=levels, bar=bar
-            )
-            for matrix in matrices
-        }
+    settings = _settings(pilots, seed, replicates, levels, None, CONDITIONAL_MODELS)
+    populations = [matrix.competent().solved for matrix in matrices]
+    jobs = [(index, k) for index in range(len(matrices)) for k in ks]
+    context = {CONTEXT_KEY: {"populations": populations, "settings": settings}}
+    runner = executor or SerialExecutor()
+    with runner.session(context) as pool:
+        results = map_with_progress(pool, compare_job, jobs, "compare: splits × pilot sizes",
+                                    workers=runner.max_workers)
+    per_split = [results[i * len(ks):(i + 1) * len(ks)] for i in range(len(matrices))]
     return Comparison(
         status=EXPLORATORY,
         note=NOTE,
@@ -311,5 +354,8 @@ def compare_splits(
         pilots_per_k=pilots,
         replicates=replicates,
         seed=seed,
-        splits=splits,
+        splits={
+            matrix.provenance.split: _split_comparison(matrix, ks, settings, split_results)
+            for matrix, split_results in zip(matrices, per_split, strict=True)
+        },
     )

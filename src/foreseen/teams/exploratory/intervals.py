@@ -18,6 +18,17 @@ e.g. ``irt_2pl``) are tuned once on the pilot (:meth:`Forecaster.tuned`) and kep
 fixed across replicates, so the interval does not
 include the variability of the tuning. Replicates come from
 ``numpy.random.default_rng(seed)``: the same seed gives identical intervals.
+
+Memory: the replicate pilots are never stacked for a closed-form forecaster.
+Its replicate statistics come from the draws directly: with m_r[a] the number
+of times agent a was drawn in replicate r, the solver count of task t in the
+replicate is c_r(t) = Σ_a m_r[a] y_at (one R × k by k × N product, exact in
+float32 while k < 2^24), and the replicate histogram counts c_r over the
+drawn tasks. φ̄ (only for forecasters tagged ``uses_phi``) is computed from
+replicate pilots built in chunks of at most 256 MB (one chunk for small
+pilots; numpy may sum a chunk's pairs in another order than one big batch's,
+so chunked φ̄ agrees with the unchunked value to rounding). Only the other forecasters
+(fitted by iteration on the pilots themselves) receive the R × k × N stack.
 """
 
 from __future__ import annotations
@@ -29,6 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from foreseen.teams.forecasters.base import ClosedFormForecaster, PilotStats
 from foreseen.teams.forecasters.registry import get
 
 FloatArray = npt.NDArray[np.float64]
@@ -89,6 +101,57 @@ def resample_agents(
     return rows
 
 
+#: replicate pilots built at once when φ̄ needs them (bytes of the boolean chunk)
+CHUNK_BYTES = 256 * 2**20
+
+
+@dataclass(frozen=True)
+class ReplicateDraws:
+    """The draws of R replicates: task indices (R × N) and agent indices (R × k)."""
+
+    tasks: IntArray
+    agents: IntArray
+
+    @classmethod
+    def draw(cls, k: int, n: int, replicates: int, rng: np.random.Generator,
+             agent_clusters: IntArray | None = None) -> ReplicateDraws:
+        """Tasks first, then agents, from ``rng`` (the order every interval depends on)."""
+        tasks = rng.integers(0, n, size=(replicates, n), dtype=np.int64)
+        agents = resample_agents(rng, k, replicates, agent_clusters)
+        return cls(tasks, agents)
+
+    def pilots(self, pilot: BoolArray, rows: slice = slice(None)) -> BoolArray:
+        """The replicate pilots of ``rows`` (rows × k × N)."""
+        stack: BoolArray = pilot[self.agents[rows, :, None], self.tasks[rows, None, :]]
+        return stack
+
+    def histograms(self, pilot: BoolArray) -> FloatArray:
+        """Replicate histograms of solver counts (R × (k + 1)) without the R × k × N stack."""
+        k = pilot.shape[0]
+        replicates = self.agents.shape[0]
+        multiplicity = np.zeros((replicates, k), dtype=np.float32)
+        np.add.at(multiplicity, (np.arange(replicates)[:, None], self.agents), 1.0)
+        counts = (multiplicity @ pilot.astype(np.float32)).astype(np.int64)  # R × N, exact
+        drawn = np.take_along_axis(counts, self.tasks, axis=1)
+        offsets = (np.arange(replicates, dtype=np.int64) * (k + 1))[:, None]
+        histogram = np.bincount((drawn + offsets).ravel(), minlength=replicates * (k + 1))
+        result: FloatArray = histogram.astype(np.float64).reshape(replicates, k + 1)
+        return result
+
+    def stats(self, pilot: BoolArray, *, with_phi: bool) -> PilotStats:
+        """Replicate :class:`PilotStats` (φ̄ from bounded chunks of replicate pilots)."""
+        k = pilot.shape[0]
+        histogram = self.histograms(pilot)
+        if not with_phi:
+            return PilotStats(k=k, histogram=histogram, mean_phi=None)
+        replicates = self.agents.shape[0]
+        per_replicate = max(1, k * pilot.shape[1])
+        step = max(1, CHUNK_BYTES // per_replicate)
+        phis = [PilotStats.from_pilot(self.pilots(pilot, slice(start, start + step))).phi()
+                for start in range(0, replicates, step)]
+        return PilotStats(k=k, histogram=histogram, mean_phi=np.concatenate(phis))
+
+
 def replicate_pilots(
     pilot: BoolArray,
     replicates: int,
@@ -97,10 +160,7 @@ def replicate_pilots(
 ) -> BoolArray:
     """R bootstrap pilots (R × k × N): tasks × agents resampled (module docstring)."""
     k, n = pilot.shape
-    tasks = rng.integers(0, n, size=(replicates, n), dtype=np.int64)
-    agents = resample_agents(rng, k, replicates, agent_clusters)
-    stack: BoolArray = pilot[agents[:, :, None], tasks[:, None, :]]
-    return stack
+    return ReplicateDraws.draw(k, n, replicates, rng, agent_clusters).pilots(pilot)
 
 
 def percentile_bounds(values: FloatArray, level: float) -> tuple[FloatArray, FloatArray]:
@@ -138,17 +198,28 @@ def batched_intervals(
         raise ValueError("one seed per pilot is needed")
     size_array = np.asarray(sizes, dtype=np.int64)
     models = {name: get(name) for name in forecasters}
-    stack = np.stack(
-        [
-            replicate_pilots(pilot, replicates, np.random.default_rng(seed), agent_clusters)
-            for pilot, seed in zip(outcomes, seeds, strict=True)
-        ]
-    )  # P × R × k × N
+    k, n = outcomes.shape[1:]
+    draws = [ReplicateDraws.draw(k, n, replicates, np.random.default_rng(seed), agent_clusters)
+             for seed in seeds]
+    stack: BoolArray | None = None
     result: dict[str, list[IntervalForecast]] = {}
     for name, model in models.items():
         fitted_model = model.tuned(outcomes)
         point = np.asarray(fitted_model.fit(outcomes).curve(size_array), dtype=np.float64)
-        curves = np.asarray(fitted_model.fit(stack).curve(size_array), dtype=np.float64)
+        if isinstance(fitted_model, ClosedFormForecaster):
+            per_pilot = [d.stats(pilot, with_phi=fitted_model.uses_phi)
+                         for d, pilot in zip(draws, outcomes, strict=True)]
+            replicate_stats = PilotStats(
+                k=k, histogram=np.stack([s.histogram for s in per_pilot]),
+                mean_phi=None if not fitted_model.uses_phi
+                else np.stack([s.phi() for s in per_pilot]))
+            fitted = fitted_model.fit_stats(replicate_stats)
+        else:
+            if stack is None:
+                stack = np.stack([d.pilots(pilot) for d, pilot in zip(draws, outcomes,
+                                                                      strict=True)])
+            fitted = fitted_model.fit(stack)  # P × R × k × N
+        curves = np.asarray(fitted.curve(size_array), dtype=np.float64)
         forecasts = []
         for p in range(outcomes.shape[0]):
             lower: dict[float, FloatArray] = {}

@@ -17,8 +17,16 @@ of n agents maximising |{t : ∃ a ∈ S, y_at}|.
   swapped for it (or for any agent, when that one is already in the team)
   without losing coverage; if fewer than n agents remain, the team is filled
   with the lowest-index removed agents.
+* :func:`capped_milp_max_coverage` is the integer programme under a **hard**
+  wall-clock cap: HiGHS checks its own time limit only between phases, so a
+  large programme (say 1,000 agents × 20,000 tasks) can overrun it by far.
+  Above :data:`IN_PROCESS_CELLS` agent × task cells the solver runs in a
+  fresh interpreter (matrix on its stdin, team as JSON on its stdout) that is
+  killed at the cap; the team is then the greedy
+  one (:func:`greedy_max_coverage`: most newly covered tasks, lowest index
+  on ties) with ``proven_optimal`` False and method ``"greedy (…)"``.
 * :func:`max_coverage` picks exhaustive search when binom(k, n) ≤ the
-  enumeration limit, else the integer programme.
+  enumeration limit, else the capped integer programme.
 
 The reported coverage is always recounted from the data for the returned team.
 """
@@ -41,6 +49,12 @@ MILP_TIME_LIMIT = 60.0
 # the objective is a whole number of tasks, so a gap below one task proves optimality
 OPTIMALITY_GAP = 0.5
 _CHUNK = 4096
+#: programmes up to this many agent × pattern cells run in this process (HiGHS keeps
+#: its limit there); larger ones run in a child process stopped at the hard cap
+IN_PROCESS_CELLS = 2_000_000
+#: seconds past the solver's own time limit before the child process is stopped
+WALL_GRACE = 5.0
+GREEDY_FALLBACK = "greedy (integer programme stopped at its time limit)"
 
 
 @dataclass(frozen=True)
@@ -170,15 +184,100 @@ def milp_max_coverage(
     return MaxCoverageTeam(team, team_covered(solved, team), "milp", bool(result.status == 0))
 
 
+def greedy_max_coverage(solved: BoolArray, size: int) -> MaxCoverageTeam:
+    """n rounds of the agent adding the most uncovered tasks (lowest index on ties)."""
+    _check(solved, size)
+    trivial = _trivial(solved, size)
+    if trivial is not None:
+        return trivial
+    rows = pack_rows(solved)
+    uncovered = np.bitwise_not(np.zeros_like(rows[0]))
+    available = np.ones(solved.shape[0], dtype=np.bool_)
+    team: list[int] = []
+    for _ in range(size):
+        gain = np.where(available, popcount(rows & uncovered), -1)
+        pick = int(np.argmax(gain))
+        team.append(pick)
+        available[pick] = False
+        uncovered &= ~rows[pick]
+    chosen = tuple(sorted(team))
+    return MaxCoverageTeam(chosen, team_covered(solved, chosen), GREEDY_FALLBACK, False)
+
+
+_CHILD_CODE = ("from foreseen.teams.exploratory.max_coverage import solve_from_stdin;"
+               " solve_from_stdin()")
+
+
+def solve_from_stdin() -> None:
+    """Child-process entry: read (size, time limit, matrix) from stdin, print the team as JSON."""
+    import io
+    import json
+    import sys
+
+    header = json.loads(sys.stdin.buffer.readline())
+    solved = np.load(io.BytesIO(sys.stdin.buffer.read()), allow_pickle=False)
+    team = milp_max_coverage(solved, int(header["size"]), float(header["time_limit"]))
+    sys.stdout.write(json.dumps({"team": list(team.team), "covered": team.covered,
+                                 "method": team.method,
+                                 "proven_optimal": team.proven_optimal}))
+
+
+def _solve_in_child(solved: BoolArray, size: int, time_limit: float,
+                    cap: float) -> MaxCoverageTeam | None:
+    """The programme in a fresh interpreter, killed after ``cap`` seconds (then None)."""
+    import io
+    import json
+    import subprocess
+    import sys
+
+    payload = io.BytesIO()
+    payload.write(json.dumps({"size": size, "time_limit": time_limit}).encode() + b"\n")
+    np.save(payload, solved, allow_pickle=False)
+    child = subprocess.Popen([sys.executable, "-c", _CHILD_CODE], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        out, err = child.communicate(payload.getvalue(), timeout=cap)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.communicate()
+        return None
+    if child.returncode != 0:
+        last = err.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no message"]
+        raise RuntimeError(f"the integer programme's process failed: {last[0]}")
+    answer = json.loads(out)
+    return MaxCoverageTeam(tuple(int(i) for i in answer["team"]), int(answer["covered"]),
+                           str(answer["method"]), bool(answer["proven_optimal"]))
+
+
+def capped_milp_max_coverage(
+    solved: BoolArray, size: int, time_limit: float = MILP_TIME_LIMIT, *,
+    wall_limit: float | None = None, in_process_cells: int | None = None,
+) -> MaxCoverageTeam:
+    """:func:`milp_max_coverage` stopped after ``wall_limit`` seconds at the latest.
+
+    ``wall_limit`` defaults to ``time_limit + WALL_GRACE``. Small programmes
+    run here; larger ones in a fresh interpreter that is killed at the cap,
+    after which the greedy team is returned with ``proven_optimal`` False.
+    """
+    _check(solved, size)
+    limit = IN_PROCESS_CELLS if in_process_cells is None else in_process_cells
+    if solved.shape[0] * solved.shape[1] <= limit:
+        return milp_max_coverage(solved, size, time_limit)
+    cap = time_limit + WALL_GRACE if wall_limit is None else wall_limit
+    team = _solve_in_child(solved, size, time_limit, cap)
+    return team if team is not None else greedy_max_coverage(solved, size)
+
+
 def max_coverage(
     solved: BoolArray,
     size: int,
     *,
     enumeration_limit: int = ENUMERATION_LIMIT,
     time_limit: float = MILP_TIME_LIMIT,
+    wall_limit: float | None = None,
 ) -> MaxCoverageTeam:
-    """Exhaustive search when binom(k, n) ≤ ``enumeration_limit``, else the integer programme."""
+    """Exhaustive search when binom(k, n) ≤ ``enumeration_limit``, else the capped programme."""
     _check(solved, size)
     if math.comb(solved.shape[0], min(size, solved.shape[0])) <= enumeration_limit:
         return exhaustive_max_coverage(solved, size)
-    return milp_max_coverage(solved, size, time_limit)
+    return capped_milp_max_coverage(solved, size, time_limit, wall_limit=wall_limit)

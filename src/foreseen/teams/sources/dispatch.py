@@ -18,6 +18,8 @@ Parse rules are spec ``teams.md`` §2.
 
 from __future__ import annotations
 
+import csv
+import io
 from importlib import resources
 from pathlib import Path
 
@@ -78,12 +80,29 @@ def _load_submissions_directory(directory: Path, split: str | None) -> OutcomeMa
     return load_experiments_split(directory, marker.split, commit=marker.commit)
 
 
+def _first_row(path: Path) -> list[str] | None:
+    """The first non-blank CSV row, read lazily; None if it cannot be read that way.
+
+    (None sends the caller to the reader of the whole file, which reports the problem.)
+    """
+    try:
+        with open(path, "rb") as raw:
+            text = io.TextIOWrapper(raw, encoding="utf-8-sig", newline="")
+            return next((row for row in csv.reader(text) if row), [])
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return None
+
+
 def _load_csv(
     path: Path, split: str | None, file_format: str | None, columns: LongColumns,
     missing: Missing,
 ) -> OutcomeMatrix:
     if file_format == "wide":
         return load_matrix_csv(path, split)
+    if file_format is None:
+        first = _first_row(path)
+        if first is not None and not columns.present_in([cell.strip() for cell in first]):
+            return load_matrix_csv(path, split)  # sniffed from the first row alone
     rows, digest = read_csv_rows(path)
     header = [cell.strip() for cell in rows[0]] if rows else []
     if file_format == "long" or (file_format is None and columns.present_in(header)):

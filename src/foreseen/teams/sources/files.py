@@ -1,7 +1,8 @@
 """Pieces shared by the readers of single matrix files (wide CSV, long CSV, parquet).
 
 :func:`read_csv_rows` reads a UTF-8 CSV file, :func:`first_duplicate` finds a
-repeated name, and :func:`matrix_file_provenance` is the provenance every
+repeated name, :func:`check_fits_in_memory` refuses (naming how much it would
+need) a matrix that cannot be held, and :func:`matrix_file_provenance` is the provenance every
 matrix file gets: commit ``None``, ``files_read`` = number of agents,
 ``file_sha256 = {"m/<file name>": SHA-256 of the bytes}``.
 """
@@ -32,6 +33,30 @@ def read_csv_rows(path: Path) -> tuple[list[list[str]], str]:
     except csv.Error as exc:
         raise SourceError(f"{path} is not a readable CSV file: {exc}") from exc
     return rows, sha256_bytes(data)
+
+
+GIB = float(2**30)
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available now (``MemAvailable`` of /proc/meminfo), None if unknown."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def check_fits_in_memory(path: Path, needed: int, what: str) -> None:
+    """Refuse in one line (the need, what is available) when ``needed`` bytes would not fit."""
+    available = available_memory()
+    if available is not None and needed > available:
+        raise SourceError(
+            f"{path}: {what} needs about {needed / GIB:.1f} GiB of memory; "
+            f"{available / GIB:.1f} GiB is available")
 
 
 def first_duplicate(names: list[str]) -> str | None:

@@ -3,6 +3,9 @@
 * **wide** — the first column holds the agent names (strings); every other column
   is one task, named by its column name, holding booleans, the numbers 0/1 or the
   strings ``0``/``1``/``true``/``false``. A missing value (null) is refused.
+  Boolean and numeric columns are read column at a time (vectorised); text
+  columns and columns with a bad value value by value (same results, and the
+  first bad value named).
 * **long** — columns agent, task and solved (names configurable), with the rules
   of :mod:`foreseen.teams.sources.long_table`.
 
@@ -17,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from foreseen.core.digest import sha256_bytes
 from foreseen.core.errors import ConfigError, MissingExtraError, SourceError
@@ -54,6 +58,29 @@ def parquet_column_names(table: Any) -> list[str]:
     return [str(name) for name in table.column_names]
 
 
+def _vectorised_flags(values: Any) -> npt.NDArray[np.bool_] | None:
+    """A boolean or numeric column without nulls as flags, in one step; None otherwise.
+
+    None (nulls, text, a value other than 0/1) sends the column through the
+    value-by-value rules of :func:`~foreseen.teams.sources.long_table.parse_solved`,
+    which accept text and name the first bad value — the same result and message.
+    """
+    import pyarrow as pa
+
+    kind = values.type
+    if values.null_count or not (pa.types.is_boolean(kind) or pa.types.is_integer(kind)
+                                 or pa.types.is_floating(kind)):
+        return None
+    array = np.asarray(values.to_numpy())
+    if array.dtype == np.bool_:
+        flags: npt.NDArray[np.bool_] = array
+        return flags
+    ones: npt.NDArray[np.bool_] = array == 1
+    if not bool(np.all(ones | (array == 0))):
+        return None
+    return ones
+
+
 def _wide(path: Path, table: Any, digest: str, split: str | None,
           source: str | None) -> OutcomeMatrix:
     names = parquet_column_names(table)
@@ -72,7 +99,12 @@ def _wide(path: Path, table: Any, digest: str, split: str | None,
             raise SourceError(f"{path}: column {column} has an empty task name")
     outcomes = np.empty((len(agents), len(tasks)), dtype=np.bool_)
     for column, task in enumerate(tasks):
-        for row, value in enumerate(table.column(column + 1).to_pylist()):
+        values = table.column(column + 1)
+        fast = _vectorised_flags(values)
+        if fast is not None:
+            outcomes[:, column] = fast
+            continue
+        for row, value in enumerate(values.to_pylist()):
             flag = parse_solved(value)
             if flag is None:
                 raise SourceError(

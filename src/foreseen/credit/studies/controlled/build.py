@@ -23,6 +23,11 @@ Design (all seeded from the build seed; ``random_state`` everywhere):
   ``half_width``). It is the description-only prior of the card-reading
   forecaster (a fair, public prior, computed without the study's outcomes).
 
+Each task is one job (:func:`execute_task`, seeded by the build seed and the
+task index) mapped over one session of a :class:`foreseen.core.parallel.Executor`
+(serial by default); the pilot prior is computed once in the driver and sent
+to each worker once as the session's shared context.
+
 :func:`verify_outcomes` re-executes a seeded share of states from scratch and
 checks bitwise equality; :func:`zero_outcome_share` reports the share of
 y = 0 outcomes per intervention (spec §9).
@@ -40,7 +45,8 @@ import numpy as np
 
 from foreseen.core.digest import code_digest, sha256_json, write_json_atomic
 from foreseen.core.errors import UserInputError
-from foreseen.core.progress import progress_bar, status
+from foreseen.core.parallel import Executor, SerialExecutor, shared_context
+from foreseen.core.progress import map_with_progress, status
 from foreseen.credit.model import Condition, Explanation, Outcome, State, Study, Task
 from foreseen.credit.studies.base import StudyBuild
 from foreseen.credit.studies.controlled.catalog import (
@@ -286,7 +292,8 @@ def build_key(seed: int, n_tasks: int) -> str:
 
 
 def build_controlled_study(seed: int = DEFAULT_SEED, *, n_tasks: int = 24,
-                           cache: Path | None = None) -> ControlledBuild:
+                           cache: Path | None = None,
+                           executor: Executor | None = None) -> ControlledBuild:
     """Build (or load from ``cache``) the controlled-learning study and its explanations."""
     if isinstance(n_tasks, bool) or not isinstance(n_tasks, int) or not 1 <= n_tasks <= MAX_TASKS:
         raise UserInputError(f"n_tasks must be an integer in [1, {MAX_TASKS}], got {n_tasks!r}")
@@ -298,13 +305,43 @@ def build_controlled_study(seed: int = DEFAULT_SEED, *, n_tasks: int = 24,
 
             return ControlledBuild.from_json(json.loads(cache_file.read_text(encoding="utf-8")))
     with single_thread():
-        build = _build(seed, n_tasks)
+        build = _build(seed, n_tasks, executor or SerialExecutor())
     if cache_file is not None:
         write_json_atomic(cache_file, build.to_json(), indent=None, sort_keys=True)
     return build
 
 
-def _build(seed: int, n_tasks: int) -> ControlledBuild:
+#: the key of the pilot prior in an executor session's shared context
+CONTEXT_KEY = "controlled_prior"
+
+
+@dataclass(frozen=True)
+class TaskResult:
+    """One executed task: its states, their probes and their sealed outcomes (picklable)."""
+
+    states: tuple[State, ...]
+    probes: dict[str, Probe]
+    outcomes: tuple[Outcome, ...]
+
+
+def execute_task(job: tuple[int, int]) -> TaskResult:
+    """Execute task ``job = (build seed, task index)`` with the session's pilot prior."""
+    seed, task_index = job
+    prior = shared_context()[CONTEXT_KEY]
+    with single_thread():
+        task_states, task_probes = _states_of_task(seed, task_index, prior)
+        groups: dict[tuple[int, int], list[str]] = {}
+        for state in task_states:
+            groups.setdefault((int(state.budget), state.seed), []).append(state.intervention_id)
+        executed = {key: execute_outcomes(seed, "study", task_index, key[0], key[1], ids)
+                    for key, ids in groups.items()}
+    outcomes = tuple(
+        Outcome(state.id, executed[(int(state.budget), state.seed)][state.intervention_id])
+        for state in task_states)
+    return TaskResult(tuple(task_states), task_probes, outcomes)
+
+
+def _build(seed: int, n_tasks: int, executor: Executor) -> ControlledBuild:
     from foreseen.credit.studies.controlled.explainers import build_explanations
 
     with status("controlled study: pilot prior"):
@@ -312,10 +349,14 @@ def _build(seed: int, n_tasks: int) -> ControlledBuild:
     states: list[State] = []
     probes: dict[str, Probe] = {}
     outcomes: list[Outcome] = []
-    with progress_bar("controlled study: tasks", n_tasks) as bar:
-        for task_index in range(n_tasks):
-            _build_task(seed, task_index, prior, states, probes, outcomes)
-            bar.advance()
+    with executor.session({CONTEXT_KEY: prior}) as pool:
+        tasks = map_with_progress(pool, execute_task,
+                                  [(seed, task_index) for task_index in range(n_tasks)],
+                                  "controlled study: tasks", workers=executor.max_workers)
+    for task in tasks:
+        states.extend(task.states)
+        probes.update(task.probes)
+        outcomes.extend(task.outcomes)
     mechanisms = {task_id(i): mechanism_of(seed, "study", i) for i in range(n_tasks)}
 
     study = Study(

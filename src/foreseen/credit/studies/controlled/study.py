@@ -78,7 +78,8 @@ class ControlledStudy(StudyDefinition):
               cache: Path | None) -> BuiltStudy:
         from foreseen.credit.studies.controlled.build import build_controlled_study
 
-        build = build_controlled_study(DEFAULT_SEED, n_tasks=int(options["tasks"]), cache=cache)
+        build = build_controlled_study(DEFAULT_SEED, n_tasks=int(options["tasks"]), cache=cache,
+                                       executor=executor)
         return BuiltStudy(build)
 
     def design(self, built: BuiltStudy, *, replicates: int, seed: int | None,

@@ -23,10 +23,13 @@ Design (lottery seed 20261129, build seed 20261129; see :mod:`.openml_lottery`,
   separately, never given to the explainer (which sees only public state and its
   training-only probe) or to forecasters.
 
-Every state is one job (:func:`run_state_job`) mapped over an
-:class:`~foreseen.core.parallel.Executor` (local processes by default) and
-cached as one JSON file per state, keyed by the job, the dataset's SHA-256, the
-pipeline's code digest and the LightGBM version (written atomically).
+Every state is one job (:func:`execute_state`, a pure function of the job)
+mapped over one session of an :class:`~foreseen.core.parallel.Executor`
+(local processes by default). The driver loads the datasets the jobs need and
+sends them to each worker once as the session's shared context (so remote
+workers need no mirror), and the driver alone reads and writes the cache: one
+JSON file per state, keyed by the job, the dataset's SHA-256, the pipeline's
+code digest and the LightGBM version (written atomically).
 :func:`verify_outcomes` re-executes a seeded 10 % of states without the cache
 and requires bit-identical outcomes. This is a **re-draw on an offline
 mirror**, not the paper's draw; the study notes and reports say so.
@@ -47,7 +50,7 @@ import numpy as np
 
 from foreseen.core.digest import code_digest, sha256_json, write_json_atomic
 from foreseen.core.errors import UserInputError
-from foreseen.core.parallel import Executor, LocalProcessExecutor, SerialExecutor
+from foreseen.core.parallel import Executor, LocalProcessExecutor, SerialExecutor, shared_context
 from foreseen.core.progress import map_with_progress
 from foreseen.credit.model import Condition, Explanation, Intervention, Outcome, State, Study, Task
 from foreseen.credit.studies.base import StudyBuild
@@ -118,9 +121,28 @@ class StateJob:
                             "pipeline": digest})
 
 
+#: the key of the loaded datasets (folder → dataset) in an executor session's shared context
+CONTEXT_KEY = "openml_datasets"
+
+
 @functools.lru_cache(maxsize=2)
-def _load(folder: str) -> LoadedDataset:
+def _load_here(folder: str) -> LoadedDataset:
     return load_dataset(folder)
+
+
+def _load(folder: str) -> LoadedDataset:
+    """A dataset from the session's shared context, else loaded (and cached) in this process."""
+    shared = shared_context().get(CONTEXT_KEY)
+    if isinstance(shared, Mapping) and folder in shared:
+        dataset: LoadedDataset = shared[folder]
+        return dataset
+    return _load_here(folder)
+
+
+def shared_datasets(jobs: Sequence[StateJob]) -> dict[str, Any]:
+    """The session context for ``jobs``: every dataset they use, loaded once in the driver."""
+    folders = dict.fromkeys(job.folder for job in jobs)
+    return {CONTEXT_KEY: {folder: load_dataset(folder) for folder in folders}}
 
 
 def _data_summary(data: LoadedDataset, rows: Any, rows_used: int, row_cap: int,
@@ -167,21 +189,40 @@ def execute_state(job: StateJob) -> dict[str, Any]:
     }
 
 
-def run_state_job(job: StateJob) -> dict[str, Any]:
-    """:func:`execute_state` through the per-state cache (read, else execute and write)."""
+def _cache_file(job: StateJob, digest: str) -> Path | None:
+    if job.cache_dir is None:
+        return None
+    return Path(job.cache_dir) / f"openml-state-{job.key(digest)[:40]}.json"
+
+
+def run_state_jobs(jobs: Sequence[StateJob], executor: Executor) -> list[dict[str, Any]]:
+    """Every job's record, in order: cache hits read here, misses executed in one session.
+
+    Only this (driver) process touches the cache: workers return records and
+    the driver writes each one atomically. A record carries ``cached``.
+    """
     digest = pipeline_digest()
-    path = None
-    if job.cache_dir is not None:
-        path = Path(job.cache_dir) / f"openml-state-{job.key(digest)[:40]}.json"
-        if path.is_file():
+    records: list[dict[str, Any] | None] = [None] * len(jobs)
+    missing: list[int] = []
+    for index, job in enumerate(jobs):
+        path = _cache_file(job, digest)
+        if path is not None and path.is_file():
             cached: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
             cached["cached"] = True
-            return cached
-    result = execute_state(job)
-    if path is not None:
-        write_json_atomic(path, result, indent=None, sort_keys=True)
-    result["cached"] = False
-    return result
+            records[index] = cached
+        else:
+            missing.append(index)
+    if missing:
+        todo = [jobs[i] for i in missing]
+        with executor.session(shared_datasets(todo)) as pool:
+            fresh = map_with_progress(pool, execute_state, todo, "OpenML states",
+                                      workers=executor.max_workers)
+        for index, result in zip(missing, fresh, strict=True):
+            path = _cache_file(jobs[index], digest)
+            if path is not None:
+                write_json_atomic(path, result, indent=None, sort_keys=True)
+            records[index] = {**result, "cached": False}
+    return [record for record in records if record is not None]
 
 
 @dataclass(frozen=True)
@@ -255,8 +296,7 @@ def build_openml_study(mirror: str | Path | None, *, lottery_seed: int = LOTTERY
                    lottery_seed=lottery_seed, quotas=quotas)
     planned = plan_jobs(folder, lottery, build_seed=build_seed, row_cap=row_cap, cache=cache)
     runner = executor if executor is not None else LocalProcessExecutor(2)
-    records = map_with_progress(runner, run_state_job, [job for job, _, _, _ in planned],
-                                "OpenML states")
+    records = run_state_jobs([job for job, _, _, _ in planned], runner)
     states = []
     for (job, task_id, cell, condition), record in zip(planned, records, strict=True):
         public = {"data": record["data"], "parent": {k: v for k, v in record["parent"].items()
@@ -315,7 +355,8 @@ def verify_outcomes(build: OpenMLBuild, fraction: float = 0.1, seed: int = 0,
                                                                       replace=False))
     fresh = [replace(jobs[i], cache_dir=None) for i in picks]
     runner = executor if executor is not None else SerialExecutor()
-    results = runner.map(execute_state, fresh)
+    with runner.session(shared_datasets(fresh)) as pool:
+        results = pool.map(execute_state, fresh)
     mismatches = [{"state_id": r["state_id"], "sealed": sealed[r["state_id"]],
                    "recomputed": r["y"]}
                   for r in results if float(r["y"]).hex() != float(sealed[r["state_id"]]).hex()]

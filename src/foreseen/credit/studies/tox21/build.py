@@ -22,7 +22,10 @@ of the same change on the *other* endpoints: median effect, median |effect|,
 80 % quantile of |effect − median| (floor 0.002).
 
 Builds are cached (key: data SHA-256, design, code digest; atomic JSON) and
-states run through a :class:`foreseen.core.parallel.Executor`.
+states run through one session of a :class:`foreseen.core.parallel.Executor`:
+the driver computes the feature blocks and the endpoint splits once and sends
+them to each worker once as the session's shared context (:func:`shared_inputs`),
+so no worker recomputes the RDKit features; only the driver writes the cache.
 """
 
 from __future__ import annotations
@@ -38,8 +41,8 @@ import numpy as np
 
 from foreseen.core.digest import canonical_json, code_digest, sha256_json, write_json_atomic
 from foreseen.core.errors import UserInputError
-from foreseen.core.parallel import Executor, SerialExecutor
-from foreseen.core.progress import map_with_progress
+from foreseen.core.parallel import Executor, SerialExecutor, shared_context
+from foreseen.core.progress import map_with_progress, status
 from foreseen.credit.model import Explanation, Outcome, State, Study, Task
 from foreseen.credit.studies.base import StudyBuild
 from foreseen.credit.studies.tox21.catalog import (
@@ -57,6 +60,7 @@ from foreseen.credit.studies.tox21.data import (
     SEEDS,
     SPLIT_SEED,
     TOX21_SHA256,
+    EndpointSplit,
     budget_rows,
     endpoint_split,
     load_tox21,
@@ -92,14 +96,29 @@ def _single_thread() -> Any:
     return threadpool_limits(limits=1)
 
 
-def _warm_up(data_path: str | None) -> None:
-    """Compute features and import scikit-learn once here; forked workers inherit both."""
-    import sklearn.linear_model
-    import sklearn.metrics
-    import sklearn.model_selection
+#: the key of the Tox21 inputs in an executor session's shared context
+CONTEXT_KEY = "tox21_inputs"
 
-    del sklearn
-    feature_blocks(data_path)
+
+def shared_inputs(endpoints: Sequence[str], data_path: str | None) -> dict[str, Any]:
+    """The session context of a build: feature blocks and endpoint splits, computed once here.
+
+    Sent once to every worker (:mod:`foreseen.core.parallel`); a worker's
+    :func:`execute_state` reads them instead of recomputing the RDKit features.
+    """
+    data = load_tox21(data_path)
+    return {CONTEXT_KEY: {"data_path": data_path, "blocks": feature_blocks(data_path),
+                          "splits": {e: endpoint_split(data, e) for e in endpoints}}}
+
+
+def _inputs(job: StateJob) -> tuple[dict[str, Any], EndpointSplit]:
+    """Feature blocks and the endpoint's split: from the session context, else computed here."""
+    shared = shared_context().get(CONTEXT_KEY)
+    if (isinstance(shared, Mapping) and shared["data_path"] == job.data_path
+            and job.endpoint in shared["splits"]):
+        return shared["blocks"], shared["splits"][job.endpoint]
+    data = load_tox21(job.data_path)
+    return feature_blocks(job.data_path), endpoint_split(data, job.endpoint)
 
 
 @dataclass(frozen=True)
@@ -153,10 +172,8 @@ def _endpoint_family(endpoint: str) -> str:
 
 def execute_outcome(job: StateJob) -> tuple[float, dict[str, Any], dict[str, Any]]:
     """The sealed outcome of one state: held-out AUC(child) − AUC(parent), with fit records."""
-    data = load_tox21(job.data_path)
-    blocks = feature_blocks(job.data_path)
-    k = data.endpoint_index(job.endpoint)
-    split = endpoint_split(data, job.endpoint)
+    blocks, split = _inputs(job)
+    k = ENDPOINTS.index(job.endpoint)
     rows, y = budget_rows(split, k, job.seed, BUDGET_FRACTIONS[job.budget_index])
     parent = fit_and_score(blocks, PARENT, rows, y, split.held_out, split.y_held_out)
     child = fit_and_score(blocks, change(job.change_id).recipe, rows, y, split.held_out,
@@ -172,10 +189,8 @@ def execute_state(job: StateJob) -> StateResult:
     """Execute one state from scratch (module docstring, steps 1–4)."""
     started = time.perf_counter()
     with _single_thread():
-        data = load_tox21(job.data_path)
-        blocks = feature_blocks(job.data_path)
-        k = data.endpoint_index(job.endpoint)
-        split = endpoint_split(data, job.endpoint)
+        blocks, split = _inputs(job)
+        k = ENDPOINTS.index(job.endpoint)
         fraction = BUDGET_FRACTIONS[job.budget_index]
         rows, y = budget_rows(split, k, job.seed, fraction)
         recipe = change(job.change_id).recipe
@@ -349,9 +364,12 @@ def build_tox21(endpoints: Sequence[str] = ENDPOINTS, *, executor: Executor | No
             results = tuple(StateResult.from_json(r, data_path) for r in cached["results"])
             return Tox21Build(_assemble(results, endpoints, cached["parse_report"], data_path),
                               results, cached["parse_report"], from_cache=True)
-    _warm_up(data_path)
-    results = tuple(map_with_progress(executor or SerialExecutor(), execute_state, jobs,
-                                      "Tox21 states"))
+    runner = executor or SerialExecutor()
+    with status("Tox21: features and splits"):
+        inputs = shared_inputs(endpoints, data_path)
+    with runner.session(inputs) as pool:
+        results = tuple(map_with_progress(pool, execute_state, jobs, "Tox21 states",
+                                          workers=runner.max_workers))
     parse_report = data.parse_report()
     if cache_file is not None:
         write_json_atomic(cache_file, {"parse_report": parse_report,
