@@ -27,7 +27,7 @@ from foreseen.credit.analysis.contrasts import ContrastRow
 from foreseen.credit.analysis.markdown import (
     MERGED_VARIANT,
     arm_variants_identical,
-    check_verdicts,
+    check_lines,
     drop_repeats,
     merge_variants,
     primary_losses,
@@ -327,7 +327,7 @@ def page(run: RunFolder, figures: Sequence[Figure]) -> Page:
     )
     stand_ins = tuple(stand_in_lines(report))
     checks = tuple(Verdict(v.name, v.word, _check_tone(v.word), v.detail)
-                   for v in check_verdicts(report.checks))
+                   for v in check_lines(report))
     primary = primary_losses(report)
     provenance = Section("Provenance", facts=(
         ("plan id", report.plan_id), ("parent plan id", report.parent_plan_id or "—"),

@@ -25,7 +25,8 @@ def test_an_empty_config_is_the_documented_defaults() -> None:
         "equivalence_margins": {"interval_score": 0.005, "point_mae": 0.005},
         "movement_thresholds": [0.0, 0.005, 0.01, 0.02, 0.05], "fallback_point": 0.0,
         "fallback_interval": [0.0, 0.0], "gates": [], "integrity_minimum": 0.9,
-        "minimum_tasks": 6, "small_cluster_correction": "none", "baseline_interval": None}
+        "minimum_tasks": 6, "small_cluster_correction": "none", "baseline_interval": None,
+            "primary_explainer": None, "secondary": []}
     assert normalise_analysis_config({"alpha": 0.1})["alpha"] == 0.1
 
 

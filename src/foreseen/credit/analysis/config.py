@@ -45,6 +45,10 @@ class AnalysisConfig:
     percentile one (``"none"``, ``"expand"``, ``"student_t"``).
     ``baseline_interval`` is the declared interval for the constant-zero
     baseline's interval metrics (None: they are null).
+    ``primary_explainer`` names the explainer the check verdicts headline (None:
+    the first gate's explainer); ``secondary`` lists the estimate names of the
+    design's declared secondary analyses (reported apart from the exploratory
+    rest, never gated).
     """
 
     alpha: float = 0.2
@@ -61,6 +65,8 @@ class AnalysisConfig:
     minimum_tasks: int = 6
     small_cluster_correction: str = "none"
     baseline_interval: tuple[float, float] | None = None
+    primary_explainer: str | None = None
+    secondary: tuple[str, ...] = ()
 
     #: core ``to_json`` writes this config through :meth:`to_json` (margins sorted by loss)
     __custom_json__: ClassVar[bool] = True
@@ -102,6 +108,8 @@ class AnalysisConfig:
             "small_cluster_correction": self.small_cluster_correction,
             "baseline_interval": None if self.baseline_interval is None
             else list(self.baseline_interval),
+            "primary_explainer": self.primary_explainer,
+            "secondary": list(self.secondary),
         }
 
     @classmethod
@@ -139,7 +147,22 @@ class AnalysisConfig:
             minimum_tasks=_integer(obj.get("minimum_tasks", 6), "minimum_tasks"),
             small_cluster_correction=str(obj.get("small_cluster_correction", "none")),
             baseline_interval=None if baseline is None else _pair(baseline, "baseline_interval"),
+            primary_explainer=_optional_name(obj.get("primary_explainer"),
+                                             "primary_explainer"),
+            secondary=_names(obj.get("secondary", []), "secondary"),
         )
+
+
+def _optional_name(value: Any, what: str) -> str | None:
+    if value is not None and (not isinstance(value, str) or not value):
+        raise UserInputError(f"analysis config: {what} must be a non-empty string or null")
+    return value
+
+
+def _names(value: Any, what: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise UserInputError(f"analysis config: {what} must be a list of estimate names")
+    return tuple(value)
 
 
 def _pair(value: Any, what: str) -> tuple[float, float]:
