@@ -307,21 +307,8 @@ def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
 
 
 def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
-    """Write ``text`` to ``path`` atomically (temporary file in the same folder, then rename)."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        os.fchmod(fd, 0o666 & ~current_umask())
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp_name, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp_name)
-        raise
+    """Write ``text`` as UTF-8 to ``path`` atomically (:func:`write_bytes_atomic`), as given."""
+    write_bytes_atomic(path, text.encode("utf-8"))
 
 
 def dumps_strict(obj: Any, *, indent: int | None = 2, sort_keys: bool = False) -> str:

@@ -99,11 +99,10 @@ def test_fake_server_answers_parse_with_the_sdk_response_model(
         headers = backend.headers(KEY, REQUESTS[kind])
         request = urllib.request.Request(
             backend.url, data=json.dumps(body).encode(), method="POST",
-            headers={**headers, "content-type": "application/json"})
+            headers={"content-type": "application/json", **headers})
         with urllib.request.urlopen(request, timeout=5.0) as response:
-            status, text = response.status, response.read().decode()
-    assert status == 200, text
-    answer = json.loads(text)
+            status, answer = response.status, json.loads(response.read())
+    assert status == 200, answer
     if api == "anthropic":
         message = Message.model_validate(answer)
         block = message.content[0]
