@@ -34,6 +34,7 @@ from foreseen.credit.analysis.report import (
     CreditReport,
     ForecasterBlock,
     LatencySummary,
+    LeakCheck,
     LedgerHead,
     OutcomeCommitment,
     ReportHeader,
@@ -52,15 +53,19 @@ from foreseen.credit.run.runner import (
 )
 from foreseen.credit.run.stand_ins import stand_ins
 
-__all__ = ["REPORT_FORMAT", "STUDY_SECTION_FILE", "VARYING_KEYS", "Analyzer", "MarkdownRenderer",
+__all__ = ["LEAK_CHECK_FILE", "REPORT_FORMAT", "STUDY_SECTION_FILE", "VARYING_KEYS", "Analyzer",
+           "MarkdownRenderer",
            "RunInputs", "StudySectionFile", "analyze_run", "check_run", "default_analyzer",
-           "read_study_section", "record_reveal", "stable_part"]
+           "read_leak_check", "read_study_section", "record_reveal", "stable_part"]
 
 VARYING_KEYS: tuple[str, ...] = ("ledger", "calibration_ledger", "run_metadata")
 #: a study that adds a section to its report writes it here, in the run folder, as
 #: ``{"name": str, "data": {...}, "markdown": str}``; :func:`analyze_run` copies ``data``
 #: into ``report.json`` under ``study_section`` and puts ``markdown`` above the analysis
 STUDY_SECTION_FILE = "study_section.json"
+#: the leak check's result (:mod:`foreseen.credit.plan.leak`), written by a study run beside
+#: the plan as ``{"method": str, "passed": bool, "detail": str}``; copied into the report
+LEAK_CHECK_FILE = "leak_check.json"
 
 Analyzer = Callable[[Study, Mapping[str, Mapping[str, Explanation]], Sequence[SlotRecord],
                      Mapping[str, float], Mapping[str, Any], Sequence[SlotRecord]],
@@ -168,7 +173,7 @@ def _plan_block(cls: type[Any], value: Any, what: str) -> Any:
 
 
 def _header(plan: FrozenPlan, run: RunInputs, child_run: RunInputs | None,
-            observed: str | None) -> ReportHeader:
+            observed: str | None, leak: LeakCheck | None = None) -> ReportHeader:
     expected = plan.body["outcome_commitment"]["sha256"]
     code_now = analysis_code_sha256(ANALYSIS_MODULES)
     calibration_plan = None
@@ -193,6 +198,7 @@ def _header(plan: FrozenPlan, run: RunInputs, child_run: RunInputs | None,
         ledger=LedgerHead(head_hash=run.head_hash, events=run.events),
         calibration_ledger=None if child_run is None
         else LedgerHead(head_hash=child_run.head_hash, events=child_run.events),
+        leak_check=leak,
     )
 
 
@@ -221,7 +227,7 @@ def analyze_run(plan: FrozenPlan, ledger_path: str | os.PathLike[str],
             )
         child_run = check_run(child_plan, child_ledger)
     section = read_study_section(Path(ledger_path).parent)
-    header = _header(plan, run, child_run, observed)
+    header = _header(plan, run, child_run, observed, read_leak_check(Path(ledger_path).parent))
     analysis = analyzer(plan.study, plan.explanations(), run.slots, outcomes,
                         plan.body["analysis"], child_run.slots if child_run else [])
     report = CreditReport.assemble(
@@ -258,6 +264,21 @@ def read_study_section(folder: Path) -> StudySectionFile | None:
         raise UserInputError(f"{path.name}: expected name, data and markdown")
     return StudySectionFile(StudySection(name=section["name"], data=section["data"]),
                             section["markdown"])
+
+
+def read_leak_check(folder: Path) -> LeakCheck | None:
+    """The leak check of :data:`LEAK_CHECK_FILE`, if the run folder has one."""
+    path = folder / LEAK_CHECK_FILE
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise UserInputError(f"{path.name} is not valid JSON") from None
+    if not (isinstance(data, dict) and isinstance(data.get("method"), str)
+            and isinstance(data.get("passed"), bool) and isinstance(data.get("detail"), str)):
+        raise UserInputError(f"{path.name}: expected method, passed and detail")
+    return LeakCheck(method=data["method"], passed=data["passed"], detail=data["detail"])
 
 
 def stable_part(report: CreditReport) -> dict[str, Any]:

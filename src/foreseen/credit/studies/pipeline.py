@@ -15,7 +15,10 @@
    plan is frozen from them exactly as ``foreseen credit plan DIR`` would.
    When ``out`` already holds a ``plan.json`` with the **same plan id**, the
    run is **resumed** (its ledger continues; nothing is paid twice). Otherwise
-   a previous run's files move to ``out/previous/<n>/`` (never deleted);
+   a previous run's files move to ``out/previous/<n>/`` (never deleted). The
+   **leak check** (:mod:`foreseen.credit.plan.leak`) freezes the staged folder
+   again with a seeded permutation of the outcomes and writes whether only the
+   commitment changed to ``leak_check.json`` (shown in the report);
 4. **run** the plan's slots into ``ledger.jsonl``, **reveal** the sealed
    outcomes (digest checked), freeze and run the post-outcome known-signal
    child plan (``signal_plan.json``, ``signal_ledger.jsonl``);
@@ -45,6 +48,7 @@ from foreseen.credit.explainers.base import ExplainerRun, Proposal
 from foreseen.credit.explainers.llm import LLMExplainer
 from foreseen.credit.model import Explanation
 from foreseen.credit.plan.freeze import FrozenPlan, load_plan, write_outcomes, write_plan
+from foreseen.credit.plan.leak import leak_check
 from foreseen.credit.plan.study_folder import freeze_study_dir
 from foreseen.credit.run.calibrated import (
     SEALED_OUTCOMES,
@@ -52,7 +56,7 @@ from foreseen.credit.run.calibrated import (
     run_with_signal_plan,
 )
 from foreseen.credit.run.faults import FaultInjectingBackend
-from foreseen.credit.run.pipeline import STUDY_SECTION_FILE, analyze_run
+from foreseen.credit.run.pipeline import LEAK_CHECK_FILE, STUDY_SECTION_FILE, analyze_run
 from foreseen.credit.studies.base import BuiltStudy, StudyDefinition, StudyDesign, Verification
 
 STUDY_FILES: tuple[str, ...] = ("study.json", "explanations.json", "design.json",
@@ -263,10 +267,13 @@ def run_study(definition: StudyDefinition, out: str | Path, settings: StudySetti
     shutil.rmtree(staging, ignore_errors=True)
     write_study_folder(staging, built, explanations, design, forecaster, outcomes_override)
     plan = freeze_study_dir(staging)
+    leak = leak_check(staging, plan)
     resumed = _same_plan(folder, plan)
     if not resumed:
-        archive_previous_run(folder, (*STUDY_FILES, *built.files, STUDY_SECTION_FILE))
+        archive_previous_run(folder, (*STUDY_FILES, *built.files, STUDY_SECTION_FILE,
+                                      LEAK_CHECK_FILE))
     _install(staging, folder, [*STUDY_FILES, *built.files])
+    write_json_atomic(folder / LEAK_CHECK_FILE, leak.to_json())
     if not resumed:
         write_plan(plan, folder / "plan.json")
     sealed = folder / SEALED_OUTCOMES

@@ -212,7 +212,20 @@ def test_offline_run_end_to_end(built: Tox21Build, cache_dir: Path, tmp_path: Pa
     assert noise["pairs"] == 6
     assert noise["median_seed_gap"] == seed_pair_summary(built.build.study,
                                                           outcomes)["median_seed_gap"]
-    assert "Seed noise" in (out / "report.md").read_text()
+    markdown = (out / "report.md").read_text()
+    assert "Seed noise" in markdown
+    # the declared sensitivity: hierarchical bootstrap endpoint → budget cell → seed
+    assert design["analysis"]["hierarchical"] == ["task", "cell", "seed"]
+    primary = [r for r in report["contrasts"] if r["variant"] == "itt"
+               and r["loss"] == "interval_score" and r.get("estimate") is not None
+               and r.get("reason") is None]
+    assert primary
+    for row in primary:
+        hierarchical = row["sensitivity"]["hierarchical"]
+        assert hierarchical["method"] == "hierarchical_percentile"
+        assert hierarchical["estimate"] == pytest.approx(row["estimate"])
+    assert "## Declared sensitivities" in markdown and "task → cell → seed" in markdown
+    assert report["leak_check"]["passed"], report["leak_check"]["detail"]
 
 
 def test_cli_user_errors_leave_no_study_folder(tmp_path: Path,

@@ -4,9 +4,12 @@ Design (spec credit.md §9): 12 endpoints × 3 nested label budgets × 2 seeds =
 72 states, all elicited (the probe explainer writes six-field cards). Contexts
 ``description``; probe ``matched_card`` and ``donor_card@seed_swap``; 2
 repeats; seed 20261129. The gate is the Tox21 harm gate (primary loss: the
-ROC-AUC interval score). An LLM explainer gets ``matched_card`` and
-``donor_card@seed_swap``. The study folder adds ``build.json`` (outcome-free
-diagnostics: unparseable SMILES, splits, convergence, per-state seconds).
+ROC-AUC interval score). The declared sensitivity analysis is the paper's
+hierarchical bootstrap: endpoint → budget cell → seed (``HIERARCHY``; each
+contrast carries its hierarchical interval beside the primary task-cluster one).
+An LLM explainer gets ``matched_card`` and ``donor_card@seed_swap``. The study
+folder adds ``build.json`` (outcome-free diagnostics: unparseable SMILES, splits,
+convergence, per-state seconds).
 
 Report section (after the reveal): seed noise — for every cell, whether its
 two seeds' outcomes share the sign and their gap, summarised as the share of
@@ -37,6 +40,8 @@ from foreseen.credit.studies.tox21.data import ENDPOINTS
 from foreseen.credit.studies.verification import zero_outcome_share
 
 DESIGN_SEED = 20261129
+#: the declared hierarchical bootstrap sensitivity: endpoint (task) → budget cell → seed
+HIERARCHY: tuple[str, ...] = ("task", "cell", "seed")
 REPEATS = 2
 MINIMUM_TASKS = 6
 CONTEXTS: dict[str | None, tuple[str, ...]] = {
@@ -94,7 +99,7 @@ class Tox21Study(StudyDefinition):
     def design(self, built: BuiltStudy, *, replicates: int, seed: int | None,
                repeats: int | None) -> StudyDesign:
         analysis = AnalysisConfig(bootstrap_b=replicates, gates=(tox21_harm_gate(),),
-                                  minimum_tasks=MINIMUM_TASKS)
+                                  minimum_tasks=MINIMUM_TASKS, hierarchical=HIERARCHY)
         return StudyDesign(
             contexts=CONTEXTS, repeats=REPEATS if repeats is None else repeats,
             seed=DESIGN_SEED if seed is None else seed, analysis=analysis,
