@@ -348,6 +348,9 @@ def page(run: RunFolder, figures: Sequence[Figure]) -> Page:
         ("outcome commitment", report.outcome_commitment.expected),
         ("ledger head", f"{report.ledger.head_hash} ({report.ledger.events} events)"),
         ("post outcome", "yes" if report.post_outcome else "no"),
+        *((("reference run (plan id)", report.reference.plan_id),
+           ("reference report sha256", report.reference.report_sha256))
+          if report.reference is not None else ()),
         ("run folder files not used", ", ".join(run.missing) or "none")))
     integrity = Table(("arm", "assigned", "valid", "fallback", "integrity"), tuple(
         (arm, str(t.assigned), str(t.valid), str(t.fallback), num(t.rate))

@@ -26,6 +26,7 @@ from foreseen.core.ledger import Ledger, VerifiedLedger
 from foreseen.core.schema import SchemaError, from_json, to_json
 from foreseen.credit.analysis.analyze import CreditAnalysis, analyze
 from foreseen.credit.analysis.config import AnalysisConfig
+from foreseen.credit.analysis.gates import Estimate
 from foreseen.credit.analysis.markdown import render_markdown
 from foreseen.credit.analysis.report import (
     REPORT_FORMAT,
@@ -37,6 +38,7 @@ from foreseen.credit.analysis.report import (
     LeakCheck,
     LedgerHead,
     OutcomeCommitment,
+    ReferenceRun,
     ReportHeader,
     RunMetadata,
     StudySection,
@@ -45,6 +47,7 @@ from foreseen.credit.analysis.report import (
 from foreseen.credit.model import Explanation, SlotRecord, Study
 from foreseen.credit.plan.freeze import ANALYSIS_MODULES, FrozenPlan, analysis_code_sha256, reveal
 from foreseen.credit.run.events import AnalysisWritten, CallCompleted, OutcomesRevealed, entry
+from foreseen.credit.run.reference import ReferenceReport, checked_reference
 from foreseen.credit.run.runner import (
     check_ledger_plan,
     read_run_ledger,
@@ -68,18 +71,23 @@ STUDY_SECTION_FILE = "study_section.json"
 LEAK_CHECK_FILE = "leak_check.json"
 
 Analyzer = Callable[[Study, Mapping[str, Mapping[str, Explanation]], Sequence[SlotRecord],
-                     Mapping[str, float], Mapping[str, Any], Sequence[SlotRecord]],
+                     Mapping[str, float], Mapping[str, Any], Sequence[SlotRecord],
+                     Mapping[str, Estimate] | None],
                     CreditAnalysis]
 MarkdownRenderer = Callable[[CreditReport], str]
 
 
 def default_analyzer(study: Study, explanations: Mapping[str, Mapping[str, Explanation]],
                      slots: Sequence[SlotRecord], outcomes: Mapping[str, float],
-                     config: Mapping[str, Any], calibration: Sequence[SlotRecord]
-                     ) -> CreditAnalysis:
-    """:func:`~foreseen.credit.analysis.analyze.analyze` with the plan's frozen configuration."""
+                     config: Mapping[str, Any], calibration: Sequence[SlotRecord],
+                     reference: Mapping[str, Estimate] | None = None) -> CreditAnalysis:
+    """:func:`~foreseen.credit.analysis.analyze.analyze` with the plan's frozen configuration.
+
+    ``reference`` is the reference run's estimate table (replication gates).
+    """
     frozen = AnalysisConfig.from_json(config)
-    return analyze(study, explanations, slots, outcomes, frozen, calibration=calibration)
+    return analyze(study, explanations, slots, outcomes, frozen, calibration=calibration,
+                   reference_estimates=reference)
 
 
 @dataclass(frozen=True)
@@ -173,7 +181,8 @@ def _plan_block(cls: type[Any], value: Any, what: str) -> Any:
 
 
 def _header(plan: FrozenPlan, run: RunInputs, child_run: RunInputs | None,
-            observed: str | None, leak: LeakCheck | None = None) -> ReportHeader:
+            observed: str | None, leak: LeakCheck | None = None,
+            reference: ReferenceReport | None = None) -> ReportHeader:
     expected = plan.body["outcome_commitment"]["sha256"]
     code_now = analysis_code_sha256(ANALYSIS_MODULES)
     calibration_plan = None
@@ -199,6 +208,9 @@ def _header(plan: FrozenPlan, run: RunInputs, child_run: RunInputs | None,
         calibration_ledger=None if child_run is None
         else LedgerHead(head_hash=child_run.head_hash, events=child_run.events),
         leak_check=leak,
+        reference=None if reference is None else ReferenceRun(
+            plan_id=reference.plan_id, report_sha256=reference.sha256, study=reference.study,
+            ok=True),
     )
 
 
@@ -211,7 +223,9 @@ def analyze_run(plan: FrozenPlan, ledger_path: str | os.PathLike[str],
 
     ``calibration`` is the known-signal child plan and its ledger; its slots go
     to the analysis as ``calibration`` (→ ``checks.known_signal``). The run
-    folder (the ledger's folder) may hold :data:`STUDY_SECTION_FILE`.
+    folder (the ledger's folder) may hold :data:`STUDY_SECTION_FILE`,
+    :data:`LEAK_CHECK_FILE` and, when the plan froze a reference report's SHA-256,
+    must hold that report (:mod:`foreseen.credit.run.reference`).
     """
     started = time.monotonic()
     run = check_run(plan, ledger_path)
@@ -226,10 +240,14 @@ def analyze_run(plan: FrozenPlan, ledger_path: str | os.PathLike[str],
                 "calibration plan does not name this plan as its parent (or is not post-outcome)"
             )
         child_run = check_run(child_plan, child_ledger)
-    section = read_study_section(Path(ledger_path).parent)
-    header = _header(plan, run, child_run, observed, read_leak_check(Path(ledger_path).parent))
+    folder = Path(ledger_path).parent
+    section = read_study_section(folder)
+    digest = plan.body["analysis"].get("reference_report_sha256")
+    reference = None if digest is None else checked_reference(folder, str(digest))
+    header = _header(plan, run, child_run, observed, read_leak_check(folder), reference)
     analysis = analyzer(plan.study, plan.explanations(), run.slots, outcomes,
-                        plan.body["analysis"], child_run.slots if child_run else [])
+                        plan.body["analysis"], child_run.slots if child_run else [],
+                        None if reference is None else reference.estimates)
     report = CreditReport.assemble(
         header, analysis, study_section=None if section is None else section.section,
         run_metadata=RunMetadata(

@@ -25,7 +25,7 @@ from typing import Any
 
 from foreseen.core.parallel import Executor
 from foreseen.credit.analysis.config import AnalysisConfig
-from foreseen.credit.analysis.gates import tox21_harm_gate
+from foreseen.credit.analysis.gates import replication_gate, tox21_harm_gate
 from foreseen.credit.model import Outcome
 from foreseen.credit.plan.freeze import ExecutionConfig
 from foreseen.credit.studies.base import (
@@ -104,6 +104,11 @@ class Tox21Study(StudyDefinition):
             contexts=CONTEXTS, repeats=REPEATS if repeats is None else repeats,
             seed=DESIGN_SEED if seed is None else seed, analysis=analysis,
             execution=ExecutionConfig(), llm_contexts=LLM_CONTEXTS)
+
+    def replication_gate(self, design: StudyDesign) -> dict[str, Any]:
+        """The paper's replication gate (signs of the interval-score and point-MAE Δ_desc and
+        the interval-score Δ_donor agree; Δ_donor's 90 % interval inside ±0.005)."""
+        return replication_gate("probe")
 
     def verify(self, built: BuiltStudy, options: Mapping[str, Any], *, fraction: float,
                executor: Executor | None) -> Verification:
