@@ -20,6 +20,7 @@ from foreseen.credit.analysis.checks import (
 from foreseen.credit.analysis.contrasts import ZERO_BY_CONSTRUCTION
 from foreseen.credit.analysis.gates import Estimate, predictive_value_gate
 from foreseen.credit.analysis.verdicts import (
+    CheckVerdict,
     _known_signal,
     interval_verdict,
     primary_explainer,
@@ -83,23 +84,34 @@ def test_known_signal_passes_only_when_the_placebo_is_not_taken_up() -> None:
     class Checks:  # the verdict reads only the known-signal check
         def __init__(self, known: KnownSignalCheck) -> None:
             self.known_signal = known
-    passed = _known_signal(Checks(_known(exact=exact, placebo=_slope(0.0, -0.2, 0.2, -0.15))))  # type: ignore[arg-type]
+
+    def verdict(**arms: SignalUptake) -> CheckVerdict:
+        return _known_signal(Checks(_known(**arms)))  # type: ignore[arg-type]
+
+    passed = verdict(exact=exact, placebo=_slope(0.0, -0.05, 0.05, -0.04))
     assert passed.verdict == "pass"
-    copies = _known_signal(Checks(_known(exact=exact, placebo=_slope(0.9, 0.6, 1.1, 1e-9))))  # type: ignore[arg-type]
+    subjects = {s.subject: s.verdict for s in passed.subjects}
+    assert subjects == {"signal@exact": "pass", "signal@placebo": "pass"}
+    # the placebo's interval inside ±0.1, inclusive at the margin
+    assert verdict(exact=exact, placebo=_slope(0.0, -0.1, 0.1, -0.09)).verdict == "pass"
+    beyond = verdict(exact=exact, placebo=_slope(0.0, -0.1, math.nextafter(0.1, 1), -0.09))
+    assert beyond.verdict == "inconclusive" and "not inside" in beyond.why
+    # a placebo interval that is merely wide is not a pass
+    assert verdict(exact=exact, placebo=_slope(0.0, -0.2, 0.2, -0.15)).verdict == "inconclusive"
+    copies = verdict(exact=exact, placebo=_slope(0.9, 0.6, 1.1, math.nextafter(0.1, 1)))
     assert copies.verdict == "fail" and "unrelated" in copies.why
-    edge = _known_signal(Checks(_known(exact=exact, placebo=_slope(0.3, 0.0, 0.6, 0.0))))  # type: ignore[arg-type]
-    assert edge.verdict == "pass"  # 0 is inside [0, 0.6] and the bound is not above 0
-    ignores = _known_signal(Checks(_known(exact=_slope(0.0, -0.1, 0.1, -0.08),  # type: ignore[arg-type]
-                                          placebo=_slope(0.0, -0.2, 0.2, -0.1))))
+    assert {s.subject: s.verdict for s in copies.subjects}["signal@placebo"] == "fail"
+    edge = verdict(exact=exact, placebo=_slope(0.3, 0.1, 0.6, 0.1))
+    assert edge.verdict == "inconclusive"  # a lower bound of exactly 0.1 is not above it
+    ignores = verdict(exact=_slope(0.0, -0.1, 0.1, -0.08), placebo=_slope(0.0, -0.05, 0.05, -0.04))
     assert ignores.verdict == "fail" and "ignores" in ignores.why
-    wide = _known_signal(Checks(_known(exact=_slope(0.0, -0.1, math.nextafter(0.1, 1), -0.08),  # type: ignore[arg-type]
-                                       placebo=_slope(0.0, -0.2, 0.2, -0.1))))
+    wide = verdict(exact=_slope(0.0, -0.1, math.nextafter(0.1, 1), -0.08),
+                   placebo=_slope(0.0, -0.05, 0.05, -0.04))
     assert wide.verdict == "inconclusive"
-    alone = _known_signal(Checks(_known(exact=exact)))  # type: ignore[arg-type]
+    alone = verdict(exact=exact)
     assert alone.verdict == "inconclusive" and "placebo" in alone.why
     none = _known_signal(Checks(KnownSignalCheck(value=None, reason="no_calibration_plan")))  # type: ignore[arg-type]
     assert none.verdict == "inconclusive" and none.why == "no_calibration_plan"
-    assert {s.subject for s in passed.subjects} == {"signal@exact", "signal@placebo"}
 
 
 def test_primary_explainer_and_loss_come_from_the_configuration_then_the_gates() -> None:

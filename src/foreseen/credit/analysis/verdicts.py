@@ -26,13 +26,18 @@ thresholds):
    else *inconclusive* (the interval is too wide: more tasks are needed).
 4. **alignment** — the same rule on Δ_donor (matched − donor) per donor
    context; the headline uses the gate's donor context, else the first.
-5. **known signal** — from the post-outcome child plan: *pass* when the slope
-   of ŷ on the exact signal has a one-sided 95 % lower bound above 0 and the
-   slope on the placebo signal (another task's outcome) has a 95 % interval
-   containing 0 (the uptake is specific to the state); *fail* when the placebo
-   slope's lower bound is above 0 (the forecaster takes up numbers unrelated to
-   the state), or the exact slope's 95 % interval lies inside ±0.1 (it ignores a
-   known signal); else *inconclusive*.
+5. **known signal** — from the post-outcome child plan (its five signals are
+   ours, :data:`foreseen.credit.plan.freeze.SIGNAL_NAMES`): *pass* when the
+   slope of ŷ on the exact signal has a one-sided 95 % lower bound above 0 and
+   the slope on the placebo signal (another task's outcome, told to be
+   unrelated) has a 95 % interval inside ±0.1 (the uptake is specific to the
+   state); *fail* when the placebo slope's lower bound is above 0.1 (the
+   forecaster takes up numbers unrelated to the state), or the exact slope's 95 %
+   interval lies inside ±0.1 (it ignores a known signal); else *inconclusive*
+   (e.g. a placebo interval too wide to show the uptake is specific). Per
+   subject, the placebo passes when it is ignored (interval inside ±0.1) and
+   fails when taken up (lower bound above 0.1); every other signal passes when
+   taken up (lower bound above 0) and fails when ignored.
 
 An estimate that is null, or zero by construction (the arms give identical
 losses on every state), is *inconclusive* with its reason: the data cannot
@@ -300,9 +305,10 @@ def _subject(subjects: Sequence[SubjectVerdict], primary: str | None) -> str | N
 
 KNOWN_SIGNAL_RULE = ("slope of ŷ on the signal (post-outcome child plan): pass when the exact "
                      "signal's slope has a one-sided 95 % lower bound > 0 and the placebo "
-                     "signal's (another task's outcome) 95 % interval contains 0; fail when "
-                     "the placebo slope's lower bound > 0 or the exact slope's 95 % interval "
-                     f"lies inside ±{NO_UPTAKE_MARGIN:g}; else inconclusive")
+                     "signal's (another task's outcome) 95 % interval lies inside "
+                     f"±{NO_UPTAKE_MARGIN:g}; fail when the placebo slope's lower bound > "
+                     f"{NO_UPTAKE_MARGIN:g} or the exact slope's 95 % interval lies inside "
+                     f"±{NO_UPTAKE_MARGIN:g}; else inconclusive")
 
 
 def _slope_of(uptake: Any) -> tuple[float | None, Interval | None, float | None, str]:
@@ -314,6 +320,19 @@ def _slope_of(uptake: Any) -> tuple[float | None, Interval | None, float | None,
     observed = (f"slope {_num(value.estimate)}, 95 % CI {_interval(value.ci95)}, "
                 f"one-sided LB {_num(value.lower_bound_one_sided)}")
     return value.estimate, value.ci95, value.lower_bound_one_sided, observed
+
+
+def _inside(ci95: Interval) -> bool:
+    return ci95[0] >= -NO_UPTAKE_MARGIN and ci95[1] <= NO_UPTAKE_MARGIN
+
+
+def _placebo_verdict(ci95: Interval, bound: float) -> tuple[Outcome, str]:
+    """The placebo passes when ignored and fails when taken up (module docstring)."""
+    if _inside(ci95):
+        return "pass", f"ignores the unrelated number: 95 % interval inside ±{NO_UPTAKE_MARGIN:g}"
+    if bound > NO_UPTAKE_MARGIN:
+        return "fail", f"takes up an unrelated number: lower bound > {NO_UPTAKE_MARGIN:g}"
+    return "inconclusive", f"95 % interval not inside ±{NO_UPTAKE_MARGIN:g}"
 
 
 def _known_signal(checks: FiveChecks) -> CheckVerdict:
@@ -330,6 +349,8 @@ def _known_signal(checks: FiveChecks) -> CheckVerdict:
         if ci95 is None or bound is None:
             verdict: Outcome = "inconclusive"
             why = "no slope interval"
+        elif context == "signal@placebo":
+            verdict, why = _placebo_verdict(ci95, bound)
         elif bound > 0:
             verdict, why = "pass", "takes the signal up: lower bound > 0"
         elif ci95[0] >= -NO_UPTAKE_MARGIN and ci95[1] <= NO_UPTAKE_MARGIN:
@@ -345,17 +366,22 @@ def _known_signal(checks: FiveChecks) -> CheckVerdict:
     head: tuple[Outcome, str]
     if exact is None or exact[1] is None or exact[2] is None:
         head = ("inconclusive", "no slope on the exact signal")
-    elif placebo is not None and placebo[2] is not None and placebo[2] > 0:
+    elif placebo is not None and placebo[2] is not None and placebo[2] > NO_UPTAKE_MARGIN:
         head = ("fail", "the slope on the placebo signal (another task's outcome) has a lower "
-                        "bound > 0: the forecaster takes up numbers unrelated to the state, so "
-                        "its uptake of the exact signal is not specific")
+                        f"bound > {NO_UPTAKE_MARGIN:g}: the forecaster takes up numbers "
+                        "unrelated to the state, so its uptake of the exact signal is not "
+                        "specific")
     elif exact[1][0] >= -NO_UPTAKE_MARGIN and exact[1][1] <= NO_UPTAKE_MARGIN:
         head = ("fail", f"the exact signal's slope lies inside ±{NO_UPTAKE_MARGIN:g}: the "
                         "forecaster ignores a known signal")
     elif exact[2] > 0 and placebo is not None and placebo[1] is not None and \
-            placebo[1][0] <= 0 <= placebo[1][1]:
+            _inside(placebo[1]):
         head = ("pass", "the exact signal is taken up (lower bound > 0) and the placebo is not"
-                        " (its interval contains 0)")
+                        f" (its 95 % interval lies inside ±{NO_UPTAKE_MARGIN:g})")
+    elif exact[2] > 0 and placebo is not None and placebo[1] is not None:
+        head = ("inconclusive", "the exact signal is taken up, but the placebo's 95 % interval"
+                                f" is not inside ±{NO_UPTAKE_MARGIN:g}: the uptake cannot be"
+                                " shown to be specific (more tasks are needed)")
     elif exact[2] > 0:
         head = ("inconclusive", "the exact signal is taken up, but without a placebo slope the"
                                 " uptake cannot be shown to be specific")
