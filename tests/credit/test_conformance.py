@@ -42,6 +42,9 @@ def _options(name: str, tmp_path: Path) -> dict[str, Any]:
     model = tmp_path / "model.gguf"
     model.write_bytes(b"GGUF test file")
     digest = hashlib.sha256(model.read_bytes()).hexdigest()
+    truth = tmp_path / "truth.json"
+    truth.write_text(json.dumps({"study": "s", "version": 1,
+                                 "outcomes": [{"state_id": "s1", "y": 0.01}]}))
     return {
         "card_reader": {"seed": 1}, "catalog_prior": {"seed": 1}, "zero": {},
         "anthropic": {"model": "m", "api_key_env": KEY_ENV, "temperature": "omit"},
@@ -49,6 +52,7 @@ def _options(name: str, tmp_path: Path) -> dict[str, Any]:
                               "base_url": "http://127.0.0.1:9/v1"},
         "command": {"argv": [str(script)], "secret_env": [KEY_ENV]},
         "local": {"model_path": str(model), "model_sha256": digest},
+        "synthetic_truth": {"truth": str(truth), "delta_point": 0.01, "seed": 1},
     }.get(name, {})
 
 

@@ -113,3 +113,32 @@ def test_the_credit_demo_writes_report_html_and_a_markdown_headline(tmp_path: Pa
     assert "not evidence about any model" in label and "mechanism" in label
     assert label in markdown and html.escape(label) in page
     assert markdown.index("## Headline") < markdown.index("## Primary contrasts")
+
+
+def test_the_credit_page_shows_each_checks_verdict_rule_and_why(
+        artefacts: dict[str, Path], tmp_path: Path) -> None:
+    """Every one of the five checks is on the page with its verdict (in its tone), rule and why."""
+    report = json.loads((artefacts["credit-report"] / "report.json").read_text(encoding="utf-8"))
+    page = write_html(artefacts["credit-report"], out=tmp_path / "page.html").read_text(
+        encoding="utf-8")
+    verdicts = report["verdicts"]
+    for check in ("commitment", "delivery", "predictive_gain", "alignment", "known_signal"):
+        verdict = verdicts[check]
+        assert verdict["verdict"] in ("pass", "fail", "inconclusive")
+        tone = "warn" if verdict["verdict"] == "inconclusive" else verdict["verdict"]
+        assert (f'<b>{check}</b><span class="tone tone-{tone}">{verdict["verdict"]}</span>'
+                in page), check
+        assert html.escape(verdict["rule"]) in page and html.escape(verdict["why"]) in page
+
+
+def test_the_credit_pages_show_the_leak_check(tmp_path: Path) -> None:
+    """A study run writes leak_check.json; report.json, report.md and the page all show it."""
+    out = tmp_path / "credit"
+    assert run(["-q", "credit", "demo", "--tasks", "6", "--replicates", "100",
+                "--out", str(out)]) == 0
+    leak = json.loads((out / "leak_check.json").read_text(encoding="utf-8"))
+    assert leak["method"] == "permuted_outcomes" and leak["passed"] is True
+    assert json.loads((out / "report.json").read_text(encoding="utf-8"))["leak_check"] == leak
+    line = f"leak check (permuted_outcomes): pass — {leak['detail']}"
+    assert line in (out / "report.md").read_text(encoding="utf-8")
+    assert html.escape(line) in (out / "report.html").read_text(encoding="utf-8")

@@ -173,7 +173,7 @@ def signal_plan_command(
     outcomes: Annotated[Path, typer.Argument(help="The parent's sealed outcome file.")],
     out: options.OutFile,
     noise_sd: Annotated[float, typer.Option("--noise-sd", help="SD of the declared noise of"
-                                            " signal@noisy.")] = 0.01,
+                                            " signal@noisy (signal@noisy_large: 5 ×).")] = 0.01,
 ) -> None:
     """Freeze the known-signal calibration child plan (post-outcome)."""
     from foreseen.credit.plan.freeze import freeze_signal_plan, load_plan, write_plan

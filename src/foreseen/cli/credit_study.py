@@ -58,6 +58,9 @@ Concurrency = Annotated[int | None, typer.Option(
     "--concurrency", min=1, help="Concurrent forecast calls (default: the plan's).")]
 BudgetUsd = Annotated[float | None, typer.Option(
     "--budget-usd", help="Stop cleanly (resumably) before spending more than this.")]
+ReferenceRun = Annotated[Path | None, typer.Option(
+    "--reference-run", help="A previous run folder of this study: its report's SHA-256 is"
+    " frozen in the plan and the replication gate compares signs with it.")]
 DryRun = Annotated[bool, typer.Option(
     "--dry-run", help="Build and freeze, print the calls and their token, cost and time"
     " bounds, call nothing.")]
@@ -91,7 +94,8 @@ def run_and_print(name: str, out: Path | None, values: Mapping[str, Any], *,
                   temperature: str | None = None, command: str | None = None,
                   explainer: str | None = None, explainer_model: str | None = None,
                   concurrency: int | None = None, budget_usd: float | None = None,
-                  dry_run: bool = False, accept_failures: bool = False,
+                  reference_run: Path | None = None, dry_run: bool = False,
+                  accept_failures: bool = False,
                   no_html: bool = False) -> None:
     """Run study ``name`` from its configuration file and flags; print its summary.
 
@@ -120,7 +124,7 @@ def run_and_print(name: str, out: Path | None, values: Mapping[str, Any], *,
         verify_outcomes=verify_outcomes or None, forecaster=forecaster, model=model,
         base_url=base_url, api_key_env=api_key_env, temperature=_temperature(temperature),
         command=command, explainer=explainer, explainer_model=explainer_model,
-        concurrency=concurrency, budget_usd=budget_usd))
+        concurrency=concurrency, budget_usd=budget_usd, reference_run=reference_run))
     folder = Path(run.out) if run.out is not None else Path("out") / name
     settings = replace(run.settings(VERIFY_FRACTION), inject_faults=inject_faults,
                        accept_failures=accept_failures)
@@ -206,6 +210,7 @@ def _study_command(name: str, title: str,
         ("explainer_model", ExplainerModel, None),
         ("concurrency", Concurrency, None),
         ("budget_usd", BudgetUsd, None),
+        ("reference_run", ReferenceRun, None),
         ("dry_run", DryRun, False),
         ("accept_failures", AcceptFailures, False),
         ("no_html", NoHtml, False),

@@ -309,7 +309,11 @@ class Card:
         return self.completeness == len(SLOT_NAMES)
 
     def evidence_backed_slots(self, source: str) -> tuple[str, ...]:
-        """Filled slots with at least one span, every one of which occurs verbatim in ``source``."""
+        """Filled slots with at least one span, every one of which occurs verbatim in ``source``.
+
+        A slot without spans is not evidence-backed, so a card with no spans has 0
+        evidence-backed slots whatever it claims.
+        """
         backed = []
         for slot in self.filled_slots():
             spans = self.spans.get(slot, ())

@@ -26,9 +26,11 @@ from foreseen.credit.analysis.analyze import arm_label
 from foreseen.credit.analysis.contrasts import ContrastRow
 from foreseen.credit.analysis.markdown import (
     MERGED_VARIANT,
+    CheckLine,
     arm_variants_identical,
-    check_verdicts,
+    check_lines,
     drop_repeats,
+    leak_line,
     merge_variants,
     primary_losses,
     stand_in_lines,
@@ -264,7 +266,17 @@ def _gate_verdicts(report: CreditReport) -> tuple[Verdict, ...]:
 
 
 def _check_tone(word: str) -> Tone:
-    return "warn" if word == "not computed" else "neutral"
+    """pass/fail verdicts in their colours; inconclusive and legacy words warn or stay neutral."""
+    if word in ("pass", "fail"):
+        return "pass" if word == "pass" else "fail"
+    return "warn" if word in ("not computed", "inconclusive") else "neutral"
+
+
+def _check_detail(line: CheckLine) -> str:
+    """The verdict's subject, numbers, why and rule in one line (legacy lines: their detail)."""
+    if not line.rule:
+        return line.detail
+    return (f"{line.subject}: {line.detail} — {line.why}. Rule: {line.rule}")
 
 
 def _contrast_table(rows: Sequence[ContrastRow], caption: str) -> Table:
@@ -324,10 +336,11 @@ def page(run: RunFolder, figures: Sequence[Figure]) -> Page:
         f"outcome commitment {'ok' if report.outcome_commitment.ok else 'MISMATCH'}; "
         f"analysis code {'matches' if report.analysis_code_matches_plan else 'DIFFERS FROM'} "
         "the plan",
+        *((leak,) if (leak := leak_line(report)) is not None else ()),
     )
     stand_ins = tuple(stand_in_lines(report))
-    checks = tuple(Verdict(v.name, v.word, _check_tone(v.word), v.detail)
-                   for v in check_verdicts(report.checks))
+    checks = tuple(Verdict(v.name, v.word, _check_tone(v.word), _check_detail(v))
+                   for v in check_lines(report))
     primary = primary_losses(report)
     provenance = Section("Provenance", facts=(
         ("plan id", report.plan_id), ("parent plan id", report.parent_plan_id or "—"),
@@ -335,6 +348,9 @@ def page(run: RunFolder, figures: Sequence[Figure]) -> Page:
         ("outcome commitment", report.outcome_commitment.expected),
         ("ledger head", f"{report.ledger.head_hash} ({report.ledger.events} events)"),
         ("post outcome", "yes" if report.post_outcome else "no"),
+        *((("reference run (plan id)", report.reference.plan_id),
+           ("reference report sha256", report.reference.report_sha256))
+          if report.reference is not None else ()),
         ("run folder files not used", ", ".join(run.missing) or "none")))
     integrity = Table(("arm", "assigned", "valid", "fallback", "integrity"), tuple(
         (arm, str(t.assigned), str(t.valid), str(t.fallback), num(t.rate))

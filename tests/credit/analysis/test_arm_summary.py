@@ -41,9 +41,11 @@ def test_arm_metrics_by_hand() -> None:
     assert metrics.interval_score == pytest.approx(((0.475 + 1.15) / 2 + 0.75) / 2)
     assert metrics.coverage == pytest.approx(0.5)
     assert metrics.width == pytest.approx(((0.225 + 0.15) / 2 + 0.25) / 2)
-    # drift: |ŷ1 − ŷ2| per state: 0.2, 0.1, 0.2; the trimmed mean is over states
+    # drift: |ŷ1 − ŷ2| per state: 0.2, 0.1, 0.2; the trimmed mean is task-weighted:
+    # weights a1 ¼, a2 ¼, b1 ½; sorted 0.1 (¼), 0.2 (¼), 0.2 (½); the mass in [0.1, 0.9]
+    # is 0.15 of 0.1, ¼ of 0.2 and 0.4 of 0.2 → (0.015 + 0.05 + 0.08) / 0.8
     assert metrics.drift == pytest.approx(((0.2 + 0.1) / 2 + 0.2) / 2)
-    assert metrics.drift_trimmed_mean_10pct == pytest.approx(0.5 / 3)
+    assert metrics.drift_trimmed_mean_10pct == pytest.approx(0.145 / 0.8)
     assert metrics.drift_reason is None and metrics.drift_trimmed_mean_10pct_reason is None
     assert (metrics.n_states, metrics.n_tasks, metrics.n_slots) == (3, 2, 6)
     assert (metrics.n_fallback, metrics.n_invalid) == (1, 1)

@@ -13,7 +13,9 @@ EVERY_FIELD_CHANGED = AnalysisConfig(
     hierarchical=("task", "cell", "seed"), equivalence_margins={"point_mae": 0.01},
     movement_thresholds=(0.0, 0.1), fallback_point=0.25, fallback_interval=(-0.5, 0.5),
     gates=(tox21_harm_gate(),), integrity_minimum=0.8, minimum_tasks=4,
-    small_cluster_correction="student_t", baseline_interval=(-0.1, 0.2))
+    small_cluster_correction="student_t", baseline_interval=(-0.1, 0.2),
+    primary_explainer="probe", secondary=("delta_desc/probe/numeric/point_mae/itt",),
+    reference_report_sha256="ab" * 32)
 
 
 def test_an_empty_config_is_the_documented_defaults() -> None:
@@ -25,7 +27,8 @@ def test_an_empty_config_is_the_documented_defaults() -> None:
         "equivalence_margins": {"interval_score": 0.005, "point_mae": 0.005},
         "movement_thresholds": [0.0, 0.005, 0.01, 0.02, 0.05], "fallback_point": 0.0,
         "fallback_interval": [0.0, 0.0], "gates": [], "integrity_minimum": 0.9,
-        "minimum_tasks": 6, "small_cluster_correction": "none", "baseline_interval": None}
+        "minimum_tasks": 6, "small_cluster_correction": "none", "baseline_interval": None,
+            "primary_explainer": None, "secondary": [], "reference_report_sha256": None}
     assert normalise_analysis_config({"alpha": 0.1})["alpha"] == 0.1
 
 
@@ -45,6 +48,13 @@ def test_every_field_survives_the_round_trip() -> None:
     ({"gates": {"name": "g"}}, "analysis config: gates must be a list of objects"),
     ({"gates": ["g"]}, "analysis config: gates must be a list of objects"),
     ({"alpha": "0.2"}, "analysis config: alpha must be a finite number, got '0.2'"),
+    ({"reference_report_sha256": "AB" * 32}, "analysis config: reference_report_sha256 must be "
+                                             "a SHA-256 (64 hex digits) or null"),
+    ({"reference_report_sha256": "ab" * 31}, "analysis config: reference_report_sha256 must be "
+                                             "a SHA-256 (64 hex digits) or null"),
+    ({"secondary": "x"}, "analysis config: secondary must be a list of estimate names"),
+    ({"primary_explainer": ""},
+     "analysis config: primary_explainer must be a non-empty string or null"),
     ({"alpha": True}, "analysis config: alpha must be a finite number, got True"),
     ({"alpha": float("inf")}, "analysis config: alpha must be a finite number, got inf"),
     ({"alpha": 1.0}, "analysis config: alpha must be in (0, 1), got 1.0"),

@@ -42,7 +42,8 @@ def test_tox21_gate_pass_fail_and_margin_note() -> None:
     assert zero_bound.status == "confirmation_no_go"
     assert [c.passed for c in zero_bound.conditions] == [True, False, True, True]
     first = to_json(zero_bound.conditions[0])
-    assert list(first) == ["estimate", "test", "value", "observed", "passed"]
+    assert list(first) == ["estimate", "test", "value", "required", "observed", "passed"]
+    assert first["required"] == "estimate ≥ 0.005"
     assert first["value"] == 0.005 and first["observed"]["n_clusters"] == 12
 
 
@@ -58,7 +59,7 @@ def test_inconclusive_when_too_few_tasks_low_integrity_or_missing() -> None:
     assert missing.status == "inconclusive" and missing.reasons is not None
     assert f"estimate_missing:{DONOR}" in missing.reasons
     absent = to_json(missing.conditions[2])
-    assert list(absent) == ["estimate", "test", "value", "passed", "reason"]
+    assert list(absent) == ["estimate", "test", "value", "required", "passed", "reason"]
     assert absent["reason"] == "estimate_missing"
     null = run(spec, {DESC: entry(0.01, 0.002),
                       DONOR: Estimate(estimate=None, n_clusters=12, integrity=None)})

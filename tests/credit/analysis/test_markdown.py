@@ -56,13 +56,16 @@ def test_provenance_and_null_reasons_are_printed() -> None:
     assert isinstance(broken, CreditReport)
     assert "outcome commitment check: `MISMATCH`" in render_markdown(broken)
     edge = render_markdown(edge_report())
-    assert "| known_signal | computed |" in edge
+    assert "| known_signal | inconclusive | signal@exact |" in edge
+    assert "without a placebo slope" in edge  # the edge calibration has no placebo arm
     assert "- probe: — (`single_elicitation_condition`)" in edge
     assert "— (no_paired_states)" in edge and "(fewer_than_two_repeats)" in edge
     assert "**needs_missing**: `inconclusive`" in edge
     assert "  - reasons: estimate_missing:" in edge
-    assert "| known_signal | not computed | no_calibration_plan |" in render_markdown(
-        _analysis())
+    bare = render_markdown(_analysis())
+    assert "| known_signal | inconclusive | — |" in bare
+    assert bare.split("| known_signal | inconclusive | — |")[1].splitlines()[0].endswith(
+        "| — | no_calibration_plan |")
 
 
 def test_identical_itt_and_valid_only_rows_are_printed_once() -> None:

@@ -174,3 +174,70 @@ def test_every_equivalence_statement() -> None:
     assert render(Equivalence(margin=None, equivalent=None, reason="no_margin_declared")) == (
         "— (no_margin_declared)")
     assert render(Equivalence(margin=None, equivalent=None)) == "— (no margin)"
+
+
+def _gate_cells(report: CreditAnalysis) -> list[dict[str, str]]:
+    cells = []
+    for gate in report.gates:
+        for c in gate.conditions:
+            o = c.observed
+            if o is None:
+                observed = "— (estimate missing)"
+            else:
+                shown = {"lower_bound_positive": f"LB {_number(o.lower_bound_one_sided)}",
+                         "ci90_inside": f"90 % CI {_interval(o.ci90)}",
+                         "sign_agrees": f"{_number(o.estimate)}; reference "
+                                        f"{_number(c.reference_estimate)}"}.get(
+                    c.test, _number(o.estimate))
+                observed = shown + ("" if o.n_clusters is None else f" ({o.n_clusters} clusters)")
+            result = {True: "pass", False: "fail", None: "undetermined"}[c.passed]
+            cells.append({"gate": gate.name, "status": gate.status, "condition": c.estimate,
+                          "required": str(c.required), "observed": observed,
+                          "result": result + (f" ({c.reason})" if c.reason else "")})
+    return cells
+
+
+def _new_tables(report: CreditAnalysis) -> None:
+    tables = _tables(render_markdown(report))
+    assert tables["### Gates"] == _gate_cells(report)
+    verdicts = report.verdicts
+    assert verdicts is not None
+    assert tables["### The five checks"] == [
+        {"check": v.check, "verdict": v.verdict, "subject": v.subject or "—", "rule": v.rule,
+         "observed": v.observed, "why": v.why} for v in verdicts.in_order()]
+    assert tables["## Checks by subject"] == [
+        {"check": v.check, "subject": s.subject, "verdict": s.verdict, "observed": s.observed,
+         "why": s.why} for v in verdicts.in_order() for s in v.subjects]
+    assert tables["## Every arm against the baselines"] == [
+        {"arm": r.arm, "baseline": r.baseline, "loss": r.loss,
+         "estimate": _number(r.estimate) + (f" ({r.reason})" if r.reason else ""),
+         "95 % CI": _interval(r.ci95), "one-sided 95 % LB": _number(r.lower_bound_one_sided),
+         "clusters": _number(r.n_clusters)} for r in report.baseline_contrasts or ()]
+    assert tables["## Ensemble sensitivity"] == [
+        {"arm": label, "point MAE": _number(v.itt.point_mae),
+         "ensemble point MAE": _number(v.itt.ensemble_point_mae),
+         "interval score": _number(v.itt.interval_score),
+         "ensemble interval score": _number(v.itt.ensemble_interval_score)}
+        for label, v in report.metrics.items()]
+
+
+def test_gate_conditions_verdicts_baselines_and_ensemble_tables_are_their_values() -> None:
+    _new_tables(demo_report())
+    _new_tables(edge_report())
+
+
+def test_the_primary_contrast_by_task_lists_every_task_with_its_ratio_and_influence() -> None:
+    report = demo_report()
+    verdicts = report.verdicts
+    assert verdicts is not None and verdicts.predictive_gain.subject is not None
+    explainer, _, context = verdicts.predictive_gain.subject.partition(" · ")
+    row = next(r for r in report.contrasts if r.kind == "delta_desc" and r.variant == "itt"
+               and r.explainer == explainer and r.context == context
+               and r.loss == verdicts.primary_loss)
+    assert row.taskwise_ratios is not None and row.leave_one_task_out
+    table = _tables(render_markdown(report))["## Primary contrast by task"]
+    loto = {e.task: e for e in row.leave_one_task_out}
+    assert table == [{"task": r.task, "ratio arm/description": _number(r.ratio),
+                      "estimate without the task": _number(loto[r.task].estimate_without),
+                      "influence": _number(loto[r.task].influence)}
+                     for r in row.taskwise_ratios.per_task]

@@ -19,6 +19,7 @@ from foreseen.credit.analysis.metrics import (
     task_scales,
     task_weighted_mean,
     trimmed_mean,
+    weighted_trimmed_mean,
 )
 
 from support.analysis_fixtures import make_explanations, make_outcomes, make_study, slot
@@ -70,10 +71,26 @@ def test_task_weighted_mean_matches_brute_force_loop() -> None:
     assert task_weighted_mean(np.array([np.nan]), ["a"]) == (None, 0)
 
 
-def test_trimmed_mean_is_scipy_trim_mean() -> None:
+def test_trimmed_mean_with_one_state_per_task_is_scipy_trim_mean() -> None:
     values = np.array([0.0, 1, 2, 3, 4, 5, 6, 7, 8, 100.0])
-    assert trimmed_mean(values) == pytest.approx(stats.trim_mean(values, 0.1))
-    assert trimmed_mean(np.array([np.nan])) is None
+    tasks = [f"t{i}" for i in range(values.size)]
+    assert trimmed_mean(values, tasks) == pytest.approx(stats.trim_mean(values, 0.1))
+    twenty = np.random.default_rng(4).normal(size=20)
+    assert trimmed_mean(twenty, [f"t{i}" for i in range(20)]) == pytest.approx(
+        stats.trim_mean(twenty, 0.1))
+    assert trimmed_mean(np.array([np.nan]), ["t"]) is None
+
+
+def test_trimmed_mean_weights_tasks_equally_and_cuts_a_boundary_value_in_part() -> None:
+    # task a has four states at 0, task b one state at 10: weights ⅛ each and ½;
+    # sorted mass 0 (½ in all) then 10 (½); keep [0.1, 0.9]: 0.4 of 0 and 0.4 of 10
+    values = np.array([0.0, 0.0, 0.0, 0.0, 10.0])
+    tasks = ["a", "a", "a", "a", "b"]
+    assert trimmed_mean(values, tasks) == pytest.approx(0.4 * 10 / 0.8)
+    # unweighted, scipy cuts floor(0.5) = 0 states and gives the state mean, 2
+    assert stats.trim_mean(values, 0.1) == 2.0
+    assert weighted_trimmed_mean(np.array([1.0, 2.0]), np.array([0.0, 1.0])) == 2.0
+    assert weighted_trimmed_mean(np.array([1.0]), np.array([0.0])) is None
 
 
 def test_arm_states_average_repeats_then_itt_and_valid_only() -> None:

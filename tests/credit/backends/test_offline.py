@@ -90,6 +90,11 @@ def test_notes_are_read_through_extraction_and_signals_are_used() -> None:
     assert sign["point"] == pytest.approx(-0.03)
     named = _ask(forecaster, {"public": PUBLIC, "signal": {"name": "sign", "value": 0.5}})
     assert named["point"] == pytest.approx(0.03)
+    large = _ask(forecaster, {"public": PUBLIC, "signal": 0.11}, kind="signal@noisy_large")
+    assert large["point"] == pytest.approx(0.11)
+    # a placebo (told to be unrelated to the state) is ignored: the description's answer
+    placebo = _ask(forecaster, {"public": PUBLIC, "signal": 0.11}, kind="signal@placebo")
+    assert placebo == _ask(forecaster, {"public": PUBLIC}, kind="description")
 
 
 def test_forecasts_are_pure_functions_of_the_request() -> None:

@@ -88,7 +88,7 @@ def _added_block(prompt: str) -> str:
 def test_context_ids_round_trip() -> None:
     ids = ["description", "matched_card", "matched_note", "numeric", "prose", "crossover",
            "signal@exact",
-           "signal@noisy", "signal@sign"]
+           "signal@noisy", "signal@sign", "signal@noisy_large", "signal@placebo"]
     ids += [f"{kind}@{m}" for kind in ("donor_card", "donor_note", "crossover") for m in DONOR_MAPS]
     for cid in ids:
         kind, qualifier = parse_context_id(cid)
@@ -306,8 +306,15 @@ def test_crossover_combines_matched_numbers_with_donor_prose(
 def test_signal_context(study: Study) -> None:
     state = study.states[0]
     rendered = render_context(study, state, "signal@exact", None, {}, {}, signal=-0.0125)
-    assert "Signal (exact): -0.0125" in rendered.prompt
+    assert ("Signal (exact): -0.0125 (the realised outcome of the same change on another seed"
+            " of this cell)") in rendered.prompt
     assert rendered.payload["signal"] == -0.0125 and rendered.delivered is True
+    placebo = render_context(study, state, "signal@placebo", None, {}, {}, signal=0.02)
+    assert ("Signal (placebo): +0.02 (the realised outcome of a change on a different task:"
+            " unrelated to this state)") in placebo.prompt
+    for name in ("noisy", "noisy_large", "sign"):
+        shown = render_context(study, state, f"signal@{name}", None, {}, {}, signal=0.02)
+        assert f"Signal ({name}): +0.02 (" in shown.prompt
     with pytest.raises(UserInputError, match="needs a signal"):
         render_context(study, state, "signal@exact", None, {}, {})
 

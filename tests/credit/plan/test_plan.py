@@ -11,12 +11,15 @@ import pytest
 
 from foreseen.core.errors import UserInputError
 from foreseen.credit.plan.freeze import (
+    ForecasterSpec,
     amend_plan,
+    freeze_plan,
     freeze_signal_plan,
     load_plan,
     reveal,
     slot_id,
     slot_seed,
+    write_outcomes,
     write_plan,
 )
 
@@ -111,17 +114,43 @@ def test_signal_child_plan_uses_the_other_seed_outcome(tmp_path: Path) -> None:
     assert child.parent == plan.plan_id and child.post_outcome
     assert child.body["outcome_commitment"] == plan.body["outcome_commitment"]
     by_id = {s["slot_id"]: s for s in child.slots}
-    assert {s["context_id"] for s in child.slots} == {"signal@exact", "signal@noisy",
-                                                    "signal@sign"}
+    assert {s["context_id"] for s in child.slots} == {
+        "signal@exact", "signal@noisy", "signal@noisy_large", "signal@sign", "signal@placebo"}
+    assert child.body["signals"]["large_noise_sd"] == pytest.approx(0.05)
     # seed_swap partner of t2-feat-s0 is t2-feat-s1 (same cell, other seed)
     exact = outcomes["t2-feat-s1"]
     assert by_id["-|t2-feat-s0|signal@exact|1"]["signal"] == exact
     assert by_id["-|t2-feat-s0|signal@sign|2"]["signal"] == float(np.sign(exact))
     noisy = by_id["-|t2-feat-s0|signal@noisy|1"]["signal"]
-    draw = np.random.default_rng(slot_seed(plan.seed + 1, "t2-feat-s0")).normal()
+    rng = np.random.default_rng(slot_seed(plan.seed + 1, "t2-feat-s0"))
+    draw, large, uniform = rng.normal(), rng.normal(), rng.random()
     assert noisy == pytest.approx(exact + 0.01 * draw, abs=1e-15)
+    assert by_id["-|t2-feat-s0|signal@noisy_large|1"]["signal"] == pytest.approx(
+        exact + 5 * 0.01 * large, abs=1e-15)
+    # the placebo: the outcome of a state of another task (states sorted by id)
+    others = sorted(s.id for s in plan.study.states if s.task_id != "t2")
+    placebo = others[int(uniform * len(others))]
+    assert by_id["-|t2-feat-s0|signal@placebo|1"]["signal"] == outcomes[placebo]
+    assert plan.study.state(placebo).task_id != "t2"
     write_plan(child, tmp_path / "child.json")
     assert load_plan(tmp_path / "child.json").plan_id == child.plan_id
+
+
+def test_a_one_task_study_has_no_placebo_signal(tmp_path: Path) -> None:
+    study, outcomes, explanations = spine_support.tiny_study(n_tasks=1)
+    sealed = tmp_path / "outcomes.sealed.json"
+    write_outcomes(sealed, study, outcomes)
+    plan = freeze_plan(
+        study, explanations, design=spine_support.DESIGN, repeats=1,
+        forecaster=ForecasterSpec(spine_support.NAME, {}),
+        forecaster_configuration=spine_support.make_backend().configuration(),
+        analysis={"bootstrap_b": 200}, outcomes_path=sealed, seed=7,
+        contexts_module=spine_support.NAME)
+    child = freeze_signal_plan(plan, sealed)
+    assert {s["context_id"] for s in child.slots} == {
+        "signal@exact", "signal@noisy", "signal@noisy_large", "signal@sign"}
+    with pytest.raises(UserInputError, match="placebo' needs a study with at least two tasks"):
+        freeze_signal_plan(plan, sealed, names=("exact", "placebo"))
 
 
 def test_signal_plan_refuses_wrong_outcomes(tmp_path: Path) -> None:

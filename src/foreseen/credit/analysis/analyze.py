@@ -21,6 +21,12 @@ Estimate names (for gates): ``delta_desc/<explainer>/<context>/<loss>/<variant>`
 ``drift_reduction/<explainer>/<context>/<variant>``,
 ``commitment/<explainer>/complete_rate_difference``, ``integrity/<arm>``;
 variants ``itt`` and ``valid_only``.
+
+Beside them: every arm paired against the constant baselines
+(:mod:`~foreseen.credit.analysis.baseline_contrasts`), the design's declared
+secondary estimates (``secondary``; the rest of the table is exploratory and
+unadjusted for multiplicity), and a verdict for each of the five checks
+(:mod:`~foreseen.credit.analysis.verdicts`).
 """
 
 from __future__ import annotations
@@ -30,6 +36,11 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from foreseen.core.errors import UserInputError
+from foreseen.credit.analysis.baseline_contrasts import (
+    BaselineContrastRow,
+    baseline_contrasts,
+    baseline_state_losses,
+)
 from foreseen.credit.analysis.baselines import Baselines, ClaimMetrics, baselines, claim_metrics
 from foreseen.credit.analysis.checks import (
     CommitmentCheck,
@@ -58,7 +69,8 @@ from foreseen.credit.analysis.metrics import (
     arm_summary,
     task_scales,
 )
-from foreseen.credit.analysis.record import Record
+from foreseen.credit.analysis.record import OPTIONAL, Record
+from foreseen.credit.analysis.verdicts import CheckVerdicts, check_verdicts
 from foreseen.credit.model import Explanation, SlotRecord, Study
 
 __all__ = ["AnalysisConfig", "CreditAnalysis", "analyze", "arm_label", "matched_counterpart"]
@@ -129,12 +141,23 @@ class DeliveredSubset(Record):
 
 
 @dataclass(frozen=True, kw_only=True)
+class SecondaryEstimate(Record):
+    """A declared secondary analysis: its estimate name and entry (null when missing)."""
+
+    name: str
+    estimate: Estimate | None
+    reason: str | None = field(default=None, metadata=OPTIONAL)
+
+
+@dataclass(frozen=True, kw_only=True)
 class CreditAnalysis(Record):
     """The analysis part of a credit report (spec §5–§8, §11).
 
     ``estimates`` is the table gates read (names in the module docstring);
     ``contrasts`` holds every ITT and valid-only contrast, ``delivered_subset``
-    the descriptive delivered-only ones.
+    the descriptive delivered-only ones; ``baseline_contrasts`` pairs every arm
+    with the constant baselines; ``secondary`` the declared secondary
+    estimates; ``verdicts`` the five checks' verdicts.
     """
 
     config: AnalysisConfig
@@ -148,6 +171,10 @@ class CreditAnalysis(Record):
     estimates: Mapping[str, Estimate]
     gates: tuple[GateResult, ...]
     checks: FiveChecks
+    baseline_contrasts: tuple[BaselineContrastRow, ...] | None = field(
+        default=None, metadata=OPTIONAL)
+    secondary: tuple[SecondaryEstimate, ...] | None = field(default=None, metadata=OPTIONAL)
+    verdicts: CheckVerdicts | None = field(default=None, metadata=OPTIONAL)
 
 
 def arm_label(explainer: str | None, context: str) -> str:
@@ -335,6 +362,14 @@ def analyze(study: Study, explanations: Mapping[str, Mapping[str, Explanation]],
     gates = tuple(evaluate_gate(spec, estimates, minimum_tasks=config.minimum_tasks,
                                 integrity_minimum=config.integrity_minimum,
                                 reference=reference_estimates) for spec in config.gates)
+    against_baselines = baseline_contrasts(
+        {label: states[label]["itt"] for label in sorted(arms)},
+        baseline_state_losses(study.states, outcomes, scales, config.alpha,
+                              config.baseline_interval), resampler)
+    secondary = tuple(
+        SecondaryEstimate(name=name, estimate=estimates.get(name),
+                          reason=None if name in estimates else "estimate_missing")
+        for name in config.secondary)
     return CreditAnalysis(
         config=config,
         study=StudySummary(name=study.name, version=study.version, metric=study.metric,
@@ -351,4 +386,7 @@ def analyze(study: Study, explanations: Mapping[str, Mapping[str, Explanation]],
         estimates=dict(sorted(estimates.items())),
         gates=gates,
         checks=checks,
+        baseline_contrasts=against_baselines,
+        secondary=secondary,
+        verdicts=check_verdicts(checks, estimates, config, sorted(explanations)),
     )

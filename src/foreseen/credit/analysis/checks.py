@@ -110,11 +110,17 @@ class CommitmentCheck(Record):
 
 
 def explanation_completeness(explanation: Explanation) -> int:
-    """Card completeness; slots of a card extracted from a note count only when evidence-backed."""
+    """Card completeness; with a note, only slots evidence-backed in that note count.
+
+    A card with a note counts its slots whose spans occur verbatim in the note
+    (:meth:`~foreseen.credit.model.Card.evidence_backed_slots`): a card without
+    spans has none. A card without a note is its own text (a card written
+    directly) and counts every filled slot.
+    """
     card = explanation.card
     if card is None:
         return 0
-    if explanation.note is not None and card.spans:
+    if explanation.note is not None:
         return len(card.evidence_backed_slots(explanation.note))
     return card.completeness
 

@@ -45,6 +45,12 @@ class AnalysisConfig:
     percentile one (``"none"``, ``"expand"``, ``"student_t"``).
     ``baseline_interval`` is the declared interval for the constant-zero
     baseline's interval metrics (None: they are null).
+    ``primary_explainer`` names the explainer the check verdicts headline (None:
+    the first gate's explainer); ``secondary`` lists the estimate names of the
+    design's declared secondary analyses (reported apart from the exploratory
+    rest, never gated). ``reference_report_sha256`` is the SHA-256 of a reference
+    run's ``report.json`` (the replication gate's signs are compared with its
+    estimates; None: no reference).
     """
 
     alpha: float = 0.2
@@ -61,6 +67,9 @@ class AnalysisConfig:
     minimum_tasks: int = 6
     small_cluster_correction: str = "none"
     baseline_interval: tuple[float, float] | None = None
+    primary_explainer: str | None = None
+    secondary: tuple[str, ...] = ()
+    reference_report_sha256: str | None = None
 
     #: core ``to_json`` writes this config through :meth:`to_json` (margins sorted by loss)
     __custom_json__: ClassVar[bool] = True
@@ -102,6 +111,9 @@ class AnalysisConfig:
             "small_cluster_correction": self.small_cluster_correction,
             "baseline_interval": None if self.baseline_interval is None
             else list(self.baseline_interval),
+            "primary_explainer": self.primary_explainer,
+            "secondary": list(self.secondary),
+            "reference_report_sha256": self.reference_report_sha256,
         }
 
     @classmethod
@@ -139,7 +151,33 @@ class AnalysisConfig:
             minimum_tasks=_integer(obj.get("minimum_tasks", 6), "minimum_tasks"),
             small_cluster_correction=str(obj.get("small_cluster_correction", "none")),
             baseline_interval=None if baseline is None else _pair(baseline, "baseline_interval"),
+            primary_explainer=_optional_name(obj.get("primary_explainer"),
+                                             "primary_explainer"),
+            secondary=_names(obj.get("secondary", []), "secondary"),
+            reference_report_sha256=_digest(obj.get("reference_report_sha256"),
+                                            "reference_report_sha256"),
         )
+
+
+def _optional_name(value: Any, what: str) -> str | None:
+    if value is not None and (not isinstance(value, str) or not value):
+        raise UserInputError(f"analysis config: {what} must be a non-empty string or null")
+    return value
+
+
+def _digest(value: Any, what: str) -> str | None:
+    if value is None:
+        return None
+    if not (isinstance(value, str) and len(value) == 64
+            and all(c in "0123456789abcdef" for c in value)):
+        raise UserInputError(f"analysis config: {what} must be a SHA-256 (64 hex digits) or null")
+    return value
+
+
+def _names(value: Any, what: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise UserInputError(f"analysis config: {what} must be a list of estimate names")
+    return tuple(value)
 
 
 def _pair(value: Any, what: str) -> tuple[float, float]:

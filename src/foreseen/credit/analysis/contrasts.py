@@ -18,6 +18,19 @@ sensitivities (hierarchical resampling, small-cluster correction).
 Drift reduction (spec §6) is a ratio computed inside every replicate:
 ``1 − (W[b] @ m)/(W[b] @ d)`` with ``m``, ``d`` the task means of matched and
 description drift over paired states.
+
+**Exact zeros** (spec §12, "a quantity that is zero by construction is reported
+as 0 with its reason"). Two per-state losses computed from the same numbers in a
+different order can differ by float round-off (``1e-18`` where the losses are
+``1e-2``); a bootstrap of such differences gives a lower bound of ``5e-20`` and a
+gate could pass on it. So each paired per-state difference ``d_s = a_s − c_s``
+with ``|d_s| ≤ 1e-12 · max(|a_s|, |c_s|)`` is set to exactly 0
+(:func:`paired_differences`, relative to the operands, not to the differences).
+When every paired difference is then 0 — the arms give identical losses on every
+state, e.g. a contrast of an arm with itself, or the drift of the offline card
+reader, whose jitter does not depend on the context — the contrast is **zero by
+construction**: estimate 0, reason ``zero_by_construction``, no interval, and no
+gate condition passes on it (:mod:`foreseen.credit.analysis.gates`).
 """
 
 from __future__ import annotations
@@ -43,6 +56,9 @@ from foreseen.credit.analysis.metrics import LOSSES, ArmStates
 from foreseen.credit.analysis.record import OPTIONAL, Interval, Record, written_with
 
 FloatArray = NDArray[np.float64]
+#: relative round-off below which a paired per-state difference is exactly 0
+ROUND_OFF = 1e-12
+ZERO_BY_CONSTRUCTION = "zero_by_construction"
 ContrastKind = Literal["delta_desc", "delta_donor", "drift_reduction"]
 Variant = Literal["itt", "valid_only", "delivered"]
 
@@ -322,20 +338,52 @@ def _leave_one_task_out(tasks: tuple[str, ...], means: FloatArray
                  for task, w in zip(tasks, without, strict=True))
 
 
+def paired_differences(comparator: FloatArray, arm: FloatArray) -> FloatArray:
+    """``comparator − arm`` per state, with float round-off relative to the operands set to 0.
+
+    ``d = a − c`` is set to exactly 0 where ``|d| ≤ ROUND_OFF · max(|a|, |c|)``
+    (NaN stays NaN): two losses computed from the same numbers in another order
+    differ by a few units in the last place of the *losses*, never by more.
+    """
+    a = np.asarray(comparator, dtype=np.float64)
+    c = np.asarray(arm, dtype=np.float64)
+    diff = a - c
+    with np.errstate(invalid="ignore"):
+        rounding = np.abs(diff) <= ROUND_OFF * np.maximum(np.abs(a), np.abs(c))
+    return np.where(rounding, 0.0, diff)
+
+
+def zero_by_construction(diff: FloatArray) -> bool:
+    """True when there are paired states and every finite paired difference is exactly 0."""
+    finite = diff[np.isfinite(diff)]
+    return bool(finite.size) and bool(np.all(finite == 0.0))
+
+
 def loss_contrast(paired: Paired, loss: str, resampler: Resampler,
                   margin: float | None, *, details: bool = True) -> ContrastEstimate:
-    """One Δ(L) = L(comparator) − L(arm) with its bootstrap summary and diagnostics."""
-    diff = paired.comparator[loss] - paired.arm[loss]
+    """One Δ(L) = L(comparator) − L(arm) with its bootstrap summary and diagnostics.
+
+    Zero by construction (module docstring): estimate 0 with reason
+    ``zero_by_construction``, no interval and no equivalence statement.
+    """
+    diff = paired_differences(paired.comparator[loss], paired.arm[loss])
     tasks, means = task_means(diff, paired.task_ids)
     n_states = int(np.isfinite(diff).sum())
     if not tasks:
         return ContrastEstimate(estimate=None, reason="no_paired_states", n_clusters=0,
                                 n_states=0)
-    summary = resampler.mean_summary(tasks, means)
     finite = np.isfinite(diff)
     _, arm_means = task_means(np.where(finite, paired.arm[loss], np.nan), paired.task_ids)
     _, comp_means = task_means(np.where(finite, paired.comparator[loss], np.nan),
                                paired.task_ids)
+    if zero_by_construction(diff):
+        return ContrastEstimate(
+            estimate=0.0, reason=ZERO_BY_CONSTRUCTION, n_clusters=len(tasks),
+            n_states=n_states, arm_mean=float(arm_means.mean()),
+            comparator_mean=float(comp_means.mean()),
+            equivalence=Equivalence(margin=margin, equivalent=None,
+                                    reason=ZERO_BY_CONSTRUCTION))
+    summary = resampler.mean_summary(tasks, means)
     if margin is None:
         equivalence = Equivalence(margin=None, equivalent=None, reason="no_margin_declared")
     else:
@@ -366,7 +414,12 @@ def loss_contrast(paired: Paired, loss: str, resampler: Resampler,
 
 
 def drift_reduction(paired: Paired, resampler: Resampler) -> ContrastEstimate:
-    """``1 − mean(drift arm)/mean(drift comparator)``, the ratio taken inside each replicate."""
+    """``1 − mean(drift arm)/mean(drift comparator)``, the ratio taken inside each replicate.
+
+    Zero by construction when every paired state's two drifts are equal (up to
+    round-off relative to the drifts): estimate 0, reason ``zero_by_construction``,
+    no interval.
+    """
     arm, comp = paired.arm["drift"], paired.comparator["drift"]
     both = np.isfinite(arm) & np.isfinite(comp)
     if not both.any():
@@ -378,6 +431,10 @@ def drift_reduction(paired: Paired, resampler: Resampler) -> ContrastEstimate:
     if denominator == 0:
         return ContrastEstimate(estimate=None, reason="zero_description_drift",
                                 n_clusters=len(tasks))
+    if zero_by_construction(paired_differences(comp[both], arm[both])):
+        return ContrastEstimate(estimate=0.0, reason=ZERO_BY_CONSTRUCTION,
+                                n_clusters=len(tasks), arm_drift=float(arm_means.mean()),
+                                comparator_drift=denominator, n_states=int(both.sum()))
     weights = resampler.task_weights(tasks)
     with np.errstate(divide="ignore", invalid="ignore"):
         replicates = 1.0 - (weights @ arm_means) / (weights @ comp_means)

@@ -16,10 +16,15 @@ Tests on a named estimate (see ``analysis`` for the names):
   reference run (replication).
 
 The gate is ``inconclusive`` (spec §7: the study cannot decide) when a
-referenced estimate is missing or null, rests on fewer than
-``minimum_tasks`` clusters, or on arms whose integrity is below
-``integrity_minimum``. Delivered-subset estimates never feed a gate (they
-are not in the estimate table).
+referenced estimate is missing or null, is zero by construction (reason
+``zero_by_construction``: a gate never passes on an exact zero or on rounding
+noise), rests on fewer than ``minimum_tasks`` clusters, or on arms whose
+integrity is below ``integrity_minimum``. Delivered-subset estimates never
+feed a gate (they are not in the estimate table).
+
+Each condition is written with what it required (``required``, e.g. "one-sided
+95 % lower bound > 0"), what was observed and whether it passed, so a reader
+sees why a gate decided as it did.
 
 The default gates below carry the spec's margins, which are **ours**: the
 paper's Appendix A, which held its margins, is lost.
@@ -32,7 +37,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from foreseen.core.errors import ConfigError
-from foreseen.credit.analysis.contrasts import BootstrapResult, ContrastEstimate
+from foreseen.credit.analysis.contrasts import (
+    ZERO_BY_CONSTRUCTION,
+    BootstrapResult,
+    ContrastEstimate,
+)
 from foreseen.credit.analysis.record import OPTIONAL, Interval, Record, written_with
 
 MARGINS_NOTE = "margins are ours; the paper's Appendix A (its margins) is lost"
@@ -50,6 +59,7 @@ class Estimate(Record):
     difference) carries its one-sided lower bound, intervals and cluster count;
     a rate (``integrity/<arm>``) carries only its value. ``integrity`` is the
     lower integrity of the arms the estimate rests on (null when none applies).
+    ``reason`` says why the intervals are null (e.g. ``zero_by_construction``).
     """
 
     estimate: float | None
@@ -58,13 +68,14 @@ class Estimate(Record):
     ci95: Interval | None = field(default=None, metadata=written_with("n_clusters"))
     n_clusters: int | None = field(default=None, metadata=OPTIONAL)
     integrity: float | None
+    reason: str | None = field(default=None, metadata=OPTIONAL)
 
     @classmethod
     def of(cls, result: ContrastEstimate | BootstrapResult,
            integrity: float | None) -> Estimate:
         return cls(estimate=result.estimate, lower_bound_one_sided=result.lower_bound_one_sided,
                    ci90=result.ci90, ci95=result.ci95, n_clusters=result.n_clusters,
-                   integrity=integrity)
+                   integrity=integrity, reason=result.reason)
 
     @classmethod
     def rate(cls, value: float | None) -> Estimate:
@@ -86,15 +97,19 @@ class ObservedEstimate(Record):
 class GateCondition(Record):
     """One condition of a gate as declared, with what was observed and its outcome.
 
-    ``passed`` is null with a ``reason`` when the test could not be applied;
-    ``observed`` is absent when the estimate is missing from the table.
+    ``required`` is the rule in words; ``passed`` is null with a ``reason`` when
+    the test could not be applied; ``observed`` is absent when the estimate is
+    missing from the table; ``reference_estimate`` is the reference run's value
+    of the estimate (``sign_agrees`` only).
     """
 
     estimate: str
     test: str
     value: float | None = field(default=None, metadata=OPTIONAL)
     margin: float | None = field(default=None, metadata=OPTIONAL)
+    required: str | None = field(default=None, metadata=OPTIONAL)
     observed: ObservedEstimate | None = field(default=None, metadata=OPTIONAL)
+    reference_estimate: float | None = field(default=None, metadata=OPTIONAL)
     passed: bool | None
     reason: str | None = field(default=None, metadata=OPTIONAL)
 
@@ -156,10 +171,25 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def required_text(condition: Mapping[str, Any]) -> str:
+    """What a condition requires, in words (``required`` of :class:`GateCondition`)."""
+    test = condition["test"]
+    if test in ("estimate_at_least", "rate_at_least"):
+        return f"estimate ≥ {float(condition['value']):g}"
+    if test == "lower_bound_positive":
+        return "one-sided 95 % lower bound > 0"
+    if test == "ci90_inside":
+        margin = float(condition["margin"])
+        return f"90 % interval inside [−{margin:g}, {margin:g}]"
+    return "same sign as the reference run's estimate"
+
+
 def _check(condition: Mapping[str, Any], entry: Estimate,
            reference: Mapping[str, Estimate] | None) -> tuple[bool | None, str | None]:
     test = condition["test"]
     estimate = entry.estimate
+    if entry.reason == ZERO_BY_CONSTRUCTION:
+        return None, ZERO_BY_CONSTRUCTION
     if test in ("estimate_at_least", "rate_at_least"):
         return (None, "estimate_unavailable") if estimate is None else (
             estimate >= float(condition["value"]), None)
@@ -191,7 +221,8 @@ def evaluate_gate(spec: Mapping[str, Any], estimates: Mapping[str, Estimate], *,
     for condition in spec["conditions"]:
         name = condition["estimate"]
         declared = {"estimate": name, "test": condition["test"],
-                    "value": condition.get("value"), "margin": condition.get("margin")}
+                    "value": condition.get("value"), "margin": condition.get("margin"),
+                    "required": required_text(condition)}
         entry = estimates.get(name)
         if entry is None:
             rows.append(GateCondition(**declared, passed=None, reason="estimate_missing"))
@@ -207,7 +238,10 @@ def evaluate_gate(spec: Mapping[str, Any], estimates: Mapping[str, Estimate], *,
             blockers.append(f"too_few_tasks:{name}")
         if entry.integrity is not None and entry.integrity < integrity_minimum:
             blockers.append(f"integrity_below_minimum:{name}")
-        rows.append(GateCondition(**declared, observed=observed, passed=passed, reason=reason))
+        other = (reference or {}).get(name) if condition["test"] == "sign_agrees" else None
+        rows.append(GateCondition(**declared, observed=observed,
+                                  reference_estimate=None if other is None else other.estimate,
+                                  passed=passed, reason=reason))
     join = str(spec.get("join", "all"))
     head: dict[str, Any] = {"name": spec["name"], "join": join, "conditions": tuple(rows),
                             "margins_source": spec.get("margins_source")}

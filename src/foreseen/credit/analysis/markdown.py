@@ -5,16 +5,22 @@
 :class:`~foreseen.credit.analysis.analyze.CreditAnalysis`, without provenance)
 in this order:
 
-1. **headline** — what ran (study, forecaster, explainers), the stand-in
-   label when an offline forecaster or offline explainers were used
-   (:func:`stand_in_lines`: what the stand-in does, that drift is shared
-   across arms by construction, that its gates check the machinery and are
-   not evidence), the gate verdicts with their conditions, and the five
-   checks each with a one-line verdict (:func:`check_verdicts`);
-2. provenance, integrity per arm, metrics, baselines;
-3. the **primary contrasts**: intention to treat, on the losses the gates
-   use (point MAE when no gate is declared);
-4. an appendix with every contrast and the delivered subset.
+1. **headline** — the stand-in label when an offline forecaster or offline
+   explainers were used (:func:`stand_in_lines`: what the stand-in does, that
+   its gates check the machinery and are not evidence), what ran (study,
+   forecaster, explainers, the outcome commitment and the leak check), every
+   gate condition one by one (what was required, what was observed, pass or
+   fail) and the five checks each with its verdict — pass, fail or
+   inconclusive — its rule, its numbers and why (:func:`check_lines`);
+2. provenance, the **primary contrasts** (intention to treat, on the losses
+   the gates use, point MAE when no gate is declared) and the primary
+   contrast task by task (ratios, leave-one-task-out), the gates in detail,
+   integrity per arm, metrics, the ensemble sensitivity, baselines and every
+   arm paired against them, the declared secondary analyses, commitment and
+   each check's verdict per subject;
+3. an appendix with every contrast (exploratory beyond the gates and the
+   declared secondary analyses, unadjusted for multiplicity) and the
+   delivered subset.
 
 Repeated rows are dropped (:func:`merge_variants`): when a contrast's or an
 arm's intention-to-treat and valid-only values are identical (integrity 1),
@@ -35,6 +41,7 @@ from foreseen.core.schema import to_json
 from foreseen.credit.analysis.analyze import CreditAnalysis
 from foreseen.credit.analysis.checks import CommitmentCheck, FiveChecks
 from foreseen.credit.analysis.contrasts import ContrastRow, Equivalence
+from foreseen.credit.analysis.gates import GateCondition
 from foreseen.credit.analysis.metrics import ArmMetrics
 from foreseen.credit.analysis.report import CreditReport
 
@@ -175,12 +182,19 @@ def what_ran_lines(report: CreditAnalysis,
 
 
 @dataclass(frozen=True)
-class CheckVerdict:
-    """One of the five checks in a line: computed or not, and its headline number."""
+class CheckLine:
+    """One of the five checks in a line: its verdict, subject, rule, numbers and why.
+
+    A report written before verdicts existed (format 1) gives ``computed`` or
+    ``not computed`` with its headline number (:func:`legacy_check_lines`).
+    """
 
     name: str
     word: str
     detail: str
+    subject: str = ""
+    rule: str = ""
+    why: str = ""
 
 
 def _positive_bounds(rows: Sequence[object]) -> tuple[int, int]:
@@ -189,8 +203,16 @@ def _positive_bounds(rows: Sequence[object]) -> tuple[int, int]:
     return sum(1 for b in bounds if b is not None and b > 0), len(bounds)
 
 
-def check_verdicts(checks: FiveChecks) -> list[CheckVerdict]:
-    """A verdict per check: ``not computed`` (with the reason) or what it found.
+def check_lines(report: CreditAnalysis) -> list[CheckLine]:
+    """The five checks' verdicts (from ``report.verdicts``; older reports: the legacy lines)."""
+    if report.verdicts is None:
+        return legacy_check_lines(report.checks)
+    return [CheckLine(v.check, v.verdict, v.observed, v.subject or "—", v.rule, v.why)
+            for v in report.verdicts.in_order()]
+
+
+def legacy_check_lines(checks: FiveChecks) -> list[CheckLine]:
+    """A line per check of a report without verdicts: ``not computed`` or what it found.
 
     Rules: commitment — whether the elicited − ordinary complete-card rate has a
     positive one-sided lower bound, per explainer; delivery — the smallest
@@ -199,10 +221,10 @@ def check_verdicts(checks: FiveChecks) -> list[CheckVerdict]:
     lower bound; known signal — the slope of ŷ on the signal per signal arm
     (1 = full uptake, 0 = none) with its 95 % interval.
     """
-    out = []
+    out: list[CheckLine] = []
     commitment = checks.commitment
     if commitment.value is None:
-        out.append(CheckVerdict("commitment", "not computed", str(commitment.reason)))
+        out.append(CheckLine("commitment", "not computed", str(commitment.reason)))
     else:
         parts, positive = [], 0
         for explainer, entry in sorted(commitment.value.items()):
@@ -217,7 +239,7 @@ def check_verdicts(checks: FiveChecks) -> list[CheckVerdict]:
             parts.append(f"{explainer}: {fmt(difference.estimate)} (LB {fmt(bound)})")
         word = (f"elicited more complete for {positive} of {len(parts)}" if positive else
                 "no completeness gain shown")
-        out.append(CheckVerdict("commitment", word,
+        out.append(CheckLine("commitment", word,
                                 "elicited − ordinary complete-card rate: " + "; ".join(parts)))
     delivery = checks.delivery
     shares = []
@@ -226,10 +248,10 @@ def check_verdicts(checks: FiveChecks) -> list[CheckVerdict]:
                   if d.value is not None]
     if shares:
         low = min(shares, key=lambda item: item[1])
-        out.append(CheckVerdict("delivery", f"lowest share {fmt(low[1])}",
+        out.append(CheckLine("delivery", f"lowest share {fmt(low[1])}",
                                 f"{len(shares)} explanation arms; lowest {low[0]}"))
     else:
-        out.append(CheckVerdict("delivery", "not computed",
+        out.append(CheckLine("delivery", "not computed",
                                 str(delivery.reason if delivery.value is None else
                                     delivery.value.itt.reason)))
     for name, what in (("predictive_gain", "Δ_desc"), ("alignment", "Δ_donor")):
@@ -238,15 +260,15 @@ def check_verdicts(checks: FiveChecks) -> list[CheckVerdict]:
                 and check.value.itt.value is not None else None)
         if rows is None:
             reason = check.reason if check.value is None else check.value.itt.reason
-            out.append(CheckVerdict(name, "not computed", str(reason)))
+            out.append(CheckLine(name, "not computed", str(reason)))
             continue
         positive, total = _positive_bounds(rows)
-        out.append(CheckVerdict(name, f"{positive} of {total} positive",
+        out.append(CheckLine(name, f"{positive} of {total} positive",
                                 f"ITT point-MAE {what} contrasts with a one-sided 95 % lower "
                                 "bound above 0"))
     known = checks.known_signal
     if known.value is None:
-        out.append(CheckVerdict("known_signal", "not computed", str(known.reason)))
+        out.append(CheckLine("known_signal", "not computed", str(known.reason)))
     else:
         parts = []
         for arm, uptake in sorted(known.value.by_signal.items()):
@@ -254,7 +276,7 @@ def check_verdicts(checks: FiveChecks) -> list[CheckVerdict]:
             value = slope.value if slope is not None else None
             parts.append(f"{arm}: —" if value is None else
                          f"{arm}: slope {fmt(value.estimate)} {fmt_interval(value.ci95)}")
-        out.append(CheckVerdict("known_signal", "computed", "; ".join(parts)))
+        out.append(CheckLine("known_signal", "computed", "; ".join(parts)))
     return out
 
 
@@ -267,6 +289,34 @@ def primary_losses(report: CreditAnalysis) -> tuple[str, ...]:
             if len(parts) == 5 and parts[3] not in losses:
                 losses.append(parts[3])
     return tuple(losses) or (DEFAULT_PRIMARY_LOSS,)
+
+
+def _observed(condition: GateCondition) -> str:
+    observed = condition.observed
+    if observed is None:
+        return "— (estimate missing)"
+    if condition.test == "lower_bound_positive":
+        text = f"LB {fmt(observed.lower_bound_one_sided)}"
+    elif condition.test == "ci90_inside":
+        text = f"90 % CI {fmt_interval(observed.ci90)}"
+    elif condition.test == "sign_agrees":
+        text = (f"{fmt(observed.estimate)}; reference {fmt(condition.reference_estimate)}")
+    else:
+        text = f"{fmt(observed.estimate)}"
+    return text + ("" if observed.n_clusters is None else f" ({observed.n_clusters} clusters)")
+
+
+def gate_condition_rows(report: CreditAnalysis) -> list[list[str]]:
+    """One row per gate condition: gate, status, estimate, required, observed, result."""
+    rows = []
+    for gate in report.gates:
+        for condition in gate.conditions:
+            result = {True: "pass", False: "fail", None: "undetermined"}[condition.passed]
+            if condition.reason:
+                result += f" ({condition.reason})"
+            rows.append([gate.name, gate.status, condition.estimate,
+                         condition.required or condition.test, _observed(condition), result])
+    return rows
 
 
 def gate_lines(report: CreditAnalysis) -> list[str]:
@@ -365,17 +415,36 @@ def _commitment_lines(check: CommitmentCheck) -> list[str]:
 
 
 def _provenance(report: CreditReport) -> list[str]:
-    items = [
+    commitment = report.outcome_commitment
+    items: list[tuple[str, object]] = [
         ("plan id", report.plan_id),
         ("parent plan id", report.parent_plan_id),
         ("analysis code digest", report.analysis_code_sha256),
         ("analysis code matches the plan", report.analysis_code_matches_plan),
-        ("outcome commitment", report.outcome_commitment.expected),
-        ("outcome commitment check", "ok" if report.outcome_commitment.ok else "MISMATCH"),
+        ("outcome commitment", commitment.expected),
+        ("outcome commitment check", "ok" if commitment.ok else "MISMATCH"),
         ("ledger head", report.ledger.head_hash),
         ("post outcome", report.post_outcome),
     ]
+    if report.reference is not None:
+        items.append(("reference run (plan id)", report.reference.plan_id))
+        items.append(("reference report sha256", report.reference.report_sha256))
     return [*(f"- {label}: `{fmt(value)}`" for label, value in items), ""]
+
+
+def commitment_line(report: CreditReport) -> str:
+    """How the outcomes were committed and whether the check held (one line)."""
+    commitment = report.outcome_commitment
+    return (f"sealed outcome file committed by SHA-256 before the forecasts; check "
+            f"{'ok' if commitment.ok else 'MISMATCH'}")
+
+
+def leak_line(report: CreditReport) -> str | None:
+    """The leak check in one line (None when the run folder had none)."""
+    leak = report.leak_check
+    if leak is None:
+        return None
+    return f"leak check ({leak.method}): {'pass' if leak.passed else 'FAIL'} — {leak.detail}"
 
 
 def _metric_rows(report: CreditAnalysis) -> tuple[list[list[str]], int]:
@@ -394,6 +463,129 @@ def _metric_rows(report: CreditAnalysis) -> tuple[list[list[str]], int]:
     return rows, merged
 
 
+def _primary_by_task(report: CreditAnalysis) -> list[str]:
+    """Taskwise ratios and leave-one-task-out of the primary explainer's primary Δ_desc."""
+    verdicts = report.verdicts
+    subject = verdicts.predictive_gain.subject if verdicts is not None else None
+    if verdicts is None or subject is None:
+        return []
+    explainer, _, context = subject.partition(" · ")
+    loss = verdicts.primary_loss
+    row = next((r for r in report.contrasts if r.kind == "delta_desc" and r.variant == "itt"
+                and r.explainer == explainer and r.context == context and r.loss == loss),
+               None)
+    if row is None:
+        return []
+    lines = [f"Δ_desc of {loss}, {explainer} · {context} (intention to treat): estimate "
+             f"{fmt(row.estimate)}" + (f" ({row.reason})" if row.reason else "") + ".", ""]
+    ratios = row.taskwise_ratios
+    loto = {entry.task: entry for entry in row.leave_one_task_out or ()}
+    if ratios is None and not loto:
+        return [*lines, "No per-task details (the contrast was not estimated with an interval).",
+                ""]
+    if ratios is not None:
+        geometric = fmt(ratios.geometric_mean) + (
+            f" ({ratios.geometric_mean_reason})" if ratios.geometric_mean_reason else "")
+        lines += [f"Taskwise ratio L({context})/L(description): geometric mean {geometric}, "
+                  f"median {fmt(ratios.median)}, range {fmt(ratios.minimum)} to "
+                  f"{fmt(ratios.maximum)} (below 1 favours the explanation).", ""]
+    tasks = [r.task for r in ratios.per_task] if ratios is not None else sorted(loto)
+    ratio_of = {r.task: r for r in ratios.per_task} if ratios is not None else {}
+    rows = []
+    for task in tasks:
+        ratio = ratio_of.get(task)
+        left = loto.get(task)
+        rows.append([task, "—" if ratio is None else fmt(ratio.ratio) + (
+            f" ({ratio.reason})" if ratio.reason else ""),
+            "—" if left is None else fmt(left.estimate_without),
+            "—" if left is None else fmt(left.influence)])
+    return [*lines, *_table(("task", "ratio arm/description", "estimate without the task",
+                             "influence"), rows)]
+
+
+def _ensemble_rows(report: CreditAnalysis) -> list[list[str]]:
+    rows = []
+    for label, variants in report.metrics.items():
+        m = variants.itt
+        rows.append([label, fmt(m.point_mae), fmt(m.ensemble_point_mae), fmt(m.interval_score),
+                     fmt(m.ensemble_interval_score)])
+    return rows
+
+
+def _baseline_rows(report: CreditAnalysis) -> list[list[str]]:
+    rows = []
+    for row in report.baseline_contrasts or ():
+        estimate = fmt(row.estimate) + (f" ({row.reason})" if row.reason else "")
+        rows.append([row.arm, row.baseline, row.loss, estimate, fmt_interval(row.ci95),
+                     fmt(row.lower_bound_one_sided), fmt(row.n_clusters)])
+    return rows
+
+
+def _secondary_rows(report: CreditAnalysis) -> list[list[str]]:
+    rows = []
+    for item in report.secondary or ():
+        entry = item.estimate
+        if entry is None:
+            rows.append([item.name, f"— ({item.reason})", "—", "—", "—"])
+            continue
+        estimate = fmt(entry.estimate) + (f" ({entry.reason})" if entry.reason else "")
+        rows.append([item.name, estimate, fmt_interval(entry.ci95),
+                     fmt(entry.lower_bound_one_sided), fmt(entry.n_clusters)])
+    return rows
+
+
+def sensitivity_rows(report: CreditAnalysis) -> list[list[str]]:
+    """Primary-loss ITT contrasts with a declared sensitivity: primary vs sensitivity intervals.
+
+    One row per contrast and declared sensitivity (hierarchical resampling,
+    small-cluster correction): the primary 95 % interval and one-sided bound
+    beside the sensitivity's.
+    """
+    primary = primary_losses(report)
+    rows = []
+    for row in report.contrasts:
+        if row.variant != "itt" or row.loss not in primary or row.sensitivity is None:
+            continue
+        for name, result in (("hierarchical", row.sensitivity.hierarchical),
+                             ("small_cluster", row.sensitivity.small_cluster)):
+            if result is None:
+                continue
+            rows.append([row.kind, row.explainer, row.context, row.loss, name,
+                         fmt(row.estimate), fmt_interval(row.ci95),
+                         fmt(row.lower_bound_one_sided), fmt_interval(result.ci95),
+                         fmt(result.lower_bound_one_sided)])
+    return rows
+
+
+def _subject_rows(report: CreditAnalysis) -> list[list[str]]:
+    if report.verdicts is None:
+        return []
+    return [[check.check, subject.subject, subject.verdict, subject.observed, subject.why]
+            for check in report.verdicts.in_order() for subject in check.subjects]
+
+
+def _noise_floor(report: CreditAnalysis) -> list[str]:
+    """The seed-noise floor beside the primary matched arm's point MAE (studies that give it)."""
+    if not isinstance(report, CreditReport) or report.study_section is None:
+        return []
+    noise = report.study_section.data.get("seed_noise")
+    if not isinstance(noise, Mapping) or noise.get("median_seed_gap") is None:
+        return []
+    gap = float(noise["median_seed_gap"])
+    lines = [f"Seed noise: the two seeds of a cell share the sign of y in "
+             f"{noise.get('same_sign')} of {noise.get('pairs')} pairs; median seed gap "
+             f"{fmt(gap)} (the noise floor a point forecast cannot be expected to beat)."]
+    subject = report.verdicts.predictive_gain.subject if report.verdicts is not None else None
+    if subject is not None:
+        explainer, _, context = subject.partition(" · ")
+        metrics = report.metrics.get(f"{explainer}|{context}")
+        mae = metrics.itt.point_mae if metrics is not None else None
+        if mae is not None and gap > 0:
+            lines.append(f"{explainer} · {context}: point MAE {fmt(mae)} = {fmt(mae / gap)} × "
+                         "the median seed gap.")
+    return [*lines, ""]
+
+
 def render_markdown(report: CreditAnalysis, *,
                     explainer_generators: Mapping[str, str] | None = None) -> str:
     """Render the report as Markdown, headline first (deterministic for a given input)."""
@@ -402,17 +594,27 @@ def render_markdown(report: CreditAnalysis, *,
     lines += [*(f"> **{line}**" for line in standing_in), *([""] if standing_in else [])]
     lines += ["## Headline", ""]
     lines += [f"- {line}" for line in what_ran_lines(report, explainer_generators)]
+    if isinstance(report, CreditReport):
+        lines.append(f"- outcomes: {commitment_line(report)}")
+        leak = leak_line(report)
+        if leak is not None:
+            lines.append(f"- {leak}")
     lines.append("")
     lines += ["### Gates", ""]
-    lines += _table(("gate", "status", "conditions"),
-                    [[g.name, g.status, ", ".join(
-                        f"{c.estimate} {c.test}: "
-                        + {True: 'pass', False: 'fail', None: 'undetermined'}[c.passed]
-                        for c in g.conditions)] for g in report.gates]) if report.gates else [
-        "No gates declared.", ""]
+    lines += _table(("gate", "status", "condition", "required", "observed", "result"),
+                    gate_condition_rows(report)) if report.gates else ["No gates declared.", ""]
     lines += ["### The five checks", ""]
-    lines += _table(("check", "verdict", "detail"),
-                    [[v.name, v.word, v.detail] for v in check_verdicts(report.checks)])
+    if report.verdicts is not None:
+        lines += [f"Verdicts for the primary explainer "
+                  f"**{report.verdicts.primary_explainer or '—'}** on "
+                  f"{report.verdicts.primary_loss}; every subject is under "
+                  "[Checks by subject](#checks-by-subject). The rules are ours.", ""]
+        lines += _table(("check", "verdict", "subject", "rule", "observed", "why"),
+                        [[c.name, c.word, c.subject, c.rule, c.detail, c.why]
+                         for c in check_lines(report)])
+    else:
+        lines += _table(("check", "verdict", "detail"),
+                        [[c.name, c.word, c.detail] for c in check_lines(report)])
 
     if isinstance(report, CreditReport):
         lines += ["## Provenance", "", *_provenance(report)]
@@ -420,7 +622,9 @@ def render_markdown(report: CreditAnalysis, *,
     lines += [f"Intervals: task-cluster percentile bootstrap, B = {config.bootstrap_b},"
               f" seed {config.bootstrap_seed}, stratified by kind: "
               f"{fmt(config.stratify_by_kind)}; forecast intervals at level "
-              f"{fmt(1 - config.alpha)}.", ""]
+              f"{fmt(1 - config.alpha)}"
+              + (f"; hierarchical sensitivity {' → '.join(config.hierarchical)}"
+                 if config.hierarchical else "") + ".", ""]
 
     primary = primary_losses(report)
     merged_rows, _ = merge_variants([r for r in report.contrasts if r.loss in primary])
@@ -429,6 +633,9 @@ def render_markdown(report: CreditAnalysis, *,
               f"Intention to treat, loss {', '.join(primary)}; positive differences favour "
               "the explanation (matched) arm. Every contrast is in the appendix.", ""]
     lines += _table(CONTRAST_HEADER, _contrast_rows(merged_rows))
+    by_task = _primary_by_task(report)
+    if by_task:
+        lines += ["## Primary contrast by task", "", *by_task]
 
     lines += ["## Gates", "", *gate_lines(report)]
 
@@ -445,6 +652,16 @@ def render_markdown(report: CreditAnalysis, *,
     lines += _table(("arm", "variant", "point MAE", "task-scaled MAE", "interval score",
                      "coverage", "width", "drift", "drift (10 % trimmed)", "direction acc.",
                      "fallbacks"), metric_rows)
+    lines += _noise_floor(report)
+
+    if any(v.itt.ensemble_point_mae is not None for v in report.metrics.values()):
+        lines += ["## Ensemble sensitivity", "",
+                  "Each state's repeated forecasts averaged before scoring (intention to "
+                  "treat); a sensitivity beside the primary per-call scoring. Its contrasts "
+                  "(losses `ensemble_point_mae`, `ensemble_interval_score`) are in the "
+                  "appendix.", ""]
+        lines += _table(("arm", "point MAE", "ensemble point MAE", "interval score",
+                         "ensemble interval score"), _ensemble_rows(report))
 
     zero, loco = report.baselines.constant_zero, report.baselines.task_mean_loco
     lines += ["## Baselines", "",
@@ -455,14 +672,47 @@ def render_markdown(report: CreditAnalysis, *,
               f"{fmt(report.baselines.constant_improve.direction_accuracy)}",
               f"- task-mean prior (leave one cell out): point MAE "
               f"{fmt(loco.point_mae)}, direction accuracy {fmt(loco.direction_accuracy)}", ""]
+    baseline_rows = _baseline_rows(report)
+    if baseline_rows:
+        lines += ["## Every arm against the baselines", "",
+                  "L(baseline) − L(arm), paired by state, task-weighted (intention to treat); "
+                  "positive: the forecasts beat the simple prior.", ""]
+        lines += _table(("arm", "baseline", "loss", "estimate", "95 % CI",
+                         "one-sided 95 % LB", "clusters"), baseline_rows)
+
+    declared = sensitivity_rows(report)
+    if declared:
+        lines += ["## Declared sensitivities", "",
+                  "Primary contrasts (intention to treat) with the design's declared "
+                  "sensitivity intervals beside the primary task-cluster interval"
+                  + (f"; hierarchical resampling {' → '.join(config.hierarchical)}"
+                     if config.hierarchical else "") + ". Sensitivities never gate.", ""]
+        lines += _table(("kind", "explainer", "context", "loss", "sensitivity", "estimate",
+                         "95 % CI", "one-sided 95 % LB", "sensitivity 95 % CI",
+                         "sensitivity one-sided LB"), declared)
+
+    secondary_rows = _secondary_rows(report)
+    if secondary_rows:
+        lines += ["## Declared secondary analyses", "",
+                  "Declared in the plan before any forecast; never gated. Every other "
+                  "contrast beyond the gates is exploratory and unadjusted for multiplicity.",
+                  ""]
+        lines += _table(("estimate", "value", "95 % CI", "one-sided 95 % LB", "clusters"),
+                        secondary_rows)
 
     commitment_lines = _commitment_lines(report.checks.commitment)
     if commitment_lines:
         lines += ["## Commitment", "", *commitment_lines, ""]
 
+    subject_rows = _subject_rows(report)
+    if subject_rows:
+        lines += ["## Checks by subject", ""]
+        lines += _table(("check", "subject", "verdict", "observed", "why"), subject_rows)
+
     all_rows, all_merged = merge_variants(report.contrasts)
     lines += ["## Appendix: every contrast", "",
-              "Positive differences favour the explanation (matched) arm.", ""]
+              "Positive differences favour the explanation (matched) arm. Contrasts beyond the"
+              " gates and the declared secondary analyses are exploratory.", ""]
     lines += _merged_note(all_merged)
     lines += _table(CONTRAST_HEADER, _contrast_rows(all_rows))
     if report.delivered_subset.contrasts:

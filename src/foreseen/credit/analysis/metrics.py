@@ -18,7 +18,16 @@ Per state:
   equals ``sign(y)``; a *no call* (mean exactly 0, or every repeat a
   fallback) is always wrong, so a state with ``y = 0`` is never correct;
 * repeat drift: mean absolute pairwise difference of ``ŷ`` over the state's
-  repeats, ``2/(R(R−1)) Σ_{i<j} |ŷ_i − ŷ_j|`` (undefined for one repeat).
+  repeats, ``2/(R(R−1)) Σ_{i<j} |ŷ_i − ŷ_j|`` (undefined for one repeat); its
+  10 % trimmed mean is task-weighted like every other estimate
+  (:func:`weighted_trimmed_mean` with weight ``1/(K·n_k)`` for a state of task
+  ``k`` with ``n_k`` states);
+* **ensemble** losses (a sensitivity reported beside the primary analysis; the
+  paper's OpenML ensemble sensitivity "averages forecasts before scoring"): the
+  repeats' forecasts are averaged first — ``ŷ̄``, ``l̄``, ``ū`` — and scored
+  once: ``|ŷ̄ − y|`` (``ensemble_point_mae``) and ``IS(l̄, ū; y)``
+  (``ensemble_interval_score``). A plan has one forecaster, so the ensemble is
+  over repeats only.
 
 Undefined per-state values are ``NaN`` inside arrays only; reports turn
 them into ``null`` with a reason.
@@ -40,6 +49,7 @@ BoolArray = NDArray[np.bool_]
 
 LOSSES: tuple[str, ...] = (
     "point_mae", "task_scaled_mae", "interval_score", "direction_error", "drift",
+    "ensemble_point_mae", "ensemble_interval_score",
 )
 """Losses (lower is better) that contrasts are computed for."""
 
@@ -98,13 +108,47 @@ def task_weighted_mean(values: FloatArray, task_ids: Sequence[str]) -> tuple[flo
     return float(np.mean(sums / counts)), int(labels.size)
 
 
-def trimmed_mean(values: FloatArray, proportion: float = 0.1) -> float | None:
-    """``scipy.stats.trim_mean`` of the finite values (None when there are none)."""
-    finite = np.asarray(values, dtype=np.float64)
-    finite = finite[np.isfinite(finite)]
-    from scipy import stats  # here: scipy.stats costs about a second at start-up
+def task_weights(task_ids: Sequence[str], finite: BoolArray) -> FloatArray:
+    """Per-state weights of the equal-task-weight mean: ``1/(K·n_k)`` (0 where not finite)."""
+    labels = np.asarray(task_ids, dtype=object)
+    weights = np.zeros(len(task_ids))
+    tasks = sorted(set(labels[finite]))
+    for task in tasks:
+        members = finite & (labels == task)
+        weights[members] = 1.0 / (len(tasks) * int(members.sum()))
+    return weights
 
-    return None if finite.size == 0 else float(stats.trim_mean(finite, proportion))
+
+def weighted_trimmed_mean(values: FloatArray, weights: FloatArray,
+                          proportion: float = 0.1) -> float | None:
+    """Trimmed mean of a weighted sample: the mean of its quantile function on ``[p, 1 − p]``.
+
+    Sort the values ``x_(1) ≤ … ≤ x_(n)`` with weights ``w`` (normalised to sum
+    to 1) and cumulative weights ``W_i``; the result is
+    ``Σ_i x_(i) · |[W_{i−1}, W_i] ∩ [p, 1 − p]| / (1 − 2p)`` — each tail loses
+    weight ``p``, the value on a boundary is cut in part. With equal weights and
+    ``p·n`` an integer this is ``scipy.stats.trim_mean(x, p)``. None when no
+    value has weight.
+    """
+    x = np.asarray(values, dtype=np.float64)
+    w = np.asarray(weights, dtype=np.float64)
+    keep = np.isfinite(x) & (w > 0)
+    if not keep.any():
+        return None
+    order = np.argsort(x[keep], kind="stable")
+    x, w = x[keep][order], w[keep][order]
+    cumulative = np.cumsum(w) / w.sum()
+    previous = np.concatenate([[0.0], cumulative[:-1]])
+    inside = np.clip(np.minimum(cumulative, 1.0 - proportion)
+                     - np.maximum(previous, proportion), 0.0, None)
+    return float(np.sum(x * inside) / (1.0 - 2.0 * proportion))
+
+
+def trimmed_mean(values: FloatArray, task_ids: Sequence[str],
+                 proportion: float = 0.1) -> float | None:
+    """Task-weighted trimmed mean of the finite per-state values (None when there are none)."""
+    x = np.asarray(values, dtype=np.float64)
+    return weighted_trimmed_mean(x, task_weights(task_ids, np.isfinite(x)), proportion)
 
 
 @dataclass(frozen=True)
@@ -169,6 +213,9 @@ def arm_states(slots: Sequence[SlotRecord], outcomes: Mapping[str, float],
         columns["interval_score"][i] = interval_score(lower, upper, np.full_like(points, y[i]),
                                                       alpha).mean()
         columns["drift"][i] = repeat_drift(points)
+        columns["ensemble_point_mae"][i] = abs(points.mean() - y[i])
+        columns["ensemble_interval_score"][i] = interval_score(
+            np.array([lower.mean()]), np.array([upper.mean()]), y[i:i + 1], alpha)[0]
         coverage[i] = np.mean((lower <= y[i]) & (y[i] <= upper))
         width[i] = np.mean(upper - lower)
         mean_point[i] = points.mean()
@@ -221,7 +268,9 @@ class ArmMetrics(Record):
     Losses and coverage/width are equal-task-weight means of per-state values
     (repeats averaged first); ``drift`` is the mean absolute pairwise
     difference of repeated points, null with ``drift_reason`` when no state
-    has two repeats; ``reason`` is written when the arm has no scored state.
+    has two repeats, and its 10 % trimmed mean is task-weighted too;
+    ``ensemble_*`` score the repeats' averaged forecast (a sensitivity);
+    ``reason`` is written when the arm has no scored state.
     """
 
     point_mae: float | None
@@ -231,6 +280,8 @@ class ArmMetrics(Record):
     width: float | None
     drift: float | None
     drift_trimmed_mean_10pct: float | None
+    ensemble_point_mae: float | None = field(default=None, metadata=OPTIONAL)
+    ensemble_interval_score: float | None = field(default=None, metadata=OPTIONAL)
     drift_reason: str | None = field(default=None, metadata=OPTIONAL)
     drift_trimmed_mean_10pct_reason: str | None = field(default=None, metadata=OPTIONAL)
     direction: DirectionSummary
@@ -283,7 +334,9 @@ def arm_summary(arm: ArmStates, thresholds: Sequence[float]) -> ArmMetrics:
         coverage=weighted(arm.coverage),
         width=weighted(arm.width),
         drift=drift,
-        drift_trimmed_mean_10pct=trimmed_mean(arm.losses["drift"]),
+        drift_trimmed_mean_10pct=trimmed_mean(arm.losses["drift"], arm.task_ids),
+        ensemble_point_mae=weighted(arm.losses["ensemble_point_mae"]),
+        ensemble_interval_score=weighted(arm.losses["ensemble_interval_score"]),
         drift_reason=no_drift,
         drift_trimmed_mean_10pct_reason=no_drift,
         direction=direction_summary(arm, thresholds),

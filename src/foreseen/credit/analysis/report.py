@@ -29,7 +29,9 @@ from foreseen.core.schema import SchemaError, from_json, json_schema, to_json
 from foreseen.credit.analysis.analyze import CreditAnalysis
 from foreseen.credit.analysis.record import OPTIONAL, Record
 
-REPORT_FORMAT = "foreseen.credit.report/1"
+REPORT_FORMAT = "foreseen.credit.report/2"
+#: earlier formats :func:`read_report` still reads (their new keys read as null)
+READABLE_FORMATS: tuple[str, ...] = ("foreseen.credit.report/1", REPORT_FORMAT)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -52,11 +54,40 @@ class ForecasterBlock(Record):
 
 @dataclass(frozen=True, kw_only=True)
 class OutcomeCommitment(Record):
-    """SHA-256 of the sealed outcome file: frozen in the plan, observed at reveal, equal?"""
+    """The outcome commitment and its check at the reveal.
+
+    ``expected`` is the SHA-256 of the sealed outcome file frozen in the plan;
+    ``ok``: the observed file is the committed one.
+    """
 
     expected: str
     observed: str | None
     ok: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReferenceRun(Record):
+    """The reference run a replication gate compares with (frozen by its report's SHA-256)."""
+
+    plan_id: str
+    report_sha256: str
+    study: str
+    ok: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class LeakCheck(Record):
+    """Whether what the forecaster saw could depend on the outcomes (spec §11, controls).
+
+    ``method`` ``permuted_outcomes``: the plan was frozen again from the same study
+    folder with a seeded permutation of the sealed outcomes; ``passed`` when
+    everything but the commitment — explanations, every slot's prompt digest,
+    donors, seeds — is byte-identical (:mod:`foreseen.credit.plan.leak`).
+    """
+
+    method: str
+    passed: bool
+    detail: str
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -108,6 +139,8 @@ class ReportHeader(Record):
     calibration_plan: CalibrationPlan | None
     ledger: LedgerHead
     calibration_ledger: LedgerHead | None
+    reference: ReferenceRun | None = field(default=None, metadata=OPTIONAL)
+    leak_check: LeakCheck | None = field(default=None, metadata=OPTIONAL)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -185,7 +218,7 @@ def read_report(path: str | os.PathLike[str]) -> CreditReport:
         raise SourceError(f"cannot read {file}: {error.strerror}") from None
     except (UnicodeDecodeError, json.JSONDecodeError):
         raise SourceError(f"{file.name} is not valid JSON") from None
-    if not isinstance(data, dict) or data.get("format") != REPORT_FORMAT:
+    if not isinstance(data, dict) or data.get("format") not in READABLE_FORMATS:
         raise SourceError(f"{file.name} is not a credit report ({REPORT_FORMAT})")
     try:
         return from_json(CreditReport, data, strict=True)

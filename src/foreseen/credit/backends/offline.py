@@ -5,8 +5,10 @@ context (``request.context``: ``public``, ``intervention`` and, per context
 kind, ``card``, ``note`` or ``signal``) and answers JSON
 ``{"point", "lower", "upper", "direction_probability"}``:
 
-1. ``signal`` present → point = the signal (``signal@exact``/``noisy``), or
-   ``sign(signal) × m`` for ``signal@sign``;
+1. ``signal`` present → point = the signal (``signal@exact``/``noisy``/
+   ``noisy_large``), or ``sign(signal) × m`` for ``signal@sign``; a
+   ``signal@placebo`` (told to be unrelated to the state) is ignored: the
+   description-only rule 4 applies;
 2. a card with a target → point = the target point (or the midpoint of its
    first interval); interval = the card's first interval when it contains the
    point;
@@ -106,6 +108,8 @@ def read_forecast(context: Mapping[str, Any], context_kind: str, state_id: str, 
     point, lower, upper = prior["typical_effect"], None, None
     probability: float | None = None
     signal = _signal_parts(context, context_kind) if read_explanations else None
+    if signal is not None and signal[1] == "placebo":
+        signal = None
     card = _card(context) if read_explanations and signal is None else None
     if signal is not None:
         value, name = signal

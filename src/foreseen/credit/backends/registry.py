@@ -13,6 +13,7 @@ name                kind     what it is
 ``card_reader``     offline  stand-in that reads the card's numbers (no model)
 ``catalog_prior``   offline  stand-in that answers the catalog prior only
 ``zero``            offline  constant forecast 0 in [0, 0] (a baseline)
+``synthetic_truth`` offline  stand-in oracle with declared effects (tests recovery)
 ``anthropic``       http     Anthropic Messages API (extra ``[llm]``)
 ``openai_compatible`` http   any OpenAI-compatible chat completions server
 ``command``         command  a program: prompt on stdin, answer on stdout
@@ -73,6 +74,12 @@ def _zero(**options: Any) -> Backend:
     return ConstantForecaster(**options)
 
 
+def _synthetic_truth(**options: Any) -> Backend:
+    from foreseen.credit.backends.synthetic import SyntheticTruthForecaster
+
+    return SyntheticTruthForecaster(**options)
+
+
 def _anthropic(**options: Any) -> Backend:
     from foreseen.credit.backends.http.anthropic import AnthropicBackend
 
@@ -106,6 +113,9 @@ BACKENDS: dict[str, BackendEntry] = {entry.name: entry for entry in (
                  " (no model is called)"),
     BackendEntry("zero", _zero, "offline", True,
                  "answers 0 in [0, 0] for every slot (a constant baseline, no model)"),
+    BackendEntry("synthetic_truth", _synthetic_truth, "offline", True,
+                 "is given the outcomes and errs by declared amounts (its true effect on point"
+                 " error and on drift is a parameter; no model is called)"),
     BackendEntry("anthropic", _anthropic, "http", False, "Anthropic Messages API"),
     BackendEntry("openai_compatible", _openai_compatible, "http", False,
                  "OpenAI-compatible chat completions (OpenAI, vLLM, llama.cpp server, …)"),

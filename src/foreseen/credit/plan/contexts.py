@@ -16,7 +16,8 @@ instructions (:mod:`foreseen.credit.plan.prompts`); the context kind decides the
 ``crossover``      matched ``numeric`` slots + the state's own screened prose (the
                    matched arm of the crossover: Δ = L(crossover@m) − L(crossover)
                    varies only the prose, at fixed numbers)
-``signal@name``    a known numeric signal (child calibration plans only)
+``signal@name``    a known numeric signal (child calibration plans only), with
+                   a sentence saying what it is (:data:`SIGNAL_MEANINGS`)
 =================  ============================================================
 
 **Which card an explanation shows.** ``explanation.card`` when present,
@@ -147,6 +148,16 @@ class RenderedContext:
 
 # --------------------------------------------------------------------------- context ids
 
+
+#: what each known signal is, told to the forecaster after its value
+SIGNAL_MEANINGS: dict[str, str] = {
+    "exact": " (the realised outcome of the same change on another seed of this cell)",
+    "noisy": " (that outcome plus declared small random noise)",
+    "noisy_large": " (that outcome plus declared large random noise)",
+    "sign": " (the sign of that outcome)",
+    "placebo": " (the realised outcome of a change on a different task: unrelated to this"
+               " state)",
+}
 
 def context_id(kind: str, qualifier: str | None = None) -> str:
     """``kind`` or ``kind@qualifier`` (donor kinds need a donor map, ``signal`` a signal name)."""
@@ -354,7 +365,8 @@ def render_context(study: Study, state: State, cid: str, explainer: str | None,
         if signal is None:
             raise UserInputError(f"context {cid} for state {state.id} needs a signal value")
         payload["signal"] = signal
-        added = f"Signal ({qualifier}): {format_number(signal, signed=True)}"
+        added = (f"Signal ({qualifier}): {format_number(signal, signed=True)}"
+                 + SIGNAL_MEANINGS.get(str(qualifier), ""))
         delivered = True
     elif kind in ("matched_note", "donor_note"):
         owner = state.id

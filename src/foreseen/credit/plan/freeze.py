@@ -16,7 +16,8 @@ flags a plan frozen after the reveal (known-signal child).
 :func:`reveal` refuses an outcome file whose digest differs from the
 commitment. A known-signal child plan (:func:`freeze_signal_plan`) shows each
 state the other seed's realised outcome (``seed_swap`` donor map) exactly,
-plus declared seeded Gaussian noise, or as its sign only.
+plus declared small or large seeded Gaussian noise, or as its sign only, and a
+placebo: the outcome of a state of another task (:data:`SIGNAL_NAMES`).
 """
 
 from __future__ import annotations
@@ -57,7 +58,20 @@ ANALYSIS_MODULES: tuple[str, ...] = (
             for path in (PACKAGE_ROOT / "credit" / "analysis").glob("*.py")
             if path.stem != "__init__"),
 )
-SIGNAL_NAMES: tuple[str, ...] = ("exact", "noisy", "sign")
+SIGNAL_NAMES: tuple[str, ...] = ("exact", "noisy", "noisy_large", "sign", "placebo")
+"""The five known-signal contexts of the calibration child plan.
+
+The paper names "five known-signal contexts" without listing them in its
+surviving text; this set is ours, chosen so the calibration is a rule a reader
+can act on: ``exact`` (the slope a forecaster that takes a known number up
+should show: 1), ``noisy`` (declared small noise, ``noise_sd``), ``noisy_large``
+(declared large noise, :data:`LARGE_NOISE_FACTOR` × ``noise_sd``: uptake should
+fall as the signal gets less reliable), ``sign`` (the direction only) and
+``placebo`` (a negative control: the realised outcome of a state of *another
+task*, labelled as such in the prompt; a forecaster should not take it up).
+"""
+#: the large noise's sd as a multiple of the declared ``noise_sd``
+LARGE_NOISE_FACTOR = 5.0
 
 
 @dataclass(frozen=True)
@@ -447,33 +461,51 @@ def amend_plan(parent: FrozenPlan, changes: Mapping[str, Any], reason: str) -> F
 
 def known_signals(plan: FrozenPlan, outcomes: Mapping[str, float], donors: Mapping[str, str],
                   *, noise_sd: float, noise_seed: int) -> dict[tuple[str, str], float]:
-    """Signals per (state, ``signal@name``): the ``seed_swap`` donor's outcome, exact/noisy/sign.
+    """Signals per (state, ``signal@name``) for the five :data:`SIGNAL_NAMES`.
 
-    noisy = exact + ε, ε ~ N(0, noise_sd²) drawn from ``default_rng(slot_seed(noise_seed,
-    state id))`` (one draw per state, independent of order); sign = sign(exact) ∈ {−1, 0, 1}.
+    exact = the ``seed_swap`` donor's outcome; with ``z₁, z₂`` the first two
+    draws of ``default_rng(slot_seed(noise_seed, state id))`` (per state,
+    independent of order): noisy = exact + noise_sd·z₁, noisy_large = exact +
+    LARGE_NOISE_FACTOR·noise_sd·z₂; sign = sign(exact) ∈ {−1, 0, 1}; placebo =
+    the outcome of the state at index ``⌊u·n⌋`` of the ``n`` states of other
+    tasks (sorted by id), ``u`` the third draw (uniform). A study with one task
+    has no placebo.
     """
     if not (noise_sd >= 0 and math.isfinite(noise_sd)):
         raise UserInputError("signal noise sd must be a finite number >= 0")
     signals: dict[tuple[str, str], float] = {}
+    states = sorted(plan.study.states, key=lambda s: s.id)
     for state in plan.study.states:
         exact = float(outcomes[donors[state.id]])
-        noise = float(np.random.default_rng(slot_seed(noise_seed, state.id)).normal(0.0, 1.0))
+        rng = np.random.default_rng(slot_seed(noise_seed, state.id))
+        noise, large = float(rng.normal(0.0, 1.0)), float(rng.normal(0.0, 1.0))
         signals[(state.id, "signal@exact")] = exact
         signals[(state.id, "signal@noisy")] = exact + noise_sd * noise
+        signals[(state.id, "signal@noisy_large")] = exact + LARGE_NOISE_FACTOR * noise_sd * large
         signals[(state.id, "signal@sign")] = float(np.sign(exact))
+        others = [s for s in states if s.task_id != state.task_id]
+        if others:
+            placebo = others[int(float(rng.random()) * len(others))]
+            signals[(state.id, "signal@placebo")] = float(outcomes[placebo.id])
     return signals
 
 
 def freeze_signal_plan(parent: FrozenPlan, outcomes_path: str | os.PathLike[str], *,
                        repeats: int | None = None, noise_sd: float = 0.01,
-                       names: Sequence[str] = SIGNAL_NAMES) -> FrozenPlan:
+                       names: Sequence[str] | None = None) -> FrozenPlan:
     """Known-signal child plan (spec §4): frozen after the reveal, names its parent, post_outcome.
 
     Reuses the parent's study, forecaster, analysis configuration, execution
     parameters and ``seed_swap`` donor map (computed with the parent's seed if the
     parent did not use it); one ``signal@<name>`` slot per
-    state, name and repeat (explainer none).
+    state, name and repeat (explainer none). ``names`` defaults to
+    :data:`SIGNAL_NAMES` (without ``placebo`` when the study has one task).
     """
+    if names is None:
+        one_task = len({s.task_id for s in parent.study.states}) < 2
+        names = tuple(n for n in SIGNAL_NAMES if not (one_task and n == "placebo"))
+    elif "placebo" in names and len({s.task_id for s in parent.study.states}) < 2:
+        raise UserInputError("signal 'placebo' needs a study with at least two tasks")
     unknown = sorted(set(names) - set(SIGNAL_NAMES))
     if unknown:
         raise UserInputError(f"unknown signal {unknown[0]!r}; known: {SIGNAL_NAMES}")
@@ -500,6 +532,7 @@ def freeze_signal_plan(parent: FrozenPlan, outcomes_path: str | os.PathLike[str]
         "parent": parent.plan_id,
         "post_outcome": True,
         "signals": {"source": "seed_swap", "names": list(names), "noise_sd": noise_sd,
+                    "large_noise_sd": LARGE_NOISE_FACTOR * noise_sd,
                     "noise_seed": noise_seed},
         "amendments": [],
         "slots": slots,

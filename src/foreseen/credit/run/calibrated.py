@@ -23,7 +23,8 @@ from foreseen.credit.run.runner import RunSummary, halt_message, run_plan
 
 RUN_FILES: tuple[str, ...] = ("ledger.jsonl", "ledger.jsonl.head", "signal_ledger.jsonl",
                               "signal_ledger.jsonl.head", "plan.json", "signal_plan.json",
-                              "report.json", "report.md", "study_section.json")
+                              "report.json", "report.md", "study_section.json",
+                              "leak_check.json")
 # commands that write their own sealed outcome file also archive the previous one
 SEALED_OUTCOMES = "outcomes.sealed.json"
 

@@ -26,6 +26,7 @@ from foreseen.core.ledger import Ledger, VerifiedLedger
 from foreseen.core.schema import SchemaError, from_json, to_json
 from foreseen.credit.analysis.analyze import CreditAnalysis, analyze
 from foreseen.credit.analysis.config import AnalysisConfig
+from foreseen.credit.analysis.gates import Estimate
 from foreseen.credit.analysis.markdown import render_markdown
 from foreseen.credit.analysis.report import (
     REPORT_FORMAT,
@@ -34,8 +35,10 @@ from foreseen.credit.analysis.report import (
     CreditReport,
     ForecasterBlock,
     LatencySummary,
+    LeakCheck,
     LedgerHead,
     OutcomeCommitment,
+    ReferenceRun,
     ReportHeader,
     RunMetadata,
     StudySection,
@@ -44,6 +47,7 @@ from foreseen.credit.analysis.report import (
 from foreseen.credit.model import Explanation, SlotRecord, Study
 from foreseen.credit.plan.freeze import ANALYSIS_MODULES, FrozenPlan, analysis_code_sha256, reveal
 from foreseen.credit.run.events import AnalysisWritten, CallCompleted, OutcomesRevealed, entry
+from foreseen.credit.run.reference import ReferenceReport, checked_reference
 from foreseen.credit.run.runner import (
     check_ledger_plan,
     read_run_ledger,
@@ -52,29 +56,38 @@ from foreseen.credit.run.runner import (
 )
 from foreseen.credit.run.stand_ins import stand_ins
 
-__all__ = ["REPORT_FORMAT", "STUDY_SECTION_FILE", "VARYING_KEYS", "Analyzer", "MarkdownRenderer",
+__all__ = ["LEAK_CHECK_FILE", "REPORT_FORMAT", "STUDY_SECTION_FILE", "VARYING_KEYS", "Analyzer",
+           "MarkdownRenderer",
            "RunInputs", "StudySectionFile", "analyze_run", "check_run", "default_analyzer",
-           "read_study_section", "record_reveal", "stable_part"]
+           "read_leak_check", "read_study_section", "record_reveal", "stable_part"]
 
 VARYING_KEYS: tuple[str, ...] = ("ledger", "calibration_ledger", "run_metadata")
 #: a study that adds a section to its report writes it here, in the run folder, as
 #: ``{"name": str, "data": {...}, "markdown": str}``; :func:`analyze_run` copies ``data``
 #: into ``report.json`` under ``study_section`` and puts ``markdown`` above the analysis
 STUDY_SECTION_FILE = "study_section.json"
+#: the leak check's result (:mod:`foreseen.credit.plan.leak`), written by a study run beside
+#: the plan as ``{"method": str, "passed": bool, "detail": str}``; copied into the report
+LEAK_CHECK_FILE = "leak_check.json"
 
 Analyzer = Callable[[Study, Mapping[str, Mapping[str, Explanation]], Sequence[SlotRecord],
-                     Mapping[str, float], Mapping[str, Any], Sequence[SlotRecord]],
+                     Mapping[str, float], Mapping[str, Any], Sequence[SlotRecord],
+                     Mapping[str, Estimate] | None],
                     CreditAnalysis]
 MarkdownRenderer = Callable[[CreditReport], str]
 
 
 def default_analyzer(study: Study, explanations: Mapping[str, Mapping[str, Explanation]],
                      slots: Sequence[SlotRecord], outcomes: Mapping[str, float],
-                     config: Mapping[str, Any], calibration: Sequence[SlotRecord]
-                     ) -> CreditAnalysis:
-    """:func:`~foreseen.credit.analysis.analyze.analyze` with the plan's frozen configuration."""
+                     config: Mapping[str, Any], calibration: Sequence[SlotRecord],
+                     reference: Mapping[str, Estimate] | None = None) -> CreditAnalysis:
+    """:func:`~foreseen.credit.analysis.analyze.analyze` with the plan's frozen configuration.
+
+    ``reference`` is the reference run's estimate table (replication gates).
+    """
     frozen = AnalysisConfig.from_json(config)
-    return analyze(study, explanations, slots, outcomes, frozen, calibration=calibration)
+    return analyze(study, explanations, slots, outcomes, frozen, calibration=calibration,
+                   reference_estimates=reference)
 
 
 @dataclass(frozen=True)
@@ -168,7 +181,8 @@ def _plan_block(cls: type[Any], value: Any, what: str) -> Any:
 
 
 def _header(plan: FrozenPlan, run: RunInputs, child_run: RunInputs | None,
-            observed: str | None) -> ReportHeader:
+            observed: str | None, leak: LeakCheck | None = None,
+            reference: ReferenceReport | None = None) -> ReportHeader:
     expected = plan.body["outcome_commitment"]["sha256"]
     code_now = analysis_code_sha256(ANALYSIS_MODULES)
     calibration_plan = None
@@ -193,6 +207,10 @@ def _header(plan: FrozenPlan, run: RunInputs, child_run: RunInputs | None,
         ledger=LedgerHead(head_hash=run.head_hash, events=run.events),
         calibration_ledger=None if child_run is None
         else LedgerHead(head_hash=child_run.head_hash, events=child_run.events),
+        leak_check=leak,
+        reference=None if reference is None else ReferenceRun(
+            plan_id=reference.plan_id, report_sha256=reference.sha256, study=reference.study,
+            ok=True),
     )
 
 
@@ -205,7 +223,9 @@ def analyze_run(plan: FrozenPlan, ledger_path: str | os.PathLike[str],
 
     ``calibration`` is the known-signal child plan and its ledger; its slots go
     to the analysis as ``calibration`` (→ ``checks.known_signal``). The run
-    folder (the ledger's folder) may hold :data:`STUDY_SECTION_FILE`.
+    folder (the ledger's folder) may hold :data:`STUDY_SECTION_FILE`,
+    :data:`LEAK_CHECK_FILE` and, when the plan froze a reference report's SHA-256,
+    must hold that report (:mod:`foreseen.credit.run.reference`).
     """
     started = time.monotonic()
     run = check_run(plan, ledger_path)
@@ -220,10 +240,14 @@ def analyze_run(plan: FrozenPlan, ledger_path: str | os.PathLike[str],
                 "calibration plan does not name this plan as its parent (or is not post-outcome)"
             )
         child_run = check_run(child_plan, child_ledger)
-    section = read_study_section(Path(ledger_path).parent)
-    header = _header(plan, run, child_run, observed)
+    folder = Path(ledger_path).parent
+    section = read_study_section(folder)
+    digest = plan.body["analysis"].get("reference_report_sha256")
+    reference = None if digest is None else checked_reference(folder, str(digest))
+    header = _header(plan, run, child_run, observed, read_leak_check(folder), reference)
     analysis = analyzer(plan.study, plan.explanations(), run.slots, outcomes,
-                        plan.body["analysis"], child_run.slots if child_run else [])
+                        plan.body["analysis"], child_run.slots if child_run else [],
+                        None if reference is None else reference.estimates)
     report = CreditReport.assemble(
         header, analysis, study_section=None if section is None else section.section,
         run_metadata=RunMetadata(
@@ -258,6 +282,21 @@ def read_study_section(folder: Path) -> StudySectionFile | None:
         raise UserInputError(f"{path.name}: expected name, data and markdown")
     return StudySectionFile(StudySection(name=section["name"], data=section["data"]),
                             section["markdown"])
+
+
+def read_leak_check(folder: Path) -> LeakCheck | None:
+    """The leak check of :data:`LEAK_CHECK_FILE`, if the run folder has one."""
+    path = folder / LEAK_CHECK_FILE
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise UserInputError(f"{path.name} is not valid JSON") from None
+    if not (isinstance(data, dict) and isinstance(data.get("method"), str)
+            and isinstance(data.get("passed"), bool) and isinstance(data.get("detail"), str)):
+        raise UserInputError(f"{path.name}: expected method, passed and detail")
+    return LeakCheck(method=data["method"], passed=data["passed"], detail=data["detail"])
 
 
 def stable_part(report: CreditReport) -> dict[str, Any]:

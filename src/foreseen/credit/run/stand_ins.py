@@ -1,6 +1,7 @@
 """Whether a run used offline stand-ins, and the sentence that says so first.
 
-The offline forecasters (``card_reader``, ``catalog_prior``, ``zero``) and the
+The offline forecasters (``card_reader``, ``catalog_prior``, ``zero``,
+``synthetic_truth``) and the
 studies' offline explainers (mechanism, plain note, placebo, probe) exist to
 test the machinery; a run that used them is not evidence about any model.
 :func:`stand_ins` reads a plan and says which parts were stand-ins; its

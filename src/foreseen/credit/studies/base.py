@@ -162,6 +162,15 @@ class StudyDefinition(ABC):
         """The study's extra report section, computed after the reveal (None: no section)."""
         return None
 
+    def replication_gate(self, design: StudyDesign) -> dict[str, Any]:
+        """The gate a run with a reference run adds: every estimate the design's gates
+        name must have the reference run's sign (``sign_agrees``)."""
+        names = dict.fromkeys(str(c["estimate"]) for gate in design.analysis.gates
+                              for c in gate.get("conditions", ()))
+        return {"name": "replication", "join": "all",
+                "conditions": [{"estimate": n, "test": "sign_agrees"} for n in names],
+                "on_pass": "replication_supported", "on_fail": "replication_not_supported"}
+
     def option_values(self, given: Mapping[str, Any]) -> dict[str, Any]:
         """Every parameter's value: ``given`` where present, else its default."""
         known = {p.name: p for p in self.parameters()}

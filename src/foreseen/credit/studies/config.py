@@ -4,7 +4,9 @@ It names the study, its build options, the forecaster and any LLM explainers —
 each with its backend, model, base URL, the *name* of the environment variable
 that holds the API key (never the key), temperature, provider options,
 concurrency, rate limits, pricing — and the run's budget, repeats, replicates
-and seed, and where the build runs: ``executor = "local:N"`` (``N`` worker
+and seed, an optional ``reference_run`` (a previous run folder whose
+report the replication gate compares signs with; its SHA-256 is frozen in the
+plan), and where the build runs: ``executor = "local:N"`` (``N`` worker
 processes; ``local:1`` in this process) or ``"dask"`` (a private local Dask
 cluster) or ``"dask:tcp://HOST:8786"`` (a running Dask scheduler); the older
 ``workers = N`` means ``local:N``, and ``executor`` wins when both are given.
@@ -133,6 +135,7 @@ class RunConfig:
     verify_outcomes: bool = False
     concurrency: int | None = None
     budget_usd: float | None = None
+    reference_run: str | None = None
 
     def build_executor(self) -> Executor:
         """Where the build runs: ``executor`` if set, else ``local:workers`` (all CPUs if unset)."""
@@ -149,7 +152,8 @@ class RunConfig:
             replicates=self.replicates, seed=self.seed, repeats=self.repeats,
             cache=None if self.cache is None else Path(self.cache),
             verify_fraction=verify_fraction if self.verify_outcomes else None,
-            concurrency=self.concurrency, budget_usd=self.budget_usd)
+            concurrency=self.concurrency, budget_usd=self.budget_usd,
+            reference_run=None if self.reference_run is None else Path(self.reference_run))
 
 
 def parse_config(data: Mapping[str, Any], source: str = "configuration") -> RunConfig:

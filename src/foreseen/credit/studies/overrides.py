@@ -3,7 +3,8 @@
 Rules, in order:
 
 * plain settings (``out``, ``replicates``, ``seed``, ``repeats``, ``workers``,
-  ``executor``, ``cache``, ``verify_outcomes``, ``concurrency``, ``budget_usd``)
+  ``executor``, ``cache``, ``verify_outcomes``, ``concurrency``, ``budget_usd``,
+  ``reference_run``)
   replace the file's value when given; ``--workers N`` alone also drops the
   file's ``executor`` (the flag the user typed decides where the build runs);
   study options are merged key by key;
@@ -52,6 +53,7 @@ class Overrides:
     explainer_model: str | None = None
     concurrency: int | None = None
     budget_usd: float | None = None
+    reference_run: Path | None = None
 
 
 def _command(line: str) -> list[str]:
@@ -109,6 +111,8 @@ def apply_overrides(config: RunConfig, flags: Overrides) -> RunConfig:
         plain["out"] = str(flags.out)
     if flags.cache is not None:
         plain["cache"] = str(flags.cache)
+    if flags.reference_run is not None:
+        plain["reference_run"] = str(flags.reference_run)
     result = replace(config, **plain, options={**config.options, **flags.options},
                      forecaster=forecaster,
                      explainers=_explainers(config, flags, forecaster))

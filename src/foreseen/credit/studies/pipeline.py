@@ -15,7 +15,10 @@
    plan is frozen from them exactly as ``foreseen credit plan DIR`` would.
    When ``out`` already holds a ``plan.json`` with the **same plan id**, the
    run is **resumed** (its ledger continues; nothing is paid twice). Otherwise
-   a previous run's files move to ``out/previous/<n>/`` (never deleted);
+   a previous run's files move to ``out/previous/<n>/`` (never deleted). The
+   **leak check** (:mod:`foreseen.credit.plan.leak`) freezes the staged folder
+   again with a seeded permutation of the outcomes and writes whether only the
+   commitment changed to ``leak_check.json`` (shown in the report);
 4. **run** the plan's slots into ``ledger.jsonl``, **reveal** the sealed
    outcomes (digest checked), freeze and run the post-outcome known-signal
    child plan (``signal_plan.json``, ``signal_ledger.jsonl``);
@@ -31,11 +34,11 @@ import json
 import shutil
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from foreseen.core.digest import canonical_json, write_json_atomic
+from foreseen.core.digest import canonical_json, write_bytes_atomic, write_json_atomic
 from foreseen.core.errors import ConfigError, UserInputError
 from foreseen.core.parallel import Executor
 from foreseen.credit.analysis.report import CreditReport
@@ -45,6 +48,7 @@ from foreseen.credit.explainers.base import ExplainerRun, Proposal
 from foreseen.credit.explainers.llm import LLMExplainer
 from foreseen.credit.model import Explanation
 from foreseen.credit.plan.freeze import FrozenPlan, load_plan, write_outcomes, write_plan
+from foreseen.credit.plan.leak import leak_check
 from foreseen.credit.plan.study_folder import freeze_study_dir
 from foreseen.credit.run.calibrated import (
     SEALED_OUTCOMES,
@@ -52,7 +56,8 @@ from foreseen.credit.run.calibrated import (
     run_with_signal_plan,
 )
 from foreseen.credit.run.faults import FaultInjectingBackend
-from foreseen.credit.run.pipeline import STUDY_SECTION_FILE, analyze_run
+from foreseen.credit.run.pipeline import LEAK_CHECK_FILE, STUDY_SECTION_FILE, analyze_run
+from foreseen.credit.run.reference import REFERENCE_REPORT, read_reference_run
 from foreseen.credit.studies.base import BuiltStudy, StudyDefinition, StudyDesign, Verification
 
 STUDY_FILES: tuple[str, ...] = ("study.json", "explanations.json", "design.json",
@@ -100,6 +105,7 @@ class StudySettings:
     concurrency: int | None = None
     budget_usd: float | None = None
     accept_failures: bool = False
+    reference_run: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -247,6 +253,12 @@ def run_study(definition: StudyDefinition, out: str | Path, settings: StudySetti
         built = definition.build(options, executor=executor, cache=settings.cache)
     design = definition.design(built, replicates=settings.replicates, seed=settings.seed,
                                repeats=settings.repeats)
+    reference = None
+    if settings.reference_run is not None:
+        reference = read_reference_run(settings.reference_run, built.build.study.name)
+        design = replace(design, analysis=replace(
+            design.analysis, reference_report_sha256=reference.sha256,
+            gates=(*design.analysis.gates, definition.replication_gate(design))))
     forecaster = settings.forecaster or default_forecaster(design)
     # a bad forecaster (unknown name, bad options, missing program) fails before anything runs
     build_backend(forecaster.backend, forecaster.options).close()
@@ -262,11 +274,18 @@ def run_study(definition: StudyDefinition, out: str | Path, settings: StudySetti
     staging = folder / STAGING
     shutil.rmtree(staging, ignore_errors=True)
     write_study_folder(staging, built, explanations, design, forecaster, outcomes_override)
+    extra = [*built.files]
+    if reference is not None:
+        write_bytes_atomic(staging / REFERENCE_REPORT, reference.data)
+        extra.append(REFERENCE_REPORT)
     plan = freeze_study_dir(staging)
+    leak = leak_check(staging, plan)
     resumed = _same_plan(folder, plan)
     if not resumed:
-        archive_previous_run(folder, (*STUDY_FILES, *built.files, STUDY_SECTION_FILE))
-    _install(staging, folder, [*STUDY_FILES, *built.files])
+        archive_previous_run(folder, (*STUDY_FILES, *built.files, STUDY_SECTION_FILE,
+                                      LEAK_CHECK_FILE, REFERENCE_REPORT))
+    _install(staging, folder, [*STUDY_FILES, *extra])
+    write_json_atomic(folder / LEAK_CHECK_FILE, leak.to_json())
     if not resumed:
         write_plan(plan, folder / "plan.json")
     sealed = folder / SEALED_OUTCOMES

@@ -13,6 +13,7 @@ from sklearn.metrics import log_loss as sklearn_log_loss
 from foreseen.core.digest import canonical_json, sha256_json
 from foreseen.core.errors import UserInputError
 from foreseen.credit.model import Outcome, Study
+from foreseen.credit.plan.donors import donor_map
 from foreseen.credit.studies.controlled import build as controlled
 from foreseen.credit.studies.controlled.build import (
     BUDGETS,
@@ -49,11 +50,29 @@ def test_design_covers_mechanisms_budgets_seeds_and_conditions() -> None:
         assert len(states) == 2
         assert {s.seed for s in states} == {0, 1}
         assert len({s.intervention_id for s in states}) == 1
-        assert {s.condition for s in states} == {"ordinary", "elicited"}
+        assert len({s.condition for s in states}) == 1
+    # each task has both conditions, constant within a task × budget
+    for task in study.tasks:
+        by_budget = {s.budget_index: {o.condition for o in study.states
+                                      if o.task_id == task.id
+                                      and o.budget_index == s.budget_index}
+                     for s in study.states if s.task_id == task.id}
+        assert all(len(c) == 1 for c in by_budget.values())
+        assert set().union(*by_budget.values()) == {"ordinary", "elicited"}
     # the other_intervention donor exists for every state (≥ 2 interventions per task × budget)
     for state in study.states:
         assert any(o.task_id == state.task_id and o.budget_index == state.budget_index
                    and o.intervention_id != state.intervention_id for o in study.states)
+
+
+def test_every_donor_has_the_matched_cards_elicitation_condition() -> None:
+    """A donor contrast compares matching, not card completeness (the design's donors)."""
+    study = small_build().study
+    for name in ("seed_swap", "other_intervention"):
+        donors = donor_map(name, study, DEFAULT_SEED)
+        assert len(donors) == len(study.states)
+        for sid, donor in donors.items():
+            assert study.state(sid).condition == study.state(donor).condition, (name, sid)
 
 
 def test_public_state_comes_from_training_rows_only() -> None:

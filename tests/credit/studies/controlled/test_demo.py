@@ -52,7 +52,13 @@ def test_demo_writes_every_artefact_and_a_consistent_report(
     overall = report["integrity"]["overall"]
     assert overall["assigned"] == len(plan.slots) == overall["valid"]
     known = report["checks"]["known_signal"]
-    assert set(known["value"]["by_signal"]) == {"signal@exact", "signal@noisy", "signal@sign"}
+    assert set(known["value"]["by_signal"]) == {
+        "signal@exact", "signal@noisy", "signal@noisy_large", "signal@sign", "signal@placebo"}
+    # the card reader copies the exact signal and ignores the placebo it is told is unrelated
+    verdict = report["verdicts"]["known_signal"]
+    assert verdict["verdict"] == "pass", verdict
+    placebo = known["value"]["by_signal"]["signal@placebo"]["slope"]["value"]
+    assert placebo["ci95"][0] >= -0.1 and placebo["ci95"][1] <= 0.1
     summary_ok = verify_ledger(out / "ledger.jsonl")
     assert report["ledger"]["head_hash"] != summary_ok.head_hash  # analysis_written came after
     assert summary_ok.counts["analysis_written"] == 1

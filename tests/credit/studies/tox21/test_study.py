@@ -194,8 +194,10 @@ def test_offline_run_end_to_end(built: Tox21Build, cache_dir: Path, tmp_path: Pa
     plan = json.loads((out / "plan.json").read_text())
     contexts = {(s["explainer"], s["context_id"]) for s in plan["slots"]}
     assert contexts == {(None, "description"), ("probe", "matched_card"),
-                        ("probe", "donor_card@seed_swap")}
-    assert len(plan["slots"]) == 12 * 3 * 2
+                        ("probe", "donor_card@seed_swap"), ("probe", "numeric"),
+                        ("probe", "prose"), ("probe", "crossover"),
+                        ("probe", "crossover@seed_swap")}
+    assert len(plan["slots"]) == 12 * 7 * 2
     assert "y" not in json.dumps(plan["study"]["states"][0]["public"]).split('"')  # no outcome
     report = json.loads((out / "report.json").read_text())
     assert report["outcome_commitment"]["ok"]
@@ -212,7 +214,32 @@ def test_offline_run_end_to_end(built: Tox21Build, cache_dir: Path, tmp_path: Pa
     assert noise["pairs"] == 6
     assert noise["median_seed_gap"] == seed_pair_summary(built.build.study,
                                                           outcomes)["median_seed_gap"]
-    assert "Seed noise" in (out / "report.md").read_text()
+    markdown = (out / "report.md").read_text()
+    assert "Seed noise" in markdown
+    # the declared sensitivity: hierarchical bootstrap endpoint → budget cell → seed
+    assert design["analysis"]["hierarchical"] == ["task", "cell", "seed"]
+    primary = [r for r in report["contrasts"] if r["variant"] == "itt"
+               and r["loss"] == "interval_score" and r.get("estimate") is not None
+               and r.get("reason") is None]
+    assert primary
+    for row in primary:
+        hierarchical = row["sensitivity"]["hierarchical"]
+        assert hierarchical["method"] == "hierarchical_percentile"
+        assert hierarchical["estimate"] == pytest.approx(row["estimate"])
+    assert "## Declared sensitivities" in markdown and "task → cell → seed" in markdown
+    assert report["leak_check"]["passed"], report["leak_check"]["detail"]
+    # the component crossover: declared secondary estimates, reported apart and never gated
+    secondary = {s["name"]: s for s in report["secondary"]}
+    assert set(secondary) == set(design["analysis"]["secondary"]) and len(secondary) == 6
+    assert "delta_donor/probe/crossover@seed_swap/interval_score/itt" in secondary
+    for name, item in secondary.items():
+        assert item["estimate"] == report["estimates"][name], name
+    gated = {c["estimate"] for g in report["gates"] for c in g["conditions"]}
+    assert not gated & set(secondary)
+    assert "## Declared secondary analyses" in markdown
+    # the crossover's delivery: its numbers and prose both reached the prompt
+    crossover = report["integrity"]["per_context"]["probe|crossover@seed_swap"]
+    assert crossover["assigned"] == 12 * 2
 
 
 def test_cli_user_errors_leave_no_study_folder(tmp_path: Path,

@@ -7,8 +7,13 @@ Design (all seeded from the build seed; ``random_state`` everywhere):
   for a seeded permutation), with task-specific parameters;
 * per task: budgets ``n ∈ (150, 500)`` training rows × a proposer choosing 2
   catalog interventions per budget × seeds ``(0, 1)`` = 8 states. Both seeds
-  of a cell share the intervention; each cell has one ``ordinary`` and one
-  ``elicited`` state, so conditions split evenly;
+  of a cell share the intervention. The elicitation condition is constant
+  within a task × budget (``ordinary`` when task index + budget index is even,
+  else ``elicited``), so every task has both conditions, they split evenly, and
+  every donor the design uses — the other seed of the cell (``seed_swap``) and
+  another intervention at the same budget (``other_intervention``) — comes from
+  the same condition as the matched card: a donor contrast compares matching,
+  not card completeness;
 * the proposer picks interventions from the public catalog using the public
   state only (of seed 0 at that budget): heuristic scores of the overfitting
   gap, d/n, learning-curve slope, class balance and feature-scale spread,
@@ -253,7 +258,6 @@ def _states_of_task(seed: int, task_index: int, prior: Mapping[str, Mapping[str,
     tid = task_id(task_index)
     states: list[State] = []
     probes: dict[str, Probe] = {}
-    cell_rank = 0
     for budget_index, budget in enumerate(BUDGETS):
         per_seed = []
         for state_seed in SEEDS:
@@ -269,7 +273,7 @@ def _states_of_task(seed: int, task_index: int, prior: Mapping[str, Mapping[str,
         for intervention_id in chosen:
             for seed_rank, state_seed in enumerate(SEEDS):
                 x, y, folds, public, parent_losses = per_seed[seed_rank]
-                condition: Condition = ("ordinary" if (cell_rank + seed_rank) % 2 == 0
+                condition: Condition = ("ordinary" if (task_index + budget_index) % 2 == 0
                                          else "elicited")
                 sid = f"{tid}-b{budget_index}-{intervention_id}-s{state_seed}"
                 state_public = dict(public)
@@ -280,7 +284,6 @@ def _states_of_task(seed: int, task_index: int, prior: Mapping[str, Mapping[str,
                     intervention_id=intervention_id, condition=condition,
                     public=state_public))
                 probes[sid] = probe_changes(intervention_id, x, y, folds, parent_losses)
-            cell_rank += 1
     return states, probes
 
 

@@ -2,11 +2,21 @@
 
 Design (spec credit.md §9): 12 endpoints × 3 nested label budgets × 2 seeds =
 72 states, all elicited (the probe explainer writes six-field cards). Contexts
-``description``; probe ``matched_card`` and ``donor_card@seed_swap``; 2
-repeats; seed 20261129. The gate is the Tox21 harm gate (primary loss: the
-ROC-AUC interval score). An LLM explainer gets ``matched_card`` and
-``donor_card@seed_swap``. The study folder adds ``build.json`` (outcome-free
-diagnostics: unparseable SMILES, splits, convergence, per-state seconds).
+``description``; probe ``matched_card`` and ``donor_card@seed_swap`` (primary),
+and the paper's component crossover as a declared secondary analysis:
+``numeric`` (the card's numbers only), ``prose`` (its screened prose only),
+``crossover@seed_swap`` (the state's numbers + the donor's screened prose) and
+its matched counterpart ``crossover`` (the state's numbers + its own screened
+prose): Δ_donor of the crossover varies the prose at fixed numbers (the
+mechanism contrast); Δ_desc of ``numeric`` and ``prose`` say which component
+carries the gain (:data:`SECONDARY`). 2 repeats; seed 20261129. The gate is
+the Tox21 harm gate (primary loss: the ROC-AUC interval score). The declared
+sensitivity analysis is the paper's hierarchical bootstrap: endpoint → budget
+cell → seed (``HIERARCHY``; each contrast carries its hierarchical interval
+beside the primary task-cluster one).
+An LLM explainer gets ``matched_card`` and ``donor_card@seed_swap``. The study
+folder adds ``build.json`` (outcome-free diagnostics: unparseable SMILES, splits,
+convergence, per-state seconds).
 
 Report section (after the reveal): seed noise — for every cell, whether its
 two seeds' outcomes share the sign and their gap, summarised as the share of
@@ -22,7 +32,7 @@ from typing import Any
 
 from foreseen.core.parallel import Executor
 from foreseen.credit.analysis.config import AnalysisConfig
-from foreseen.credit.analysis.gates import tox21_harm_gate
+from foreseen.credit.analysis.gates import replication_gate, tox21_harm_gate
 from foreseen.credit.model import Outcome
 from foreseen.credit.plan.freeze import ExecutionConfig
 from foreseen.credit.studies.base import (
@@ -37,10 +47,21 @@ from foreseen.credit.studies.tox21.data import ENDPOINTS
 from foreseen.credit.studies.verification import zero_outcome_share
 
 DESIGN_SEED = 20261129
+#: the declared hierarchical bootstrap sensitivity: endpoint (task) → budget cell → seed
+HIERARCHY: tuple[str, ...] = ("task", "cell", "seed")
 REPEATS = 2
 MINIMUM_TASKS = 6
+#: the primary contexts (the harm gate) and the component crossover (declared secondary)
+PRIMARY_CONTEXTS: tuple[str, ...] = ("matched_card", "donor_card@seed_swap")
+CROSSOVER_CONTEXTS: tuple[str, ...] = ("numeric", "prose", "crossover",
+                                       "crossover@seed_swap")
 CONTEXTS: dict[str | None, tuple[str, ...]] = {
-    None: ("description",), "probe": ("matched_card", "donor_card@seed_swap")}
+    None: ("description",), "probe": (*PRIMARY_CONTEXTS, *CROSSOVER_CONTEXTS)}
+#: the crossover's declared secondary estimates (never gated), on both primary losses
+SECONDARY: tuple[str, ...] = tuple(
+    name for loss in ("interval_score", "point_mae") for name in (
+        f"delta_desc/probe/numeric/{loss}/itt", f"delta_desc/probe/prose/{loss}/itt",
+        f"delta_donor/probe/crossover@seed_swap/{loss}/itt"))
 LLM_CONTEXTS: tuple[str, ...] = ("matched_card", "donor_card@seed_swap")
 BRIEF = (
     "Each task is one Tox21 assay endpoint (MoleculeNet's Tox21): the parent is an "
@@ -94,11 +115,17 @@ class Tox21Study(StudyDefinition):
     def design(self, built: BuiltStudy, *, replicates: int, seed: int | None,
                repeats: int | None) -> StudyDesign:
         analysis = AnalysisConfig(bootstrap_b=replicates, gates=(tox21_harm_gate(),),
-                                  minimum_tasks=MINIMUM_TASKS)
+                                  minimum_tasks=MINIMUM_TASKS, hierarchical=HIERARCHY,
+                                  secondary=SECONDARY)
         return StudyDesign(
             contexts=CONTEXTS, repeats=REPEATS if repeats is None else repeats,
             seed=DESIGN_SEED if seed is None else seed, analysis=analysis,
             execution=ExecutionConfig(), llm_contexts=LLM_CONTEXTS)
+
+    def replication_gate(self, design: StudyDesign) -> dict[str, Any]:
+        """The paper's replication gate (signs of the interval-score and point-MAE Δ_desc and
+        the interval-score Δ_donor agree; Δ_donor's 90 % interval inside ±0.005)."""
+        return replication_gate("probe")
 
     def verify(self, built: BuiltStudy, options: Mapping[str, Any], *, fraction: float,
                executor: Executor | None) -> Verification:
