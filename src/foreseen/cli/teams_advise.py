@@ -24,7 +24,7 @@ from rich.table import Table
 
 from foreseen.cli import options
 from foreseen.cli.output import write_report
-from foreseen.cli.report import NoHtml, write_page
+from foreseen.cli.report import NoHtml, page_line
 from foreseen.cli.teams_inputs import load_one
 from foreseen.core.errors import ConfigError
 from foreseen.teams.exploratory.advice import Advice, IntervalBounds
@@ -218,4 +218,4 @@ def advise_command(
     if out is not None:
         console.print(f"report written to {out}")
         if not no_html:
-            console.print(f"HTML report written to {write_page(out)}")
+            console.print(page_line("HTML report", out))

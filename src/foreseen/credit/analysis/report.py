@@ -183,7 +183,7 @@ def read_report(path: str | os.PathLike[str]) -> CreditReport:
         data = json.loads(file.read_text(encoding="utf-8"))
     except OSError as error:
         raise SourceError(f"cannot read {file}: {error.strerror}") from None
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         raise SourceError(f"{file.name} is not valid JSON") from None
     if not isinstance(data, dict) or data.get("format") != REPORT_FORMAT:
         raise SourceError(f"{file.name} is not a credit report ({REPORT_FORMAT})")

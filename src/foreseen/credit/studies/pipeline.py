@@ -139,7 +139,7 @@ def _reuse(path: Path, configuration: Mapping[str, Any]) -> ExplainerRun | None:
         return None
     try:
         stored = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, ValueError):
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
         return None
     if not isinstance(stored, dict) or canonical_json(stored.get("configuration")) != \
             canonical_json(dict(configuration)):

@@ -274,7 +274,7 @@ class ReusedClient:
             raise TransportError(f"connection error {type(error).__name__}: {message}") from None
         try:
             body: Any = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):
             body = None
         if status in RETRYABLE_STATUS or status >= 500:
             raise TransportError(

@@ -201,7 +201,9 @@ def read_meta(folder: str | os.PathLike[str]) -> DatasetMeta:
         raise UserInputError(f"{what} is missing")
     try:
         obj = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except OSError as error:
+        raise UserInputError(f"cannot read {what}: {error.strerror}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         raise UserInputError(f"{what} is not valid JSON") from None
     if not isinstance(obj, dict):
         raise UserInputError(f"{what} must hold a JSON object")
