@@ -45,7 +45,7 @@ class OutputTarget:
 
 def output_error(path: str | os.PathLike[str], error: OSError) -> UserInputError:
     """One line for a failed write to ``path`` (the OS's reason, never a traceback)."""
-    reason = error.strerror or type(error).__name__
+    reason = error.strerror or str(error) or type(error).__name__
     return UserInputError(f"cannot write {path}: {reason}")
 
 
