@@ -63,6 +63,7 @@ class Case:
     out: str | None = None
     world: bool = False
     stdin: str = ""
+    suffix: str = ""
 
 
 @dataclass
@@ -257,7 +258,8 @@ def _case(raw: Mapping[str, Any], category: str) -> Case:
         setup=tuple(raw.get("setup", ())), unchanged=tuple(raw.get("unchanged", ())),
         absent=tuple(raw.get("absent", ())), exists=tuple(raw.get("exists", ())),
         stdout=str(raw.get("stdout", "")), input=raw.get("input"), out=raw.get("out"),
-        world=bool(raw.get("world", False)), stdin=str(raw.get("stdin", "")))
+        world=bool(raw.get("world", False)), stdin=str(raw.get("stdin", "")),
+        suffix=str(raw.get("suffix", "")))
 
 
 def _expand(matrix: Mapping[str, Any], category: str) -> Iterator[Case]:
@@ -333,13 +335,13 @@ def _call(argv: list[str], stdin: str = "") -> tuple[int | None, str, str, str |
 
 def _fill(text: str, tmp: Path, fixtures: Path) -> str:
     return (text.replace("{tmp}", str(tmp)).replace("{fixtures}", str(fixtures))
-            .replace("{key_env}", CORPUS_KEY_ENV))
+            .replace("{data}", str(CORPUS / "data")).replace("{key_env}", CORPUS_KEY_ENV))
 
 
 def _snapshot(path: Path) -> tuple[Any, ...]:
     try:
         info = os.lstat(path)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return ("absent",)
     if stat.S_ISLNK(info.st_mode):
         return ("link", os.readlink(path))
@@ -356,7 +358,7 @@ def _lay_out(case: Case, tmp: Path, world_root: Path) -> dict[str, str]:
     for step in case.setup:
         _setup_step(step, tmp)
     if case.input is not None:
-        target = tmp / f"input-{case.input}"
+        target = tmp / f"input-{case.input}{case.suffix}"
         INPUT_KINDS[case.input](target)
         values["{input}"] = str(target)
     if case.out is not None:

@@ -110,6 +110,9 @@ def main(argv: list[str] | None = None) -> None:
         _fail("aborted", 130)
     except OSError as error:  # the operating system refused a read or write the user asked for
         _fail(_os_error_line(error), USAGE_EXIT_CODE)
+    except MemoryError:  # an input or option asked for more memory than the machine has
+        _fail("not enough memory for this command (use fewer replicates or a smaller input)",
+              USAGE_EXIT_CODE)
     except Exception as error:
         if not _is_usage_error(error):
             raise

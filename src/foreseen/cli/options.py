@@ -45,7 +45,7 @@ _OUT_FILE_HELP = ("Where to write the result (written atomically; a symlink is w
 Replicates = Annotated[int, typer.Option(
     "--replicates", min=1, help="Bootstrap replicates (each refits or resamples once).")]
 Seed = Annotated[int, typer.Option(
-    "--seed", help="Seed of every random draw (same seed, same bytes).")]
+    "--seed", min=0, help="Seed of every random draw (same seed, same bytes; >= 0).")]
 OutFile = Annotated[Path, typer.Option("--out", help=_OUT_FILE_HELP, callback=checked_out_file)]
 OptionalOutFile = Annotated[Path | None, typer.Option(
     "--out", help=_OUT_FILE_HELP, callback=checked_out_file)]

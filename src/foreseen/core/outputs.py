@@ -121,7 +121,7 @@ def check_output_folder(folder: str | os.PathLike[str]) -> Path:
     given = Path(folder)
     resolved = _resolved(given) if given.is_symlink() else given
     if resolved.exists() and not resolved.is_dir():
-        raise UserInputError(f"cannot write into {given}: it is a file, not a folder")
+        raise UserInputError(f"cannot write into {given}: it is not a folder")
     _check_folder_writable(resolved, given)
     return resolved
 

@@ -37,6 +37,7 @@ import numpy as np
 import numpy.typing as npt
 
 from foreseen.core.errors import ConfigError, SourceError
+from foreseen.core.memory import check_array_fits
 from foreseen.core.parallel import Executor, SerialExecutor, shared_context
 from foreseen.core.progress import map_with_progress
 from foreseen.teams.curves import coverage_grid, population_curve
@@ -340,6 +341,9 @@ def compare_splits(
     check_settings(ks, pilots, replicates, seed)
     settings = _settings(pilots, seed, replicates, levels, None, CONDITIONAL_MODELS)
     populations = [matrix.competent().solved for matrix in matrices]
+    widest = max((population.shape[1] for population in populations), default=0)
+    check_array_fits(f"--replicates {replicates}", replicates * widest, 8,
+                     f"the bootstrap's resampled task counts ({replicates:,} × {widest:,})")
     for matrix, population in zip(matrices, populations, strict=True):
         if population.shape[0] == 0:
             raise SourceError(

@@ -154,6 +154,9 @@ def load_source(
     long_columns = columns if columns is not None else LongColumns()
     if not path.exists():
         raise SourceError(f"source {path} does not exist")
+    if not path.is_file() and not path.is_dir():
+        raise SourceError(f"source {path} is not a regular file or a folder (a device, pipe"
+                          " or socket)")
     if path.is_file():
         suffix = path.suffix.lower()
         if suffix in PARQUET_SUFFIXES:
