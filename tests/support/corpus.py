@@ -24,6 +24,7 @@ import shutil
 import signal
 import socket
 import stat
+import subprocess
 import sys
 import threading
 import tomllib
@@ -64,6 +65,7 @@ class Case:
     world: bool = False
     stdin: str = ""
     suffix: str = ""
+    input_at: str | None = None
 
 
 @dataclass
@@ -169,6 +171,27 @@ def _socket(path: Path) -> None:
 
 
 _OPEN_SOCKETS: list[socket.socket] = []
+_HOLDERS: list[subprocess.Popen[bytes]] = []
+
+_HOLD = """
+import fcntl, json, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)
+fcntl.flock(fd, fcntl.LOCK_EX)
+os.ftruncate(fd, 0)
+os.write(fd, json.dumps({"pid": os.getpid(), "host": "corpus-host",
+                         "command": "foreseen credit run (held by the corpus)",
+                         "since": "2026-01-01T00:00:00+0000"}).encode())
+print("held", flush=True)
+time.sleep(300)
+"""
+
+
+def _hold_lock(ledger: Path) -> None:
+    """Another process holds the ledger's lock (a run in progress) until the case ends."""
+    holder = subprocess.Popen([sys.executable, "-c", _HOLD, str(ledger) + ".lock"],
+                              stdout=subprocess.PIPE)
+    assert holder.stdout is not None and holder.stdout.readline().strip() == b"held"
+    _HOLDERS.append(holder)
 
 
 def _file_parent(path: Path) -> None:
@@ -259,7 +282,7 @@ def _case(raw: Mapping[str, Any], category: str) -> Case:
         absent=tuple(raw.get("absent", ())), exists=tuple(raw.get("exists", ())),
         stdout=str(raw.get("stdout", "")), input=raw.get("input"), out=raw.get("out"),
         world=bool(raw.get("world", False)), stdin=str(raw.get("stdin", "")),
-        suffix=str(raw.get("suffix", "")))
+        suffix=str(raw.get("suffix", "")), input_at=raw.get("input_at"))
 
 
 def _expand(matrix: Mapping[str, Any], category: str) -> Iterator[Case]:
@@ -358,7 +381,13 @@ def _lay_out(case: Case, tmp: Path, world_root: Path) -> dict[str, str]:
     for step in case.setup:
         _setup_step(step, tmp)
     if case.input is not None:
-        target = tmp / f"input-{case.input}{case.suffix}"
+        target = (Path(_fill(case.input_at, tmp, FIXTURES)) if case.input_at is not None
+                  else tmp / f"input-{case.input}{case.suffix}")
+        if target.is_symlink() or target.is_file():
+            target.unlink()
+        elif target.is_dir():
+            shutil.rmtree(target)
+        target.parent.mkdir(parents=True, exist_ok=True)
         INPUT_KINDS[case.input](target)
         values["{input}"] = str(target)
     if case.out is not None:
@@ -431,6 +460,8 @@ def _setup_step(step: Mapping[str, Any], tmp: Path) -> None:
 
         path.write_text(canonical_json(data) if canonical else json.dumps(data),
                         encoding="utf-8")
+    elif kind == "hold_lock" and path is not None:
+        _hold_lock(path)
     elif kind == "truncate" and path is not None:
         data = path.read_bytes()
         path.write_bytes(data[: int(step["bytes"])] if "bytes" in step
@@ -463,6 +494,10 @@ def run_case(case: Case, tmp: Path, world_root: Path) -> Outcome:
             os.environ[CORPUS_KEY_ENV] = env_before
         while _OPEN_SOCKETS:
             _OPEN_SOCKETS.pop().close()
+        while _HOLDERS:
+            holder = _HOLDERS.pop()
+            holder.kill()
+            holder.wait()
     outcome = Outcome(code, stdout, stderr, crash, hang)
     outcome.changed = [str(p) for p in watched if _snapshot(p) != before[p]]
     outcome.leftovers = sorted(str(p) for p in tmp.rglob("*.tmp"))

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from foreseen.core.errors import ConfigError, IntegrityError, SourceError
+from foreseen.core.inputs import read_regular_text
 from foreseen.core.ledger import GENESIS, LedgerEvent, VerifiedLedger
 
 _HASH = re.compile(r"[0-9a-f]{64}")
@@ -45,7 +46,7 @@ def _parse_head(text: str) -> KeptHead:
 
 def _head_of_report(path: Path, ledger: Path) -> KeptHead:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_regular_text(path, "report"))
     except OSError as error:
         raise SourceError(f"cannot read {path}: {error.strerror}") from None
     except (UnicodeDecodeError, ValueError, RecursionError):

@@ -99,6 +99,7 @@ from foreseen.core.digest import (
     write_json_atomic,
 )
 from foreseen.core.errors import UserInputError
+from foreseen.core.inputs import read_regular_text
 
 GENESIS = "0" * 64
 TORN_LINE_EVENT = "torn_line_discarded"
@@ -174,7 +175,7 @@ def _read_head(path: Path) -> tuple[str, int] | None:
     if not hpath.exists():
         return None
     try:
-        obj = json.loads(hpath.read_text(encoding="utf-8"))
+        obj = json.loads(read_regular_text(hpath, "head file"))
         head, count = obj["head"], obj["events"]
     except OSError as error:
         raise UserInputError(f"cannot read head file {hpath.name}: {error.strerror}") from None
