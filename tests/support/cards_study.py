@@ -1,4 +1,4 @@
-"""A small synthetic study for the card, context and donor-map tests (engineer E's tests)."""
+"""A small synthetic study for the card, context and donor-map tests."""
 
 from __future__ import annotations
 

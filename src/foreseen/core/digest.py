@@ -332,7 +332,7 @@ def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
 
 
 def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
-    """Write ``text`` (UTF-8, ``\\n`` line ends) to ``path`` as :func:`write_bytes_atomic`."""
+    """Write ``text`` as UTF-8 to ``path`` atomically (:func:`write_bytes_atomic`), as given."""
     write_bytes_atomic(path, text.encode("utf-8"))
 
 

@@ -7,5 +7,5 @@ stand-ins, verdicts), then figures (inline SVG from matplotlib, the ``report``
 extra), then details and an appendix of full tables. No network at view
 time. :mod:`foreseen.report.tables` turns the same artefacts into tidy tables
 (``foreseen export``, :func:`foreseen.read_report`). Only the command line
-imports this package.
+and the public API (:mod:`foreseen.api`) import this package.
 """

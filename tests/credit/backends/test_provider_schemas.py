@@ -12,9 +12,9 @@ the real APIs.
 from __future__ import annotations
 
 import json
+import urllib.request
 from typing import Any
 
-import httpx
 import pytest
 from anthropic.types import Message
 from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
@@ -97,13 +97,17 @@ def test_fake_server_answers_parse_with_the_sdk_response_model(
                                 "options": backend_options(api, server.base_url)})
         body = backend.payload(REQUESTS[kind])
         headers = backend.headers(KEY, REQUESTS[kind])
-        answer = httpx.post(backend.url, json=body, headers=headers, timeout=5.0)
-    assert answer.status_code == 200, answer.text
+        request = urllib.request.Request(
+            backend.url, data=json.dumps(body).encode(), method="POST",
+            headers={"content-type": "application/json", **headers})
+        with urllib.request.urlopen(request, timeout=5.0) as response:
+            status, answer = response.status, json.loads(response.read())
+    assert status == 200, answer
     if api == "anthropic":
-        message = Message.model_validate(answer.json())
+        message = Message.model_validate(answer)
         block = message.content[0]
         assert block.type == ("text" if kind == "note" else "tool_use")
     else:
-        completion = ChatCompletion.model_validate(answer.json())
+        completion = ChatCompletion.model_validate(answer)
         text = completion.choices[0].message.content
         assert text is not None and (kind == "note" or isinstance(json.loads(text), dict))

@@ -40,6 +40,7 @@ printed digit, so no other summation order (numpy's pairwise sum) is used.
 from __future__ import annotations
 
 import random
+import threading
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -142,6 +143,22 @@ _WORD_BITS = 32
 _MT_STATE_WORDS = 624
 
 
+_MIRRORS = threading.local()
+
+
+def _mirror_generator() -> np.random.MT19937:
+    """This thread's one MT19937 object whose state is overwritten before each use.
+
+    Building an ``MT19937`` seeds it from the operating system (~0.1 ms); the
+    protocol reads the stream ~2,000 times per split, so one object is reused.
+    """
+    generator: np.random.MT19937 | None = getattr(_MIRRORS, "generator", None)
+    if generator is None:
+        generator = np.random.MT19937(0)
+        _MIRRORS.generator = generator
+    return generator
+
+
 class WordStream:
     """The 32-bit words ahead in a ``random.Random`` stream, read in bulk (module docstring).
 
@@ -156,7 +173,7 @@ class WordStream:
         version, internal, gauss_next = self.rng.getstate()
         if version != 3 or gauss_next is not None:
             raise ValueError("random.Random state of an unexpected version")
-        generator = np.random.MT19937()
+        generator = _mirror_generator()
         generator.state = {
             "bit_generator": "MT19937",
             "state": {"key": np.asarray(internal[:_MT_STATE_WORDS], dtype=np.uint32),
@@ -174,7 +191,7 @@ class WordStream:
         generator = self._generator()
         generator.random_raw(count)
         state = generator.state["state"]
-        self.rng.setstate((3, (*(int(v) for v in state["key"]), int(state["pos"])), None))
+        self.rng.setstate((3, (*state["key"].tolist(), int(state["pos"])), None))
 
 
 def randbelow_many(rng: random.Random, bound: int, count: int) -> npt.NDArray[np.int64]:

@@ -85,15 +85,34 @@ class BetaBinomialForecast(CoverageForecast):
     pooled_rate: FloatArray
 
     def curve(self, sizes: npt.ArrayLike) -> FloatArray:
-        from scipy.special import betaln
+        return beta_binomial_curve(
+            self.alpha, self.beta, self.fitted, self.pooled_rate, check_sizes(sizes)
+        )
 
-        m = check_sizes(sizes)
-        alpha = np.where(self.fitted, self.alpha, 1.0)[..., None]
-        beta = np.where(self.fitted, self.beta, 1.0)[..., None]
-        beta_curve = 1.0 - np.exp(betaln(alpha, beta + m) - betaln(alpha, beta))
-        fallback = 1.0 - (1.0 - self.pooled_rate[..., None]) ** m
-        result: FloatArray = np.where(self.fitted[..., None], beta_curve, fallback)
-        return result
+
+def beta_binomial_curve(
+    alpha: FloatArray,
+    beta: FloatArray,
+    fitted: BoolArray,
+    pooled_rate: FloatArray,
+    sizes: FloatArray,
+    never_solved: FloatArray | None = None,
+) -> FloatArray:
+    """(1 − π)(1 − B(α, β + m)/B(α, β)) where ``fitted``, else 1 − (1 − p̄)^m.
+
+    π = ``never_solved`` (0 when ``None``: the plain beta-binomial of spec §4); the
+    trailing axis of the result runs over ``sizes``.
+    """
+    from scipy.special import betaln
+
+    a = np.where(fitted, alpha, 1.0)[..., None]
+    b = np.where(fitted, beta, 1.0)[..., None]
+    fitted_curve = 1.0 - np.exp(betaln(a, b + sizes) - betaln(a, b))
+    if never_solved is not None:
+        fitted_curve = (1.0 - never_solved[..., None]) * fitted_curve
+    fallback = 1.0 - (1.0 - pooled_rate[..., None]) ** sizes
+    result: FloatArray = np.where(fitted[..., None], fitted_curve, fallback)
+    return result
 
 
 def beta_binomial_moments(stats: PilotStats) -> tuple[FloatArray, FloatArray, BoolArray]:

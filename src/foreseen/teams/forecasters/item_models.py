@@ -61,7 +61,11 @@ from foreseen.teams.forecasters.base import (
     as_pilot,
     check_sizes,
 )
-from foreseen.teams.forecasters.closed_form import BetaBinomialForecast, beta_binomial_moments
+from foreseen.teams.forecasters.closed_form import (
+    BetaBinomialForecast,
+    beta_binomial_curve,
+    beta_binomial_moments,
+)
 from foreseen.teams.forecasters.rasch import sigmoid
 
 LOG_PARAMETER_BOUNDS = (-10.0, 15.0)
@@ -199,17 +203,14 @@ class ZeroInflatedForecast(CoverageForecast):
     pooled_rate: FloatArray
 
     def curve(self, sizes: npt.ArrayLike) -> FloatArray:
-        from scipy.special import betaln
-
-        m = check_sizes(sizes)
-        alpha = np.where(self.fitted, self.alpha, 1.0)[..., None]
-        beta = np.where(self.fitted, self.beta, 1.0)[..., None]
-        mixed = (1.0 - self.never_solved[..., None]) * (
-            1.0 - np.exp(betaln(alpha, beta + m) - betaln(alpha, beta))
+        return beta_binomial_curve(
+            self.alpha,
+            self.beta,
+            self.fitted,
+            self.pooled_rate,
+            check_sizes(sizes),
+            never_solved=self.never_solved,
         )
-        fallback = 1.0 - (1.0 - self.pooled_rate[..., None]) ** m
-        result: FloatArray = np.where(self.fitted[..., None], mixed, fallback)
-        return result
 
 
 def zero_inflated_log_likelihood(

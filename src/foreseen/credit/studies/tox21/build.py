@@ -1,4 +1,4 @@
-"""The Tox21 credit study (spec credit.md §9, issue 5), executed for real.
+"""The Tox21 credit study (spec credit.md §9), executed for real.
 
 States: endpoints (12 by default) × 3 nested training-label fractions
 (0.25, 0.5, 0.8) × 2 seeds = 72. Cell = endpoint × budget × change; the
