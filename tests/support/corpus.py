@@ -286,18 +286,35 @@ def _case(raw: Mapping[str, Any], category: str) -> Case:
 
 
 def _expand(matrix: Mapping[str, Any], category: str) -> Iterator[Case]:
-    """Every command × every input (or output) kind of one ``[[matrix]]`` table."""
-    kinds_key = "inputs" if "inputs" in matrix else "outputs"
+    """Every command × every input, output or edit kind of one ``[[matrix]]`` table.
+
+    ``edits`` (instead of ``inputs``/``outputs``) are named JSON edits of the
+    file ``edit_path``: ``{key = "a.0.b", value = "<JSON>"}`` sets a value,
+    without ``value`` deletes it; ``message`` (and optionally ``exit``) is the
+    expected ending. The edited file is written in canonical JSON when
+    ``canonical`` is true (a plan file stays a loadable plan, with a new id).
+    """
+    kinds_key = next(k for k in ("inputs", "outputs", "edits") if k in matrix)
     kinds: Mapping[str, Any] = matrix[kinds_key]
+    skip = ("commands", "inputs", "outputs", "edits", "exit", "prefix", "edit_path",
+            "canonical")
     for name, argv in matrix["commands"].items():
         for kind, expected in kinds.items():
-            exit_code, message = (expected if isinstance(expected, list)
-                                  else [matrix.get("exit", 2), expected])
-            raw = {key: value for key, value in matrix.items()
-                   if key not in ("commands", "inputs", "outputs", "exit", "prefix")}
+            raw = {key: value for key, value in matrix.items() if key not in skip}
+            if kinds_key == "edits":
+                exit_code, message = expected.get("exit", matrix.get("exit", 2)), \
+                    expected["message"]
+                step = {"do": "json_set", "path": matrix["edit_path"], "key": expected["key"],
+                        "canonical": bool(matrix.get("canonical", False))}
+                if "value" in expected:
+                    step["value"] = expected["value"]
+                raw["setup"] = [*raw.get("setup", ()), step]
+            else:
+                exit_code, message = (expected if isinstance(expected, list)
+                                      else [matrix.get("exit", 2), expected])
+                raw["input" if kinds_key == "inputs" else "out"] = kind
             raw.update(id=f"{matrix['prefix']}-{name}-{kind}", argv=argv, exit=exit_code,
                        message=message)
-            raw["input" if kinds_key == "inputs" else "out"] = kind
             yield _case(raw, category)
 
 

@@ -47,6 +47,7 @@ from foreseen.credit.analysis.config import AnalysisConfig
 from foreseen.credit.backends.registry import backend_entry
 from foreseen.credit.model import Explanation, Study
 from foreseen.credit.plan.renderers import STANDARD, ContextRenderer, renderer
+from foreseen.credit.plan.shape import check_plan_shape
 
 PLAN_FORMAT = "foreseen.credit.plan.freeze/1"
 DEFAULT_CONTEXTS_MODULE = STANDARD
@@ -376,11 +377,9 @@ def load_plan(path: str | os.PathLike[str]) -> FrozenPlan:
             f"plan file {plan_path.name} is not in canonical form (edited after freezing?)"
         )
     plan = FrozenPlan(body, sha256_text(canonical))
-    plan.study  # noqa: B018 - validates the study block
+    study = plan.study  # validates the study block
     ExecutionConfig.from_json(body["execution"])
-    if not isinstance(body["slots"], list) or not all(
-            isinstance(s, dict) and "slot_id" in s for s in body["slots"]):
-        raise SourceError(f"plan file {plan_path.name}: malformed slots")
+    check_plan_shape(body, {state.id for state in study.states}, plan_path.name)
     return plan
 
 
