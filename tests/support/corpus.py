@@ -37,6 +37,7 @@ from typing import Any
 from foreseen.cli.app import main
 
 import support.spine as spine_support
+from support.openml_mirror import SHIPPED_MIRROR
 from support.paths import FIXTURES, TESTS
 
 CORPUS = TESTS / "corpus"
@@ -375,7 +376,8 @@ def _call(argv: list[str], stdin: str = "") -> tuple[int | None, str, str, str |
 
 def _fill(text: str, tmp: Path, fixtures: Path) -> str:
     return (text.replace("{tmp}", str(tmp)).replace("{fixtures}", str(fixtures))
-            .replace("{data}", str(CORPUS / "data")).replace("{key_env}", CORPUS_KEY_ENV))
+            .replace("{data}", str(CORPUS / "data")).replace("{key_env}", CORPUS_KEY_ENV)
+            .replace("{openml}", str(SHIPPED_MIRROR)).replace("{python}", sys.executable))
 
 
 def _snapshot(path: Path) -> tuple[Any, ...]:
@@ -444,6 +446,9 @@ def _setup_step(step: Mapping[str, Any], tmp: Path) -> None:
         path.mkdir(parents=True, exist_ok=True)
     elif kind == "symlink" and path is not None:
         path.symlink_to(_fill(str(step["to"]), tmp, FIXTURES))
+    elif kind == "append_hex" and path is not None:
+        with open(path, "ab") as handle:
+            handle.write(bytes.fromhex(str(step["hex"])))
     elif kind == "append" and path is not None:
         with open(path, "a", encoding="utf-8") as handle:
             handle.write(_fill(str(step["text"]), tmp, FIXTURES))
