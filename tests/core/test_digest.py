@@ -21,6 +21,7 @@ from foreseen.core.digest import (
     write_json_atomic,
     write_text_atomic,
 )
+from foreseen.core.errors import UserInputError
 
 
 def test_canonical_json_sorts_keys_and_is_compact() -> None:
@@ -123,7 +124,7 @@ def test_a_failed_atomic_write_leaves_nothing_behind(tmp_path: Path,
         raise OSError("disk full")
 
     monkeypatch.setattr(os, "replace", refuse)
-    with pytest.raises(OSError, match="disk full"):
+    with pytest.raises(UserInputError, match=r"^cannot write .*r\.txt: disk full$"):
         write_text_atomic(tmp_path / "r.txt", "x")
     assert list(tmp_path.iterdir()) == []
 

@@ -184,12 +184,13 @@ def test_the_head_file_must_agree_in_both_hash_and_count(tmp_path: Path) -> None
                               " run to bring it forward")
 
 
-def test_an_empty_ledger_verifies_to_genesis(tmp_path: Path) -> None:
+def test_an_empty_ledger_file_is_refused_not_ok(tmp_path: Path) -> None:
+    """An empty file (or /dev/null) is no ledger: verify never says "ok: 0 events"."""
     path = tmp_path / "l.jsonl"
-    Ledger.open(path)
     path.write_bytes(b"")
-    summary = verify_ledger(path)
-    assert (summary.events, summary.head_hash, dict(summary.counts)) == (0, GENESIS, {})
+    with pytest.raises(UserInputError) as caught:
+        verify_ledger(path)
+    assert str(caught.value) == "ledger l.jsonl is empty: it holds no event to verify"
 
 
 def test_a_new_ledger_file_is_readable_not_executable(tmp_path: Path) -> None:

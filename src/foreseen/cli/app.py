@@ -9,7 +9,10 @@ here, in this order, and nowhere else. Global options: ``--version``, ``-q``
 Errors a user can cause are :class:`~foreseen.core.errors.UserInputError` and
 its kinds (source, configuration, integrity, missing extra); :func:`main` is
 the one boundary that turns them into one line on standard error and their
-exit code (2). Nothing else catches them.
+exit code (2). Nothing else catches them. A file the operating system will not
+read or write (permission denied, a full disk, a folder where a file was
+expected) that no command turned into such an error is one line and exit 2
+here too, never a traceback.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from typing import Annotated, NoReturn
 
 import typer
 
-from foreseen.cli import console, credit, credit_study, report
+from foreseen.cli import console, credit, credit_study, options, report
 from foreseen.cli.teams import app as teams_app
 from foreseen.core.errors import UserInputError
 from foreseen.version import __version__
@@ -66,7 +69,8 @@ def root(
 @app.command("schemas")
 def schemas_command(
     out: Annotated[Path, typer.Option("--out", help="Folder to write <artefact>.schema.json"
-                                      " files into.")] = Path("docs/schemas"),
+                                      " files into.", callback=options.checked_out_folder)
+                   ] = Path("docs/schemas"),
 ) -> None:
     """Write the JSON Schema of every artefact foreseen writes (generated from its types)."""
     from foreseen.artefacts import schemas
@@ -104,6 +108,11 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(stop.exit_code) from None
     except typer.Abort:
         _fail("aborted", 130)
+    except OSError as error:  # the operating system refused a read or write the user asked for
+        _fail(_os_error_line(error), USAGE_EXIT_CODE)
+    except MemoryError:  # an input or option asked for more memory than the machine has
+        _fail("not enough memory for this command (use fewer replicates or a smaller input)",
+              USAGE_EXIT_CODE)
     except Exception as error:
         if not _is_usage_error(error):
             raise
@@ -116,6 +125,14 @@ def main(argv: list[str] | None = None) -> None:
     if isinstance(result, int) and result != 0:
         raise SystemExit(result)
     raise SystemExit(0)
+
+
+def _os_error_line(error: OSError) -> str:
+    """``cannot use PATH: REASON`` for a file the operating system would not read or write."""
+    reason = error.strerror or type(error).__name__
+    if error.filename is not None:
+        return f"cannot use {error.filename}: {reason}"
+    return f"input/output error: {reason}"
 
 
 def _is_usage_error(error: Exception) -> bool:

@@ -62,6 +62,10 @@ def run_command(
     accept_failures: Annotated[bool, typer.Option(
         "--accept-failures", help="After an outage that will not end: give slots whose calls"
         " keep failing their fallback forecast instead of halting.")] = False,
+    command: Annotated[str | None, typer.Option(
+        "--command", help="For a plan whose forecaster is a command backend: the program and"
+        " its arguments, exactly as the plan has them (a plan never starts a program by"
+        " itself).")] = None,
 ) -> None:
     """Run (or resume) every slot of a plan into its ledger.
 
@@ -71,11 +75,17 @@ def run_command(
     from foreseen.credit.plan.freeze import load_plan
     from foreseen.credit.run.cache import CachingBackend, ResponseCache
     from foreseen.credit.run.faults import FaultInjectingBackend
-    from foreseen.credit.run.runner import build_backend, halt_message, run_plan
+    from foreseen.credit.run.runner import (
+        build_backend,
+        confirm_program,
+        halt_message,
+        run_plan,
+    )
 
     if budget_usd is not None and not budget_usd > 0:
         raise ConfigError("--budget-usd must be a positive number of USD")
     plan = load_plan(plan_path)
+    confirm_program(plan, command)
     backend = build_backend(plan, forecaster)
     if response_cache is not None:
         backend = CachingBackend(backend, ResponseCache(response_cache))
@@ -112,18 +122,23 @@ def verify_command(
     ledger: Annotated[Path, typer.Argument(help="Ledger to verify.")],
     plan_path: Annotated[Path | None, typer.Option(
         "--plan", help="Also check that the ledger belongs to this plan.")] = None,
+    head: Annotated[str | None, typer.Option(
+        "--head", help="A head hash kept elsewhere (printed by an earlier verify, or in a"
+        " report): check that the ledger extends it.")] = None,
+    report_path: Annotated[Path | None, typer.Option(
+        "--report", help="A report.json of this ledger: check that the ledger extends the"
+        " head the report recorded.")] = None,
 ) -> None:
-    """Verify a ledger's hash chain, head file and (optionally) its plan."""
-    from foreseen.core.ledger import VerifiedLedger
-    from foreseen.credit.plan.freeze import load_plan
-    from foreseen.credit.run.runner import check_ledger_plan
+    """Verify a ledger's hash chain, head file and (optionally) its plan and a kept head.
 
-    # one streamed pass in constant memory, keeping only the first event (the plan check's)
-    summary = VerifiedLedger.read(ledger, lambda event: event if event.seq == 0 else None)
-    if plan_path is not None:
-        check_ledger_plan(summary.kept, load_plan(plan_path), ledger)
-    counts = ", ".join(f"{k}={v}" for k, v in sorted(summary.counts.items()))
-    typer.echo(f"ok: {summary.events} events ({counts}); head {summary.head_hash}")
+    The chain is unkeyed: it proves the ledger is internally consistent and, with
+    --head or --report, that it still holds every event up to a head you kept
+    elsewhere; it does not prove who wrote it (see foreseen.core.ledger).
+    """
+    from foreseen.cli.credit_verify import kept_head, verify_line
+
+    expected = kept_head(head, report_path, ledger)
+    typer.echo(verify_line(ledger, plan_path, expected))
 
 
 def analyze_command(
@@ -135,7 +150,8 @@ def analyze_command(
     outcomes: Annotated[Path | None, typer.Option(
         "--outcomes", help="Sealed outcome file (with a plan file).")] = None,
     out: Annotated[Path | None, typer.Option(
-        "--out", help="Output folder for report.json/.md (default: the run folder).")] = None,
+        "--out", help="Output folder for report.json/.md (default: the run folder).",
+        callback=options.checked_out_folder)] = None,
     calibration_plan: Annotated[Path | None, typer.Option(
         "--calibration-plan", help="Known-signal child plan.")] = None,
     calibration_ledger: Annotated[Path | None, typer.Option(

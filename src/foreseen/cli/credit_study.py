@@ -28,10 +28,11 @@ VERIFY_FRACTION = 0.1
 _KINDS: dict[str, Any] = {"int": int, "str": str, "path": Path, "str_list": list[str]}
 
 Out = Annotated[Path, typer.Option("--out", help="Run folder (created; a previous run with"
-                                   " another plan moves to OUT/previous/<n>).")]
+                                   " another plan moves to OUT/previous/<n>).",
+                                   callback=options.checked_out_folder)]
 OptionalOut = Annotated[Path | None, typer.Option(
     "--out", help="Run folder (default: the configuration's, else out/STUDY; a previous run"
-    " with another plan moves to OUT/previous/<n>).")]
+    " with another plan moves to OUT/previous/<n>).", callback=options.checked_out_folder)]
 OptionalReplicates = Annotated[int | None, typer.Option(
     "--replicates", min=1, help="Bootstrap replicates (default 10,000).")]
 Config = Annotated[Path | None, typer.Option(
@@ -274,7 +275,8 @@ def demo_command(
 
 def mirror_command(
     suite: Annotated[str, typer.Option("--suite", help="OpenML-CC18 or OpenML-CTR23.")],
-    out: Annotated[Path, typer.Option("--out", help="Mirror folder to write.")],
+    out: Annotated[Path, typer.Option("--out", help="Mirror folder to write.",
+                                      callback=options.checked_out_folder)],
     api: Annotated[str | None, typer.Option(
         "--api", help="OpenML API base URL (default: the public server).")] = None,
     limit: Annotated[int | None, typer.Option(

@@ -4,6 +4,11 @@ Use them as ``Annotated`` metadata; each command still states its own default::
 
     def analyze(seed: options.Seed = SEED, out: options.OutFile = Path("record.json")): ...
 
+Every ``--out`` is checked when it is parsed, before the command does any work
+(:func:`checked_out_file`, :func:`checked_out_folder`): a folder where a file
+is wanted, a read-only or missing-and-uncreatable folder, a socket are refused
+with one line at once, not after the computation.
+
 Spellings: ``--replicates`` (bootstrap replicates), ``--seed``, ``--out``,
 ``--split``, ``--format`` (wide | long matrix layout), ``--workers``,
 ``--plan`` (a frozen plan file). Global ``-q`` / ``-v`` live on the root app
@@ -17,15 +22,35 @@ from typing import Annotated
 
 import typer
 
+from foreseen.core.outputs import check_output_file, check_output_folder
+
+
+def checked_out_file(value: Path | None) -> Path | None:
+    """``--out FILE`` checked as soon as it is parsed, before any work (core/outputs.py)."""
+    if value is not None:
+        check_output_file(value)
+    return value
+
+
+def checked_out_folder(value: Path | None) -> Path | None:
+    """``--out FOLDER`` checked as soon as it is parsed, before any work (core/outputs.py)."""
+    if value is not None:
+        check_output_folder(value)
+    return value
+
+
+_OUT_FILE_HELP = ("Where to write the result (written atomically; a symlink is written through,"
+                  " a device or pipe such as /dev/stdout directly).")
+
 Replicates = Annotated[int, typer.Option(
     "--replicates", min=1, help="Bootstrap replicates (each refits or resamples once).")]
 Seed = Annotated[int, typer.Option(
-    "--seed", help="Seed of every random draw (same seed, same bytes).")]
-OutFile = Annotated[Path, typer.Option(
-    "--out", help="Where to write the result (written atomically; a symlink is written through).")]
+    "--seed", min=0, help="Seed of every random draw (same seed, same bytes; >= 0).")]
+OutFile = Annotated[Path, typer.Option("--out", help=_OUT_FILE_HELP, callback=checked_out_file)]
 OptionalOutFile = Annotated[Path | None, typer.Option(
-    "--out", help="Where to write the result (written atomically; a symlink is written through).")]
-OutDir = Annotated[Path, typer.Option("--out", help="Output folder (created if missing).")]
+    "--out", help=_OUT_FILE_HELP, callback=checked_out_file)]
+OutDir = Annotated[Path, typer.Option("--out", help="Output folder (created if missing).",
+                                      callback=checked_out_folder)]
 Split = Annotated[str | None, typer.Option(
     "--split", help="Split name (default: the file stem or the cache's recorded split).")]
 MatrixFormat = Annotated[str | None, typer.Option(

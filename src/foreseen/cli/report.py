@@ -20,17 +20,33 @@ from typing import Annotated
 
 import typer
 
+from foreseen.cli import options
 from foreseen.teams.matrix import OutcomeMatrix
 
 NoHtml = Annotated[bool, typer.Option(
     "--no-html", help="Do not write the HTML report beside the result.")]
 
 
-def write_page(path: Path, matrices: Sequence[OutcomeMatrix] = ()) -> Path:
-    """Write the HTML page of the artefact at ``path``; return where it went."""
+def write_page(path: Path, matrices: Sequence[OutcomeMatrix] = ()) -> Path | None:
+    """Write the HTML page of the artefact at ``path``; return where it went.
+
+    None when ``path`` is a device or pipe (``--out /dev/stdout``): there is no
+    file to read the artefact back from and no folder to put a page beside.
+    """
+    from foreseen.core.outputs import output_target
     from foreseen.report.build import write_html
 
+    if output_target(path).stream:
+        return None
     return write_html(path, matrices=matrices)
+
+
+def page_line(label: str, path: Path, matrices: Sequence[OutcomeMatrix] = ()) -> str:
+    """Write the page (:func:`write_page`) and say where it went, in one line."""
+    page = write_page(path, matrices)
+    if page is None:
+        return f"no {label}: {path} is a device or pipe (give a file for the page)"
+    return f"{label} written to {page}"
 
 
 def report(
@@ -38,7 +54,8 @@ def report(
         help="An artefact foreseen wrote: a teams JSON result, a credit run folder or its "
              "report.json.")],
     out: Annotated[Path | None, typer.Option(
-        "--out", help="Where to write the page (default: beside the artefact).")] = None,
+        "--out", help="Where to write the page (default: beside the artefact).",
+        callback=options.checked_out_file)] = None,
     source: Annotated[list[Path] | None, typer.Option(
         "--source", help="Matrix of an E046 record's split, for its pilot forecasts "
                          "(repeatable; default: the built-in matrices when they match).")
@@ -59,8 +76,8 @@ def export(
              "report.json.")],
     file_format: Annotated[str, typer.Option(
         "--format", help="csv, parquet (needs the parquet extra) or json.")] = "csv",
-    out: Annotated[Path, typer.Option("--out", help="Output folder (created if missing).")
-                   ] = Path("tables"),
+    out: Annotated[Path, typer.Option("--out", help="Output folder (created if missing).",
+                                      callback=options.checked_out_folder)] = Path("tables"),
 ) -> None:
     """Write an artefact's tidy tables (forecasts, states, contrasts, curves …) as files."""
     from foreseen.report.tables import write_tables

@@ -15,6 +15,7 @@ clusters (for the forecast's agent bootstrap) come from
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Annotated
 
@@ -24,9 +25,10 @@ from rich.table import Table
 
 from foreseen.cli import options
 from foreseen.cli.output import write_report
-from foreseen.cli.report import NoHtml, write_page
+from foreseen.cli.report import NoHtml, page_line
 from foreseen.cli.teams_inputs import load_one
 from foreseen.core.errors import ConfigError
+from foreseen.core.memory import check_array_fits
 from foreseen.teams.exploratory.advice import Advice, IntervalBounds
 from foreseen.teams.exploratory.advisor import (
     DEFAULT_FORECASTER,
@@ -198,8 +200,15 @@ def advise_command(
         raise ConfigError("give either --target-coverage or --budget, not both")
     if resplits < 0:
         raise ConfigError("--resplits must be at least 0")
+    for flag, value in (("--target-coverage", target_coverage), ("--budget", budget),
+                        ("--min-gain", min_gain)):
+        if value is not None and not math.isfinite(value):
+            raise ConfigError(f"{flag} must be a finite number, got {value}")
     loaded = load_one(source, split, file_format)
     matrix = loaded.matrix
+    check_array_fits(f"--replicates {replicates}", replicates * matrix.n_tasks, 8,
+                     f"the bootstrap's resampled task counts ({replicates:,} ×"
+                     f" {matrix.n_tasks:,})")
     orgs, clusters, provenance_costs = provenance_maps(matrix, loaded.split_dir, leaderboard)
     table: CostTable | None = None
     if costs is not None:
@@ -218,4 +227,4 @@ def advise_command(
     if out is not None:
         console.print(f"report written to {out}")
         if not no_html:
-            console.print(f"HTML report written to {write_page(out)}")
+            console.print(page_line("HTML report", out))

@@ -23,7 +23,7 @@ from rich.table import Table
 
 from foreseen.cli import options
 from foreseen.cli.output import write_report
-from foreseen.cli.report import NoHtml, write_page
+from foreseen.cli.report import NoHtml, page_line
 from foreseen.cli.teams_inputs import load_matrices
 from foreseen.core.errors import UserInputError
 from foreseen.teams.curve_report import CurveReport, curve_report
@@ -104,7 +104,7 @@ def analyze(
     console.print(decision_line(record))
     console.print(f"record written to {out}")
     if not no_html:
-        console.print(f"report written to {write_page(out, matrices)}")
+        console.print(page_line("report", out, matrices))
 
 
 def fetch(
@@ -156,4 +156,4 @@ def curve(
     if out is not None:
         console.print(f"curve written to {out}")
         if not no_html:
-            console.print(f"report written to {write_page(out)}")
+            console.print(page_line("report", out))

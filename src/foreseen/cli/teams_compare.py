@@ -20,7 +20,7 @@ from rich.table import Table
 
 from foreseen.cli import options
 from foreseen.cli.output import write_report
-from foreseen.cli.report import NoHtml, write_page
+from foreseen.cli.report import NoHtml, page_line
 from foreseen.cli.teams_inputs import load_matrices
 from foreseen.teams.exploratory.calibration import DEFAULT_CALIBRATION_REPLICATES, DEFAULT_PILOTS
 from foreseen.teams.exploratory.compare import (
@@ -94,4 +94,4 @@ def compare(
     if out is not None:
         console.print(f"report written to {out}")
         if not no_html:
-            console.print(f"HTML report written to {write_page(out)}")
+            console.print(page_line("HTML report", out))

@@ -26,7 +26,7 @@ from rich.table import Table
 
 from foreseen.cli import options
 from foreseen.cli.output import write_report
-from foreseen.cli.report import NoHtml, write_page
+from foreseen.cli.report import NoHtml, page_line
 from foreseen.cli.teams_inputs import load_with_metadata
 from foreseen.core.errors import ConfigError
 from foreseen.teams.exploratory.history import POPULATIONS, history_report
@@ -139,4 +139,4 @@ def history(
                       "(listed in the JSON report)")
     console.print(f"report written to {out}")
     if not no_html:
-        console.print(f"HTML report written to {write_page(out)}")
+        console.print(page_line("HTML report", out))

@@ -12,7 +12,9 @@
   fixed order, so a report can say exactly which analysis code produced it.
 * :func:`write_json_atomic` / :func:`write_text_atomic` — write to a temporary
   file in the target folder, fsync, then ``os.replace``: a reader never sees a
-  half-written file and a failure leaves nothing behind. The file gets the mode
+  half-written file and a failure leaves nothing behind. Symbolic links are
+  written through, devices and pipes written directly, other non-regular files
+  refused (:mod:`foreseen.core.outputs`). The file gets the mode
   any file the user writes gets, ``0o666 & ~umask`` (``tempfile.mkstemp``
   alone would leave it ``0o600``).
 
@@ -54,6 +56,8 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+
+from foreseen.core.outputs import output_error, output_target, write_stream
 
 try:  # the fast encoder/decoder; the standard library's gives identical bytes without it
     import orjson as _orjson
@@ -203,7 +207,8 @@ def parse_strict_json(data: bytes | str) -> Any:
     text has 19 or more digits in a row (orjson would read an integer beyond
     64 bits as a float); text orjson refuses (e.g. escaped lone surrogates) is
     parsed again by the standard library, so the accepted language and the
-    values are the standard library's, minus the non-finite numbers.
+    values are the standard library's, minus the non-finite numbers. Text
+    nested deeper than the interpreter's recursion limit raises ``ValueError``.
     """
     raw = data.encode("utf-8") if isinstance(data, str) else data
     if _orjson is not None and _LONG_DIGITS not in _shapes(raw):
@@ -212,7 +217,10 @@ def parse_strict_json(data: bytes | str) -> Any:
         except _orjson.JSONDecodeError:
             pass
     text = data if isinstance(data, str) else raw.decode("utf-8")
-    return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+    try:
+        return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+    except RecursionError:
+        raise ValueError("JSON text nested too deeply") from None
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -289,10 +297,25 @@ def current_umask() -> int:
 
 
 def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically, with mode ``0o666 & ~umask``."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    """Write ``data`` to ``path`` atomically, with mode ``0o666 & ~umask``.
+
+    Through :func:`foreseen.core.outputs.output_target`: a symbolic link is
+    written through to its target, a device or pipe is written directly, a
+    folder or other non-regular file is refused; a failure of the operating
+    system (a full disk, a read-only folder) is one line
+    (:class:`~foreseen.core.errors.UserInputError`) and leaves nothing behind.
+    """
+    where = output_target(path)
+    if where.stream:
+        write_stream(where.target, data)
+        return
+    target = where.target
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
+                                        dir=target.parent)
+    except OSError as error:
+        raise output_error(path, error) from None
     try:
         os.fchmod(fd, 0o666 & ~current_umask())
         with os.fdopen(fd, "wb") as handle:
@@ -300,9 +323,11 @@ def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp_name, target)
-    except BaseException:
+    except BaseException as error:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp_name)
+        if isinstance(error, OSError):
+            raise output_error(path, error) from None
         raise
 
 

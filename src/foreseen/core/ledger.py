@@ -40,14 +40,51 @@ made to the ledger itself), and a lagging head file is brought forward.
 Everything else (changed bytes, broken chain, truncation) is refused with a
 :class:`~foreseen.core.errors.UserInputError` naming the line and the fault.
 
+One writer at a time
+--------------------
+Appending needs an **exclusive lock** on the ledger: ``fcntl.flock`` on
+``<ledger>.lock`` beside it, taken by :meth:`Ledger.open` (and
+:meth:`VerifiedLedger.appender`) *before* the ledger is read and held until
+:meth:`Ledger.close` (or the end of the process: the operating system drops
+the lock of a process that dies, so a killed run never leaves a stale lock).
+The lock file holds the holder's pid, host, command line and start time; a
+second writer (another process, at the same moment or later) is refused at
+once with one line naming the holder (:class:`LedgerBusyError`), before it
+reads, spends or writes anything. Within one process the lock is shared (a
+count), so code that opens the same ledger twice in one process does not
+deadlock itself. Reading and verifying take no lock (they never write).
+
+What the hash chain proves, and what it does not
+------------------------------------------------
+The chain is **unkeyed**: anyone can recompute every hash. Verifying a ledger
+(:func:`verify_ledger`) proves that it is *internally consistent* — no line
+was changed, dropped, reordered or inserted without every later hash and the
+head file being recomputed — and that it ends where its head file says. It
+does **not** prove who wrote it, nor that it was not rewritten wholesale: a
+person who edits a line and recomputes the rest of the chain and the head
+file produces a ledger that verifies. What defeats that is a head hash kept
+*elsewhere* — printed by ``credit run``/``verify``, copied into
+``report.json``, sent to a colleague, committed to a repository:
+:func:`ledger_extends` says whether a ledger still contains that head at that
+position (it *extends* the head you kept: every event you saw is still there,
+byte for byte, and only events after it were added). Authorship would need a
+signature (a keyed MAC or a public-key signature over the head), which this
+module does not make.
+
 Generic: the credit runner uses it, and so can any other instrument.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
+import socket
+import sys
+import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,6 +99,7 @@ from foreseen.core.digest import (
     write_json_atomic,
 )
 from foreseen.core.errors import UserInputError
+from foreseen.core.inputs import read_regular_text
 
 GENESIS = "0" * 64
 TORN_LINE_EVENT = "torn_line_discarded"
@@ -137,9 +175,11 @@ def _read_head(path: Path) -> tuple[str, int] | None:
     if not hpath.exists():
         return None
     try:
-        obj = json.loads(hpath.read_text(encoding="utf-8"))
+        obj = json.loads(read_regular_text(hpath, "head file"))
         head, count = obj["head"], obj["events"]
-    except (ValueError, KeyError, TypeError):
+    except OSError as error:
+        raise UserInputError(f"cannot read head file {hpath.name}: {error.strerror}") from None
+    except (ValueError, KeyError, TypeError, RecursionError):
         raise UserInputError(f"head file {hpath.name} is not valid") from None
     if not isinstance(head, str) or not isinstance(count, int):
         raise UserInputError(f"head file {hpath.name} is not valid")
@@ -227,7 +267,16 @@ class LedgerReader:
         exists = path.exists()
         if not exists and not self.repairable:
             raise UserInputError(f"ledger {path} does not exist")
-        total, torn = _count_lines(path) if exists else (0, 0)
+        if exists and path.is_dir():
+            raise UserInputError(f"ledger {path} is a folder, not a file")
+        if exists and not path.is_file():
+            raise UserInputError(f"ledger {path} is not a regular file")
+        try:
+            total, torn = _count_lines(path) if exists else (0, 0)
+        except OSError as error:
+            raise UserInputError(f"cannot read ledger {path}: {error.strerror}") from None
+        if exists and not total and not torn and not self.repairable:
+            raise UserInputError(f"ledger {path.name} is empty: it holds no event to verify")
         if torn and not self.repairable:
             raise UserInputError(
                 f"ledger {path.name}: final line is torn ({torn} bytes without a newline);"
@@ -355,8 +404,115 @@ def verify_ledger(path: str | os.PathLike[str]) -> LedgerSummary:
     return LedgerSummary(reader.end.events, reader.end.head_hash, counts)
 
 
+class LedgerBusyError(UserInputError):
+    """Another writer holds the ledger's lock; the message names it."""
+
+
+def lock_path(ledger_path: str | os.PathLike[str]) -> Path:
+    """The lock file kept beside a ledger: ``<ledger>.lock``."""
+    path = Path(ledger_path)
+    return path.with_name(path.name + ".lock")
+
+
+#: this process's held ledger locks: lock file (resolved) → [descriptor, holders]
+_HELD: dict[str, list[int]] = {}
+_HELD_GUARD = threading.Lock()
+
+
+def _holder_text() -> str:
+    command = " ".join(os.path.basename(a) if i == 0 else a for i, a in enumerate(sys.argv))
+    return json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
+                       "command": command[:300],
+                       "since": time.strftime("%Y-%m-%dT%H:%M:%S%z")}) + "\n"
+
+
+def _describe_holder(fd: int, ledger: Path) -> str:
+    try:
+        text = os.pread(fd, 4096, 0).decode("utf-8", "replace")
+        holder = json.loads(text)
+        who = (f"pid {holder['pid']} on {holder['host']} ({holder['command']}, since"
+               f" {holder['since']})")
+    except (OSError, ValueError, KeyError, TypeError):
+        who = "another process"
+    return (f"ledger {ledger.name} is in use by {who}; wait for that run to finish"
+            " (one writer at a time)")
+
+
+def acquire_ledger_lock(ledger_path: str | os.PathLike[str]) -> str:
+    """Take the exclusive lock of ``ledger_path`` (or share this process's); return its key.
+
+    Refused at once (no waiting) with :class:`LedgerBusyError` naming the holder
+    when another process holds it.
+    """
+    path = lock_path(ledger_path)
+    key = os.path.realpath(path)
+    with _HELD_GUARD:
+        held = _HELD.get(key)
+        if held is not None:
+            held[1] += 1
+            return key
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as error:
+            raise UserInputError(f"cannot lock ledger {Path(ledger_path).name}:"
+                                 f" {error.strerror}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            message = _describe_holder(fd, Path(ledger_path))
+            os.close(fd)
+            raise LedgerBusyError(message) from None
+        except OSError as error:
+            os.close(fd)
+            raise UserInputError(f"cannot lock ledger {Path(ledger_path).name}:"
+                                 f" {error.strerror}") from None
+        data = _holder_text().encode("utf-8")
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, data, 0)
+        _HELD[key] = [fd, 1]
+        return key
+
+
+def release_ledger_lock(key: str) -> None:
+    """Give back one hold of a lock taken with :func:`acquire_ledger_lock`."""
+    with _HELD_GUARD:
+        held = _HELD.get(key)
+        if held is None:
+            return
+        held[1] -= 1
+        if held[1] > 0:
+            return
+        del _HELD[key]
+        fd = held[0]
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, 0)
+        os.close(fd)  # closing the descriptor drops the flock
+
+
+def ledger_extends(path: str | os.PathLike[str], head_hash: str,
+                   events: int | None = None) -> bool:
+    """Whether the (verified) ledger at ``path`` extends a head kept elsewhere.
+
+    True when the event at position ``events`` (1-based: the number of events
+    the ledger held when the head was taken; any position when None) has hash
+    ``head_hash`` — every event up to that head is still there, unchanged. The
+    genesis hash (64 zeros) with 0 events is extended by every ledger. The
+    ledger is verified in the same streamed pass (a broken one raises).
+    """
+    wanted = head_hash.lower()
+    found = wanted == GENESIS and events in (None, 0)
+    for event in LedgerReader(path):
+        if event.hash == wanted and (events is None or event.seq + 1 == events):
+            found = True
+    return found
+
+
 class Ledger:
-    """An open, append-only ledger. Use :meth:`open` (it recovers a torn tail)."""
+    """An open, append-only ledger. Use :meth:`open` (it recovers a torn tail).
+
+    Holds the ledger's exclusive lock (module docstring, "One writer at a
+    time") until :meth:`close`; use it as a context manager, or close it.
+    """
 
     def __init__(self, path: Path, events: list[LedgerEvent], *, count: int | None = None,
                  head_hash: str | None = None, keep: Keep | None = keep_all) -> None:
@@ -365,6 +521,22 @@ class Ledger:
         self._keep = keep
         self._count = len(events) if count is None else count
         self._head = (events[-1].hash if events else GENESIS) if head_hash is None else head_hash
+        self._lock_key: str | None = None
+
+    def close(self) -> None:
+        """Release the ledger's lock (appending after this is refused)."""
+        key, self._lock_key = self._lock_key, None
+        if key is not None:
+            release_ledger_lock(key)
+
+    def __enter__(self) -> Ledger:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        self.close()
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], keep: Keep = keep_all, *,
@@ -378,21 +550,39 @@ class Ledger:
         ``keep_appended`` is False, of every event appended through this object.
         """
         ledger_path = Path(path)
-        ledger_path.parent.mkdir(parents=True, exist_ok=True)
-        verified = VerifiedLedger.read(ledger_path, keep, repairable=True)
-        return cls._continue(verified.end, list(verified.kept),
-                             keep if keep_appended else None, checked_size=False)
+        if ledger_path.is_dir():
+            raise UserInputError(f"ledger {ledger_path} is a folder, not a file")
+        try:
+            ledger_path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise UserInputError(f"cannot create the folder of ledger {ledger_path}:"
+                                 f" {error.strerror}") from None
+        key = acquire_ledger_lock(ledger_path)
+        try:
+            verified = VerifiedLedger.read(ledger_path, keep, repairable=True)
+            return cls._continue(verified.end, list(verified.kept),
+                                 keep if keep_appended else None, checked_size=False,
+                                 lock_key=key)
+        except BaseException:
+            release_ledger_lock(key)
+            raise
 
     @classmethod
     def _continue(cls, end: LedgerEnd, kept: list[LedgerEvent], keep: Keep | None, *,
-                  checked_size: bool = True) -> Ledger:
+                  checked_size: bool = True, lock_key: str | None = None) -> Ledger:
         path = end.path
-        actual = path.stat().st_size if path.exists() else 0
-        if checked_size and actual != end.size + end.torn_tail_bytes:
-            raise UserInputError(
-                f"ledger {path.name} changed while it was open ({actual} bytes, verified"
-                f" {end.size + end.torn_tail_bytes}); read it again")
+        key = lock_key if lock_key is not None else acquire_ledger_lock(path)
+        try:
+            actual = path.stat().st_size if path.exists() else 0
+            if checked_size and actual != end.size + end.torn_tail_bytes:
+                raise UserInputError(
+                    f"ledger {path.name} changed while it was open ({actual} bytes, verified"
+                    f" {end.size + end.torn_tail_bytes}); read it again")
+        except BaseException:
+            release_ledger_lock(key)
+            raise
         opened = cls(path, kept, count=end.events, head_hash=end.head_hash, keep=keep)
+        opened._lock_key = key
         if end.torn_tail_bytes:
             with open(path, "r+b") as handle:
                 handle.truncate(end.size)
@@ -441,6 +631,8 @@ class Ledger:
             prev, seq = digest, seq + 1
         if not new:
             return new
+        if self._lock_key is None:
+            raise UserInputError(f"ledger {self.path.name} is closed (open it to append)")
         data = b"".join(chunks)
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
@@ -464,6 +656,7 @@ class Ledger:
         write_json_atomic(head_path(self.path), {"head": self._head, "events": self._count})
 
 
-__all__ = ["GENESIS", "TORN_LINE_EVENT", "Keep", "Ledger", "LedgerEnd", "LedgerEvent",
-           "LedgerReader", "LedgerSummary", "VerifiedLedger", "event_hash", "head_path",
-           "keep_all", "read_ledger", "verify_ledger"]
+__all__ = ["GENESIS", "TORN_LINE_EVENT", "Keep", "Ledger", "LedgerBusyError", "LedgerEnd",
+           "LedgerEvent", "LedgerReader", "LedgerSummary", "VerifiedLedger",
+           "acquire_ledger_lock", "event_hash", "head_path", "keep_all", "ledger_extends",
+           "lock_path", "read_ledger", "release_ledger_lock", "verify_ledger"]

@@ -117,7 +117,7 @@ def json_kind(path: Path) -> str | None:
     """``credit-report`` when ``path`` is a credit report by its ``format``, else None."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         return None
     if isinstance(data, dict) and str(data.get("format", "")).startswith(
             "foreseen.credit.report/"):

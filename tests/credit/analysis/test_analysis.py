@@ -153,10 +153,17 @@ def test_user_errors_are_one_line() -> None:
         analyze(study, explanations, [*slots, slots[0]], y, CONFIG)
 
 
+GATE = {"name": "x", "join": "all", "on_pass": "confirmed", "on_fail": "inconclusive",
+        "conditions": [{"estimate": "delta_desc/e/matched_card/point_mae/itt",
+                        "test": "lower_bound_positive"}]}
+
+
 def test_config_round_trip_and_validation() -> None:
     config = AnalysisConfig(bootstrap_b=500, hierarchical=("task", "seed"),
-                            baseline_interval=(-0.1, 0.1), gates=({"name": "x"},))
+                            baseline_interval=(-0.1, 0.1), gates=(GATE,))
     assert AnalysisConfig.from_json(json.loads(dumps_strict(config.to_json()))) == config
+    with pytest.raises(UserInputError, match="gate x: 'conditions' must be a non-empty list"):
+        AnalysisConfig.from_json({"gates": [{**GATE, "conditions": []}]})
     with pytest.raises(UserInputError, match="unknown field"):
         AnalysisConfig.from_json({"bootstrap": 3})
     with pytest.raises(UserInputError, match="hierarchical"):

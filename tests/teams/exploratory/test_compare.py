@@ -84,7 +84,7 @@ def test_bad_settings_are_one_line_configuration_errors(
     source = tmp_path / "toy.csv"
     source.write_text(",t1,t2\na,1,0\nb,0,1\n")
     for extra, message in ((["--k", "1"], "at least 2"), (["--pilots", "0"], "at least 1"),
-                           (["--seed", "-1"], "non-negative")):
+                           (["--seed", "-1"], "greater than or equal to 0")):
         assert run(["teams", "compare", str(source), *extra]) == 2
         err = capsys.readouterr().err.strip()
         assert message in err and "\n" not in err

@@ -113,8 +113,12 @@ def test_format_override_reads_a_wide_file_whose_tasks_look_like_long_columns(
 ) -> None:
     path = tmp_path / "odd.csv"
     path.write_text(",agent,task,solved\nm1,1,0,1\nm2,0,0,1\n")
-    sniffed = load_source(path)  # the header names the long columns, so it is read as long
-    assert sniffed.agents == ("0", "1") and sniffed.tasks == ("0",)
+    # an empty corner cell marks a wide file even when its tasks are named like long columns
+    sniffed = load_source(path)
+    assert sniffed.agents == ("m1", "m2") and sniffed.tasks == ("agent", "solved", "task")
+    long_path = tmp_path / "long.csv"
+    long_path.write_text("agent,task,solved\nm1,t1,1\nm2,t1,0\n")
+    assert load_source(long_path).tasks == ("t1",)  # a named first column: still long
     wide = load_source(path, file_format="wide")
     assert wide.tasks == ("agent", "solved", "task")
     assert wide.solved.tolist() == [[True, True, False], [False, True, False]]

@@ -16,16 +16,27 @@ from typing import Any, ClassVar
 
 from foreseen.core.bootstrap import CORRECTIONS
 from foreseen.core.errors import UserInputError
+from foreseen.credit.analysis.gates import validate_gate
 
 HIERARCHIES: tuple[tuple[str, ...], ...] = ((), ("task", "seed"), ("task", "cell", "seed"))
 DEFAULT_MARGINS: dict[str, float] = {"point_mae": 0.005, "interval_score": 0.005}
 DEFAULT_THRESHOLDS: tuple[float, ...] = (0.0, 0.005, 0.01, 0.02, 0.05)
 
 
+#: the largest number of bootstrap replicates a plan may freeze
+MAX_BOOTSTRAP_B = 1_000_000
+
+
 def _number(value: Any, what: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise UserInputError(f"analysis config: {what} must be a finite number, got {value!r}")
     return float(value)
+
+
+def _list(value: Any, what: str) -> list[Any] | tuple[Any, ...]:
+    if not isinstance(value, (list, tuple)):
+        raise UserInputError(f"analysis config: {what} must be a list, got {value!r}")
+    return value
 
 
 def _integer(value: Any, what: str) -> int:
@@ -79,6 +90,14 @@ class AnalysisConfig:
             raise UserInputError(f"analysis config: alpha must be in (0, 1), got {self.alpha}")
         if self.bootstrap_b < 100:
             raise UserInputError("analysis config: bootstrap_b must be at least 100")
+        if self.bootstrap_b > MAX_BOOTSTRAP_B:
+            raise UserInputError(
+                f"analysis config: bootstrap_b must be at most {MAX_BOOTSTRAP_B:,} (each"
+                " replicate keeps one estimate per contrast in memory)")
+        if self.bootstrap_seed < 0:
+            raise UserInputError("analysis config: bootstrap_seed must be >= 0")
+        if self.minimum_tasks < 1:
+            raise UserInputError("analysis config: minimum_tasks must be at least 1")
         if tuple(self.hierarchical) not in HIERARCHIES:
             raise UserInputError(
                 f"analysis config: hierarchical must be one of {HIERARCHIES}, "
@@ -131,19 +150,27 @@ class AnalysisConfig:
         gates = obj.get("gates", [])
         if not isinstance(gates, list) or not all(isinstance(g, Mapping) for g in gates):
             raise UserInputError("analysis config: gates must be a list of objects")
+        for gate in gates:
+            validate_gate(gate)  # a gate without conditions is refused when frozen, not later
         fallback = obj.get("fallback_interval", list(defaults.fallback_interval))
         baseline = obj.get("baseline_interval")
+        stratify = obj.get("stratify_by_kind", False)
+        if not isinstance(stratify, bool):
+            raise UserInputError(
+                f"analysis config: stratify_by_kind must be true or false, got {stratify!r}")
         return cls(
             alpha=_number(obj.get("alpha", defaults.alpha), "alpha"),
             bootstrap_b=_integer(obj.get("bootstrap_b", defaults.bootstrap_b), "bootstrap_b"),
             bootstrap_seed=_integer(obj.get("bootstrap_seed", defaults.bootstrap_seed),
                                     "bootstrap_seed"),
-            stratify_by_kind=bool(obj.get("stratify_by_kind", False)),
-            hierarchical=tuple(str(h) for h in obj.get("hierarchical", [])),
+            stratify_by_kind=stratify,
+            hierarchical=tuple(str(h) for h in _list(obj.get("hierarchical", []),
+                                                     "hierarchical")),
             equivalence_margins={str(k): _number(v, f"margin {k}") for k, v in margins.items()},
             movement_thresholds=tuple(_number(t, "movement threshold")
-                                      for t in obj.get("movement_thresholds",
-                                                       defaults.movement_thresholds)),
+                                      for t in _list(obj.get("movement_thresholds",
+                                                             defaults.movement_thresholds),
+                                                     "movement_thresholds")),
             fallback_point=_number(obj.get("fallback_point", 0.0), "fallback_point"),
             fallback_interval=_pair(fallback, "fallback_interval"),
             gates=tuple(dict(g) for g in gates),

@@ -25,6 +25,7 @@ from typing import Any
 
 from foreseen.core.digest import dumps_strict
 from foreseen.core.errors import SourceError
+from foreseen.core.inputs import read_regular_text
 from foreseen.core.schema import SchemaError, from_json, json_schema, to_json
 from foreseen.credit.analysis.analyze import CreditAnalysis
 from foreseen.credit.analysis.record import OPTIONAL, Record
@@ -213,10 +214,10 @@ def read_report(path: str | os.PathLike[str]) -> CreditReport:
     """The report written at ``path`` (``report.json``); a SourceError names what is wrong."""
     file = Path(path)
     try:
-        data = json.loads(file.read_text(encoding="utf-8"))
+        data = json.loads(read_regular_text(file, "report"))
     except OSError as error:
         raise SourceError(f"cannot read {file}: {error.strerror}") from None
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         raise SourceError(f"{file.name} is not valid JSON") from None
     if not isinstance(data, dict) or data.get("format") not in READABLE_FORMATS:
         raise SourceError(f"{file.name} is not a credit report ({REPORT_FORMAT})")

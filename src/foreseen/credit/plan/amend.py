@@ -9,10 +9,10 @@ is JSON. Which blocks may change at all is decided by
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import Sequence
 from typing import Any
 
+from foreseen.core.digest import NonFiniteNumberError, parse_strict_json
 from foreseen.core.errors import ConfigError
 from foreseen.credit.plan.freeze import FrozenPlan
 
@@ -26,8 +26,10 @@ def parse_settings(parent: FrozenPlan, items: Sequence[str]) -> dict[str, Any]:
         if not sep or not all(keys):
             raise ConfigError(f"--set {item!r}: expected KEY.PATH=JSON")
         try:
-            value = json.loads(raw)
-        except (json.JSONDecodeError, RecursionError):
+            value = parse_strict_json(raw)
+        except NonFiniteNumberError:
+            raise ConfigError(f"--set {item!r}: NaN and infinities are not allowed") from None
+        except ValueError:
             raise ConfigError(f"--set {item!r}: the value is not JSON") from None
         top = keys[0]
         if len(keys) == 1:

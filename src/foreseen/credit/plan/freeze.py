@@ -37,15 +37,18 @@ from foreseen.core.digest import (
     PACKAGE_ROOT,
     canonical_json,
     code_digest,
+    sha256_bytes,
     sha256_file,
     sha256_json,
     sha256_text,
     write_text_atomic,
 )
 from foreseen.core.errors import ConfigError, IntegrityError, SourceError, UserInputError
+from foreseen.credit.analysis.config import AnalysisConfig
 from foreseen.credit.backends.registry import backend_entry
 from foreseen.credit.model import Explanation, Study
 from foreseen.credit.plan.renderers import STANDARD, ContextRenderer, renderer
+from foreseen.credit.plan.shape import check_plan_shape
 
 PLAN_FORMAT = "foreseen.credit.plan.freeze/1"
 DEFAULT_CONTEXTS_MODULE = STANDARD
@@ -278,6 +281,7 @@ def freeze_plan(
     """
     if repeats < 1:
         raise ConfigError("plan: repeats must be >= 1")
+    AnalysisConfig.from_json(analysis)  # every analysis setting is checked at freeze time
     if repeats > 1 and not backend_entry(forecaster.factory).stand_in \
             and "temperature" not in forecaster.options:
         raise ConfigError(
@@ -323,9 +327,35 @@ def freeze_plan(
     return FrozenPlan(body, plan_id_of(body))
 
 
+def _plan_id_at(path: Path) -> str | None:
+    """The id of the frozen plan already in ``path`` (None: no file, or not a plan file)."""
+    try:
+        if not path.is_file():
+            return None
+        raw = path.read_bytes()
+        body = json.loads(raw.decode("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    if not isinstance(body, dict) or body.get("format") != PLAN_FORMAT:
+        return None
+    return sha256_bytes(raw)
+
+
 def write_plan(plan: FrozenPlan, path: str | os.PathLike[str]) -> None:
-    """Write the plan file: exactly its canonical JSON (so the file's SHA-256 is the plan id)."""
-    write_text_atomic(path, canonical_json(plan.body))
+    """Write the plan file: exactly its canonical JSON (so the file's SHA-256 is the plan id).
+
+    A file that already holds **another** frozen plan is never replaced: its
+    ledgers would lose the plan they belong to (re-freezing or amending "in
+    place"). Writing the same plan again is allowed (same bytes).
+    """
+    target = Path(path)
+    existing = _plan_id_at(target)
+    if existing is not None and existing != plan.plan_id:
+        raise UserInputError(
+            f"{target} already holds plan {existing[:12]}…; replacing it would orphan the"
+            " ledgers run on it — write the new plan to another file (or move the old one"
+            " away first)")
+    write_text_atomic(target, canonical_json(plan.body))
 
 
 _REQUIRED_KEYS = ("format", "study", "explanations", "forecaster", "contexts_module",
@@ -343,7 +373,7 @@ def load_plan(path: str | os.PathLike[str]) -> FrozenPlan:
     try:
         text = raw.decode("utf-8")
         body = json.loads(text)
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         raise SourceError(f"plan file {plan_path.name} is not valid JSON") from None
     if not isinstance(body, dict):
         raise SourceError(f"plan file {plan_path.name} is not a JSON object")
@@ -361,11 +391,9 @@ def load_plan(path: str | os.PathLike[str]) -> FrozenPlan:
             f"plan file {plan_path.name} is not in canonical form (edited after freezing?)"
         )
     plan = FrozenPlan(body, sha256_text(canonical))
-    plan.study  # noqa: B018 - validates the study block
+    study = plan.study  # validates the study block
     ExecutionConfig.from_json(body["execution"])
-    if not isinstance(body["slots"], list) or not all(
-            isinstance(s, dict) and "slot_id" in s for s in body["slots"]):
-        raise SourceError(f"plan file {plan_path.name}: malformed slots")
+    check_plan_shape(body, {state.id for state in study.states}, plan_path.name)
     return plan
 
 
@@ -385,7 +413,9 @@ def read_outcomes(path: str | os.PathLike[str], study: Study) -> dict[str, float
         raise SourceError(f"outcome file {out_path} does not exist")
     try:
         obj = json.loads(out_path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except OSError as error:
+        raise SourceError(f"cannot read outcome file {out_path}: {error.strerror}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         raise SourceError(f"outcome file {out_path.name} is not valid JSON") from None
     if not isinstance(obj, dict) or not isinstance(obj.get("outcomes"), list):
         raise UserInputError(f"outcome file {out_path.name}: missing field 'outcomes'")
@@ -452,6 +482,8 @@ def amend_plan(parent: FrozenPlan, changes: Mapping[str, Any], reason: str) -> F
     body = {**dict(parent.body), **dict(changes)}
     if "execution" in changes:
         ExecutionConfig.from_json(body["execution"])
+    if "analysis" in changes:  # refused now, not by analyze after every paid call
+        AnalysisConfig.from_json(body["analysis"])
     body["parent"] = parent.plan_id
     body["amendments"] = [*parent.body["amendments"],
                           {"parent": parent.plan_id, "reason": reason,

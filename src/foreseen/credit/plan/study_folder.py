@@ -35,7 +35,9 @@ def _read_json(path: Path, what: str) -> Any:
         raise UserInputError(f"{what} {path} does not exist")
     try:
         return json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except OSError as error:
+        raise UserInputError(f"cannot read {what} {path}: {error.strerror}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         raise UserInputError(f"{what} {path.name} is not valid JSON") from None
 
 

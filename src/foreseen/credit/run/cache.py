@@ -97,7 +97,7 @@ class ResponseCache:
         except FileNotFoundError:
             self.stats.misses += 1
             return None
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
             raise UserInputError(f"response cache entry {path.name} is unreadable") from None
         if not isinstance(entry, dict) or entry.get("format") != CACHE_FORMAT or entry.get(
                 "key") != key:

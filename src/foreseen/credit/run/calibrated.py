@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from foreseen.core.errors import RunHalted
+from foreseen.core.errors import RunHalted, UserInputError
 from foreseen.credit.backends.base import Backend
 from foreseen.credit.plan.freeze import FrozenPlan, freeze_signal_plan, load_plan, write_plan
 from foreseen.credit.run.pipeline import record_reveal
@@ -48,12 +48,19 @@ def archive_previous_run(folder: Path, extra: Sequence[str] = ()) -> Path | None
     if not present:
         return None
     previous = folder / "previous"
+    if previous.exists() and not previous.is_dir():
+        raise UserInputError(f"cannot archive the previous run: {previous} is a file, not a"
+                             " folder (move it away)")
     taken = [int(p.name) for p in previous.iterdir() if p.name.isdigit()] \
         if previous.is_dir() else []
     archive = previous / str(max(taken, default=0) + 1)
-    archive.mkdir(parents=True)
-    for name in present:
-        (folder / name).rename(archive / name)
+    try:
+        archive.mkdir(parents=True)
+        for name in present:
+            (folder / name).rename(archive / name)
+    except OSError as error:
+        raise UserInputError(f"cannot archive the previous run into {archive}:"
+                             f" {error.strerror}") from None
     return archive
 
 

@@ -66,7 +66,7 @@ def is_transport(fault: str) -> bool:
 def _mangle(text: str, fault: str) -> str:
     try:
         obj: Any = json.loads(text)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         obj = None
     if fault == "truncated_json":
         return text[: max(1, len(text) // 2)]

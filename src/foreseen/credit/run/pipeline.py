@@ -124,7 +124,7 @@ def check_run(plan: FrozenPlan, ledger_path: str | os.PathLike[str]) -> RunInput
     path = Path(ledger_path)
     view = read_run_ledger(path)
     events = view.kept
-    check_ledger_plan(events, plan, path)
+    check_ledger_plan(events, plan, path, analysis=True)
     terminal = terminal_slots(events)
     assigned = {slot["slot_id"] for slot in plan.body["slots"]}
     missing = sorted(assigned - set(terminal))
@@ -161,7 +161,7 @@ def record_reveal(plan: FrozenPlan, ledger_path: str | os.PathLike[str],
     forecast after the reveal). The ledger is read once.
     """
     outcomes = reveal(plan, outcomes_path)
-    _log_reveal(check_run(plan, ledger_path), outcomes, outcomes_path)
+    _log_reveal(check_run(plan, ledger_path), outcomes, outcomes_path).close()
     return outcomes
 
 
@@ -231,7 +231,19 @@ def analyze_run(plan: FrozenPlan, ledger_path: str | os.PathLike[str],
     run = check_run(plan, ledger_path)
     observed = sha256_file(outcomes_path) if Path(outcomes_path).is_file() else None
     outcomes = reveal(plan, outcomes_path)
-    ledger = _log_reveal(run, outcomes, outcomes_path)
+    with _log_reveal(run, outcomes, outcomes_path) as ledger:
+        return _analyze_checked(plan, run, ledger, observed, outcomes, out_dir,
+                                calibration=calibration, analyzer=analyzer, markdown=markdown,
+                                started=started)
+
+
+def _analyze_checked(plan: FrozenPlan, run: RunInputs, ledger: Ledger, observed: str | None,
+                     outcomes: Mapping[str, float], out_dir: str | os.PathLike[str], *,
+                     calibration: tuple[FrozenPlan, str | os.PathLike[str]] | None,
+                     analyzer: Analyzer, markdown: MarkdownRenderer,
+                     started: float) -> CreditReport:
+    """:func:`analyze_run` after the reveal, with the ledger open (and locked) to append."""
+    ledger_path = run.ledger_path
     child_run: RunInputs | None = None
     if calibration is not None:
         child_plan, child_ledger = calibration
@@ -274,7 +286,9 @@ def read_study_section(folder: Path) -> StudySectionFile | None:
         return None
     try:
         section = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except OSError as error:
+        raise UserInputError(f"cannot read {path}: {error.strerror}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         raise UserInputError(f"{path.name} is not valid JSON") from None
     if not (isinstance(section, dict) and isinstance(section.get("name"), str)
             and isinstance(section.get("data"), dict)

@@ -28,6 +28,7 @@ import json
 import math
 import os
 import random
+import shlex
 import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -124,6 +125,37 @@ def fallback_forecast(plan: FrozenPlan, reason: str) -> Forecast:
     point = float(analysis.get("fallback_point", 0.0))
     low, high = analysis.get("fallback_interval", (0.0, 0.0))
     return Forecast(point, float(low), float(high), None, valid=False, reason=reason)
+
+
+def confirm_program(plan: FrozenPlan, command: str | None) -> None:
+    """A plan file never starts a program on its own: the user restates it (``--command``).
+
+    A plan whose forecaster is a ``command`` backend names a program to run for
+    every slot; plans are shared and replayed, so ``credit run`` runs it only
+    when ``command`` (split like a shell line) is exactly the plan's argv. Any
+    other backend needs no confirmation (nothing a plan names is imported).
+    """
+    frozen = plan.body["forecaster"]
+    factory = frozen.get("factory") if isinstance(frozen, Mapping) else None
+    options = frozen.get("options") if isinstance(frozen, Mapping) else None
+    if factory != "command":
+        if command is not None:
+            raise ConfigError(f"--command applies to a command backend; the plan's forecaster"
+                              f" is {factory!r}")
+        return
+    argv = options.get("argv") if isinstance(options, Mapping) else None
+    shown = shlex.join(argv) if isinstance(argv, list) and all(
+        isinstance(a, str) for a in argv) else repr(argv)
+    if command is None:
+        raise ConfigError(f"this plan runs the program {shown!r} for every slot; a plan file"
+                          f" never starts a program by itself: restate it with --command"
+                          f" {shlex.quote(shown)} to run it")
+    try:
+        given = shlex.split(command)
+    except ValueError as error:
+        raise ConfigError(f"--command {command!r}: {error}") from None
+    if given != argv:
+        raise ConfigError(f"--command {command!r} is not the plan's program {shown!r}")
 
 
 def build_backend(plan: FrozenPlan, name: str | None = None) -> Backend:
@@ -328,27 +360,62 @@ def open_run_ledger(plan: FrozenPlan, ledger_path: str | os.PathLike[str]) -> Le
     :func:`run_keep` keeps of the events read (not of those the run appends).
     """
     ledger = Ledger.open(ledger_path, run_keep, keep_appended=False)
-    if not ledger.count:
-        ledger.append(*entry(PlanFrozen(plan.plan_id, plan.parent, plan.post_outcome,
-                                        len(plan.body["slots"]))))
-        return ledger
-    check_ledger_plan(ledger.events, plan, Path(ledger_path))
-    revealed = any(e.type == OutcomesRevealed.TYPE for e in ledger.events)
-    if revealed and not plan.post_outcome and len(terminal_slots(ledger.events)) < len(
-            plan.body["slots"]):
-        raise UserInputError(
-            f"ledger {Path(ledger_path).name}: outcomes were revealed before the run finished;"
-            " open slots may not be forecast after the reveal"
-        )
+    try:
+        if not ledger.count:
+            ledger.append(*entry(PlanFrozen(plan.plan_id, plan.parent, plan.post_outcome,
+                                            len(plan.body["slots"]))))
+            return ledger
+        check_ledger_plan(ledger.events, plan, Path(ledger_path))
+        revealed = any(e.type == OutcomesRevealed.TYPE for e in ledger.events)
+        if revealed and not plan.post_outcome and len(terminal_slots(ledger.events)) < len(
+                plan.body["slots"]):
+            raise UserInputError(
+                f"ledger {Path(ledger_path).name}: outcomes were revealed before the run"
+                " finished; open slots may not be forecast after the reveal"
+            )
+    except BaseException:
+        ledger.close()
+        raise
     return ledger
 
 
-def check_ledger_plan(events: Sequence[LedgerEvent], plan: FrozenPlan, path: Path) -> None:
-    """The first event must be ``plan_frozen`` with this plan's id."""
+#: the plan keys an amendment may change and still analyse its ancestors' ledgers
+ANALYSIS_ONLY_KEYS = frozenset({"analysis", "analysis_code_sha256", "analysis_modules"})
+
+
+def analysis_ancestor(plan: FrozenPlan, ledger_plan_id: object) -> bool:
+    """Whether ``ledger_plan_id`` is an ancestor of ``plan`` through analysis-only amendments.
+
+    An amendment changes no slot, prompt or commitment; one that changed only
+    :data:`ANALYSIS_ONLY_KEYS` (since that ancestor) may analyse the ancestor's
+    ledger: the calls are the same calls, only what is computed from them differs.
+    """
+    amendments = plan.body.get("amendments")
+    if not isinstance(amendments, list):
+        return False
+    for index, amendment in enumerate(amendments):
+        if isinstance(amendment, dict) and amendment.get("parent") == ledger_plan_id:
+            later = amendments[index:]
+            return all(isinstance(a, dict) and isinstance(a.get("changed"), list)
+                       and set(a["changed"]) <= ANALYSIS_ONLY_KEYS for a in later)
+    return False
+
+
+def check_ledger_plan(events: Sequence[LedgerEvent], plan: FrozenPlan, path: Path, *,
+                      analysis: bool = False) -> None:
+    """The first event must be ``plan_frozen`` with this plan's id.
+
+    With ``analysis`` (reading a ledger to reveal or analyse it, never to run
+    it) the ledger of an ancestor reached through analysis-only amendments is
+    accepted too (:func:`analysis_ancestor`).
+    """
     first = events[0] if events else None
     if first is None or first.seq != 0 or first.type != PlanFrozen.TYPE:
         raise IntegrityError(f"ledger {path.name} does not start with a plan_frozen event")
-    if first.payload.get("plan_id") != plan.plan_id:
+    ledger_plan = first.payload.get("plan_id")
+    if analysis and ledger_plan != plan.plan_id and analysis_ancestor(plan, ledger_plan):
+        return
+    if ledger_plan != plan.plan_id:
         raise IntegrityError(
             f"ledger {path.name} belongs to plan {str(first.payload.get('plan_id'))[:12]}…,"
             f" not to plan {plan.plan_id[:12]}… (plan or ledger changed?)"
@@ -458,7 +525,18 @@ async def run_plan_async(plan: FrozenPlan, ledger_path: str | os.PathLike[str],
     not end) gives every exhausted slot its fallback.
     """
     prepared = build_requests(plan)
-    ledger = open_run_ledger(plan, ledger_path)
+    with open_run_ledger(plan, ledger_path) as ledger:
+        return await _run_open_ledger(plan, ledger, prepared, backend, concurrency=concurrency,
+                                      progress=progress, sleep=sleep, budget_usd=budget_usd,
+                                      accept_failures=accept_failures)
+
+
+async def _run_open_ledger(plan: FrozenPlan, ledger: Ledger,
+                           prepared: list[tuple[dict[str, Any], ForecastRequest]],
+                           backend: Backend, *, concurrency: int | None, progress: bool,
+                           sleep: Sleep, budget_usd: float | None,
+                           accept_failures: bool) -> RunSummary:
+    """:func:`run_plan_async` once the ledger is open (and locked)."""
     done = terminal_slots(ledger.events)
     known = {slot["slot_id"] for slot, _ in prepared}
     stray = sorted(set(done) - known)

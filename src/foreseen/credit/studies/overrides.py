@@ -12,7 +12,9 @@ Rules, in order:
   backend, keeping none of the old block's settings unless the backend is the
   same; ``--model``, ``--base-url``, ``--api-key-env``, ``--temperature`` and
   ``--command`` (split like a shell line) then set fields of the forecaster
-  block (a forecaster is required for them);
+  block (a forecaster is required for them); for the ``command`` backend
+  ``--api-key-env NAME`` declares ``NAME`` secret (``secret_env``): the
+  program may read it, and its value is scrubbed from what is stored;
 * ``--explainer BACKEND`` adds an LLM explainer named ``llm`` (or replaces the
   file's explainer of that name) on that backend; its model settings are the
   forecaster's when the backends match, and ``--explainer-model`` sets its model.
@@ -77,6 +79,10 @@ def _forecaster(config: RunConfig, flags: Overrides) -> BackendConfig | None:
         if value is not None}
     if flags.command is not None:
         changes["command"] = _command(flags.command)
+    if block is not None and "api_key_env" in changes and block.backend == "command":
+        # a command backend reads no key itself: the variable is declared secret instead (its
+        # value is scrubbed from everything the program prints and foreseen stores)
+        changes["secret_env"] = [changes.pop("api_key_env")]
     if changes and block is None:
         raise ConfigError("--model, --base-url, --api-key-env, --temperature and --command"
                           " need a forecaster: give --forecaster NAME")

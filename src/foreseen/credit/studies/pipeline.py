@@ -145,7 +145,7 @@ def _reuse(path: Path, configuration: Mapping[str, Any]) -> ExplainerRun | None:
         return None
     try:
         stored = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, ValueError):
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
         return None
     if not isinstance(stored, dict) or canonical_json(stored.get("configuration")) != \
             canonical_json(dict(configuration)):
@@ -247,7 +247,6 @@ def run_study(definition: StudyDefinition, out: str | Path, settings: StudySetti
     """
     started = time.monotonic()
     folder = Path(out)
-    folder.mkdir(parents=True, exist_ok=True)
     options = definition.option_values(settings.options)
     if built is None:
         built = definition.build(options, executor=executor, cache=settings.cache)
@@ -262,6 +261,7 @@ def run_study(definition: StudyDefinition, out: str | Path, settings: StudySetti
     forecaster = settings.forecaster or default_forecaster(design)
     # a bad forecaster (unknown name, bad options, missing program) fails before anything runs
     build_backend(forecaster.backend, forecaster.options).close()
+    folder.mkdir(parents=True, exist_ok=True)  # only once the settings are known good
     runs = run_explainers(definition, built, settings.explainers, folder, design.seed)
     explanations: dict[str, Mapping[str, Explanation]] = dict(built.build.explanations)
     for name, run in runs.items():

@@ -36,7 +36,8 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from foreseen.core.errors import ConfigError
+from foreseen.core.errors import ConfigError, SourceError
+from foreseen.core.memory import check_array_fits
 from foreseen.core.parallel import Executor, SerialExecutor, shared_context
 from foreseen.core.progress import map_with_progress
 from foreseen.teams.curves import coverage_grid, population_curve
@@ -53,7 +54,7 @@ from foreseen.teams.exploratory.calibration import (
 from foreseen.teams.exploratory.intervals import DEFAULT_LEVELS
 from foreseen.teams.forecasters.conditional import conditional_forecast
 from foreseen.teams.forecasters.registry import FORECASTERS, get, names
-from foreseen.teams.matrix import OutcomeMatrix
+from foreseen.teams.matrix import COMPETENCE_THRESHOLD, OutcomeMatrix
 
 FloatArray = npt.NDArray[np.float64]
 RowFamily = Literal["preregistered", "exploratory", "conditional"]
@@ -340,6 +341,14 @@ def compare_splits(
     check_settings(ks, pilots, replicates, seed)
     settings = _settings(pilots, seed, replicates, levels, None, CONDITIONAL_MODELS)
     populations = [matrix.competent().solved for matrix in matrices]
+    widest = max((population.shape[1] for population in populations), default=0)
+    check_array_fits(f"--replicates {replicates}", replicates * widest, 8,
+                     f"the bootstrap's resampled task counts ({replicates:,} × {widest:,})")
+    for matrix, population in zip(matrices, populations, strict=True):
+        if population.shape[0] == 0:
+            raise SourceError(
+                f"split {matrix.provenance.split}: no competent agent (every agent solves"
+                f" fewer than {COMPETENCE_THRESHOLD:.0%} of the tasks); nothing to compare")
     jobs = [(index, k) for index in range(len(matrices)) for k in ks]
     context = {CONTEXT_KEY: {"populations": populations, "settings": settings}}
     runner = executor or SerialExecutor()

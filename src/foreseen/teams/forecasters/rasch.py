@@ -40,9 +40,25 @@ def sigmoid(x: FloatArray) -> FloatArray:
 
 
 def column_patterns(pilot: BoolArray) -> tuple[FloatArray, FloatArray]:
-    """Distinct task columns of a k × N pilot and their multiplicities (k × U, U)."""
-    patterns, counts = np.unique(pilot.T, axis=0, return_counts=True)
-    return patterns.T.astype(np.float64), counts.astype(np.float64)
+    """Distinct task columns of a k × N pilot and their multiplicities (k × U, U).
+
+    The columns come in lexicographic order (row 0 first, False < True), the
+    order of ``np.unique(pilot.T, axis=0)``. For k ≤ 64 each column is packed
+    into one big-endian integer key (row 0 the most significant bit), whose
+    numeric order is that lexicographic order, and the keys are sorted as
+    integers — the same patterns and counts as the row-wise ``np.unique``,
+    without its sort of k-byte records (the cost of large matrices).
+    """
+    k = pilot.shape[0]
+    if k > 64 or pilot.shape[1] == 0:
+        patterns, counts = np.unique(pilot.T, axis=0, return_counts=True)
+        return patterns.T.astype(np.float64), counts.astype(np.float64)
+    packed = np.packbits(pilot, axis=0, bitorder="big")  # ceil(k/8) × N bytes
+    wide = np.zeros((8, pilot.shape[1]), dtype=np.uint8)
+    wide[8 - packed.shape[0]:] = packed  # right-aligned: leading zero bytes
+    keys = np.ascontiguousarray(wide.T).view(">u8").ravel()
+    _, first, counts = np.unique(keys, return_index=True, return_counts=True)
+    return pilot[:, first].astype(np.float64), counts.astype(np.float64)
 
 
 @dataclass(frozen=True)

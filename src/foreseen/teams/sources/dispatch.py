@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 
@@ -101,15 +102,32 @@ def _load_csv(
         return load_matrix_csv(path, split)
     if file_format is None:
         first = _first_row(path)
-        if first is not None and not columns.present_in([cell.strip() for cell in first]):
+        if first is not None and not _long_header([cell.strip() for cell in first], columns):
             return load_matrix_csv(path, split)  # sniffed from the first row alone
     rows, digest = read_csv_rows(path)
     header = [cell.strip() for cell in rows[0]] if rows else []
-    if file_format == "long" or (file_format is None and columns.present_in(header)):
+    if file_format == "long":
         return long_rows_to_matrix(
             path, rows, digest, split=split, columns=columns, missing=missing
         )
+    if file_format is None and _long_header(header, columns):
+        try:
+            return long_rows_to_matrix(
+                path, rows, digest, split=split, columns=columns, missing=missing
+            )
+        except SourceError as error:
+            raise SourceError(
+                f"{error} (read as a long table because its header names the"
+                f" {columns.agent}, {columns.task} and {columns.solved} columns; give"
+                " --format wide if it is a wide matrix)") from None
     return load_matrix_csv(path, split)
+
+
+def _long_header(header: Sequence[str], columns: LongColumns) -> bool:
+    """A header that reads as a long table's: it names the three columns, and its first
+    cell is not empty (a wide matrix's corner cell is empty; a long table names every
+    column)."""
+    return bool(header) and header[0] != "" and columns.present_in(list(header))
 
 
 def load_source(
@@ -136,6 +154,9 @@ def load_source(
     long_columns = columns if columns is not None else LongColumns()
     if not path.exists():
         raise SourceError(f"source {path} does not exist")
+    if not path.is_file() and not path.is_dir():
+        raise SourceError(f"source {path} is not a regular file or a folder (a device, pipe"
+                          " or socket)")
     if path.is_file():
         suffix = path.suffix.lower()
         if suffix in PARQUET_SUFFIXES:

@@ -58,6 +58,8 @@ def read_json_file(path: Path) -> tuple[Any, str]:
         raise SourceError(f"cannot read {path}: {exc.strerror or exc}") from exc
     try:
         value = json.loads(data)
+    except RecursionError:
+        raise SourceError(f"{path} is not valid JSON: nested too deeply") from None
     except (UnicodeDecodeError, ValueError) as exc:
         raise SourceError(f"{path} is not valid JSON: {exc}") from exc
     return value, sha256_bytes(data)

@@ -83,7 +83,7 @@ def read_marker(directory: Path) -> CacheMarker | None:
         raw = json.loads(path.read_bytes())
     except OSError as exc:
         raise SourceError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    except (UnicodeDecodeError, ValueError) as exc:
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise _damaged(directory, "not valid JSON") from exc
     if not isinstance(raw, dict) or raw.get("format") != MARKER_FORMAT:
         raise _damaged(directory, "unknown format")

@@ -130,12 +130,14 @@ def load_parquet(
     source: str | None = None,
 ) -> OutcomeMatrix:
     """Outcome matrix of a parquet file; ``layout`` ``"wide"``/``"long"``/None (sniffed:
-    long when the agent, task and solved columns are all present)."""
+    long when the agent, task and solved columns are all present and the first column
+    has a name; an unnamed first column is a wide matrix's corner, as in a wide CSV)."""
     path = Path(path)
     table, digest = read_parquet(path)
     names = parquet_column_names(table)
     if layout is None:
-        layout = "long" if columns.present_in(names) else "wide"
+        long = bool(names) and names[0].strip() != "" and columns.present_in(names)
+        layout = "long" if long else "wide"
     if layout == "wide":
         return _wide(path, table, digest, split, source)
     if layout != "long":

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter, defaultdict
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -204,3 +206,22 @@ def test_build_is_deterministic_and_cached(tmp_path) -> None:  # type: ignore[no
 def test_bad_task_count_is_a_user_error(n_tasks: int) -> None:
     with pytest.raises(UserInputError):
         build_controlled_study(1, n_tasks=n_tasks)
+
+
+def test_poisoned_or_truncated_cache_entry_is_rebuilt(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    fresh = build_controlled_study(DEFAULT_SEED, n_tasks=1, cache=tmp_path)
+    entry = next(tmp_path.glob("controlled-*.json"))
+    stored = json.loads(entry.read_text(encoding="utf-8"))
+    stored["content"]["outcomes"][0]["y"] += 0.5  # one sealed outcome edited, digest kept
+    entry.write_text(json.dumps(stored), encoding="utf-8")
+    capsys.readouterr()
+    again = build_controlled_study(DEFAULT_SEED, n_tasks=1, cache=tmp_path)
+    assert list(again.outcomes) == list(fresh.outcomes)
+    assert "content does not match its digest" in capsys.readouterr().err
+    entry.write_bytes(entry.read_bytes()[:64])  # a torn entry
+    assert list(build_controlled_study(DEFAULT_SEED, n_tasks=1, cache=tmp_path).outcomes) \
+        == list(fresh.outcomes)
+    assert "not valid JSON" in capsys.readouterr().err
+    assert sha256_json(json.loads(entry.read_text(encoding="utf-8"))["content"]) == \
+        sha256_json(fresh.to_json())

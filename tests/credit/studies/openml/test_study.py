@@ -226,3 +226,34 @@ def test_end_to_end_offline_run(built: OpenMLBuild, mirror: Path, cache: Path,
     assert result.slots == 12 * 2 * 5
     sealed = (tmp_path / "run" / "outcomes.sealed.json").read_text()
     assert all(o.state_id in sealed for o in built.build.outcomes)
+
+
+@pytest.mark.parametrize("damage", ["edited_y", "truncated"])
+def test_damaged_cache_entry_is_rebuilt_and_said(built: OpenMLBuild, mirror: Path,
+                                                 tmp_path: Path, damage: str,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    cache = tmp_path / "cache"
+    build_openml_study(mirror, quotas=QUOTAS, executor=SerialExecutor(), cache=cache)
+    entry = sorted(cache.glob("openml-state-*.json"))[0]
+    stored = json.loads(entry.read_text(encoding="utf-8"))
+    if damage == "edited_y":  # a poisoned outcome, digest left as it was
+        stored["content"]["y"] = float(stored["content"]["y"]) + 0.25
+        entry.write_text(json.dumps(stored), encoding="utf-8")
+    else:
+        entry.write_bytes(entry.read_bytes()[:100])
+    capsys.readouterr()
+    again = build_openml_study(mirror, quotas=QUOTAS, executor=SerialExecutor(), cache=cache)
+    assert again.build.outcomes == built.build.outcomes  # the sealed y is the computed one
+    assert sum(not record["cached"] for record in again.records) == 1
+    assert f"cache entry {entry.name}" in capsys.readouterr().err
+    assert json.loads(entry.read_text(encoding="utf-8"))["content"]["y"] == next(
+        r["y"] for r in built.records if r["state_id"] == stored_state(stored, damage, again))
+
+
+def stored_state(stored: dict[str, object], damage: str, again: OpenMLBuild) -> object:
+    """The state id of the damaged entry (from the entry itself, or the one rebuilt record)."""
+    if damage == "edited_y":
+        content = stored["content"]
+        assert isinstance(content, dict)
+        return content["state_id"]
+    return next(r["state_id"] for r in again.records if not r["cached"])

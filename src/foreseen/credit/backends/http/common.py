@@ -38,7 +38,7 @@ from foreseen.core.retry import parse_retry_after
 from foreseen.credit.backends.base import BackendResponse, ForecastRequest, TransportError
 from foreseen.credit.backends.http.pricing import PricingTable, prompt_token_bound
 from foreseen.credit.backends.schemas import FORECAST_SCHEMA, response_schema
-from foreseen.credit.backends.secrets import scrub
+from foreseen.credit.backends.secrets import scrub, scrub_optional
 
 SLOT_HEADER = "X-Foreseen-Slot"
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
@@ -274,7 +274,7 @@ class ReusedClient:
             raise TransportError(f"connection error {type(error).__name__}: {message}") from None
         try:
             body: Any = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):
             body = None
         if status in RETRYABLE_STATUS or status >= 500:
             raise TransportError(
@@ -329,5 +329,5 @@ def failed_response(options: HttpOptions, answer: HttpAnswer, secret: str,
     model, model_reason = returned_model(body)
     return BackendResponse(
         text=scrub(answer.text, (secret,))[:2000], requested_model=options.model,
-        returned_model=model, returned_model_reason=model_reason,
+        returned_model=scrub_optional(model, (secret,)), returned_model_reason=model_reason,
         error=scrub(reason, (secret,))[:ERROR_TEXT_LIMIT])

@@ -48,7 +48,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from foreseen.core.digest import code_digest, sha256_json, write_json_atomic
+from foreseen.core.cache_entry import read_cache_entry, write_cache_entry
+from foreseen.core.digest import code_digest, sha256_json
 from foreseen.core.errors import UserInputError
 from foreseen.core.parallel import Executor, SerialExecutor, shared_context
 from foreseen.core.progress import map_with_progress, status
@@ -303,14 +304,13 @@ def build_controlled_study(seed: int = DEFAULT_SEED, *, n_tasks: int = 24,
     cache_file = None
     if cache is not None:
         cache_file = Path(cache) / f"controlled-{build_key(seed, n_tasks)[:32]}.json"
-        if cache_file.exists():
-            import json
-
-            return ControlledBuild.from_json(json.loads(cache_file.read_text(encoding="utf-8")))
+        cached = read_cache_entry(cache_file)
+        if cached is not None:
+            return ControlledBuild.from_json(cached)
     with single_thread():
         build = _build(seed, n_tasks, executor or SerialExecutor())
     if cache_file is not None:
-        write_json_atomic(cache_file, build.to_json(), indent=None, sort_keys=True)
+        write_cache_entry(cache_file, build.to_json())
     return build
 
 

@@ -38,7 +38,6 @@ mirror**, not the paper's draw; the study notes and reports say so.
 from __future__ import annotations
 
 import functools
-import json
 import math
 import time
 from collections.abc import Mapping, Sequence
@@ -48,7 +47,8 @@ from typing import Any
 
 import numpy as np
 
-from foreseen.core.digest import code_digest, sha256_json, write_json_atomic
+from foreseen.core.cache_entry import read_cache_entry, write_cache_entry
+from foreseen.core.digest import code_digest, sha256_json
 from foreseen.core.errors import UserInputError
 from foreseen.core.parallel import Executor, LocalProcessExecutor, SerialExecutor, shared_context
 from foreseen.core.progress import map_with_progress
@@ -206,10 +206,9 @@ def run_state_jobs(jobs: Sequence[StateJob], executor: Executor) -> list[dict[st
     missing: list[int] = []
     for index, job in enumerate(jobs):
         path = _cache_file(job, digest)
-        if path is not None and path.is_file():
-            cached: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-            cached["cached"] = True
-            records[index] = cached
+        cached = read_cache_entry(path) if path is not None else None
+        if isinstance(cached, dict):
+            records[index] = {**cached, "cached": True}
         else:
             missing.append(index)
     if missing:
@@ -220,7 +219,7 @@ def run_state_jobs(jobs: Sequence[StateJob], executor: Executor) -> list[dict[st
         for index, result in zip(missing, fresh, strict=True):
             path = _cache_file(jobs[index], digest)
             if path is not None:
-                write_json_atomic(path, result, indent=None, sort_keys=True)
+                write_cache_entry(path, result)
             records[index] = {**result, "cached": False}
     return [record for record in records if record is not None]
 

@@ -37,7 +37,7 @@ import math
 import os
 from dataclasses import dataclass
 from importlib import resources
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import numpy as np
@@ -148,8 +148,13 @@ def read_index(mirror: str | os.PathLike[str]) -> tuple[MirrorEntry, ...]:
     path = Path(mirror) / "index.tsv"
     if not path.is_file():
         raise UserInputError(f"OpenML mirror {Path(mirror)}: no index.tsv there")
-    with path.open(encoding="utf-8", newline="") as handle:
-        rows = list(csv.DictReader(handle, delimiter="\t"))
+    try:
+        with path.open(encoding="utf-8", newline="") as handle:
+            rows = list(csv.DictReader(handle, delimiter="\t"))
+    except UnicodeDecodeError as error:
+        raise UserInputError(f"{path}: not UTF-8 text (byte {error.start})") from None
+    except OSError as error:
+        raise UserInputError(f"cannot read {path}: {error.strerror}") from None
     if not rows:
         raise UserInputError(f"{path}: the index lists no datasets")
     missing = [c for c in INDEX_COLUMNS if c not in rows[0]]
@@ -158,6 +163,15 @@ def read_index(mirror: str | os.PathLike[str]) -> tuple[MirrorEntry, ...]:
     entries = []
     for number, row in enumerate(rows, start=2):
         what = f"{path.name} line {number}"
+        cells = [row.get(c) for c in INDEX_COLUMNS]
+        if any(cell is None for cell in cells) or None in row:
+            raise UserInputError(f"{what}: expected {len(INDEX_COLUMNS)} tab-separated"
+                                 f" cells, got {len([c for c in cells if c is not None])}"
+                                 f"{' or more' if None in row else ''}")
+        folder = PurePosixPath(row["folder"])
+        if folder.is_absolute() or ".." in folder.parts or not row["folder"]:
+            raise UserInputError(f"{what}: folder {row['folder']!r} must be a path inside"
+                                 " the mirror")
         if row["suite"] not in SUITES:
             raise UserInputError(f"{what}: unknown suite {row['suite']!r}")
         entries.append(MirrorEntry(
@@ -201,7 +215,9 @@ def read_meta(folder: str | os.PathLike[str]) -> DatasetMeta:
         raise UserInputError(f"{what} is missing")
     try:
         obj = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except OSError as error:
+        raise UserInputError(f"cannot read {what}: {error.strerror}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         raise UserInputError(f"{what} is not valid JSON") from None
     if not isinstance(obj, dict):
         raise UserInputError(f"{what} must hold a JSON object")

@@ -39,7 +39,8 @@ from typing import Any
 
 import numpy as np
 
-from foreseen.core.digest import canonical_json, code_digest, sha256_json, write_json_atomic
+from foreseen.core.cache_entry import read_cache_entry, write_cache_entry
+from foreseen.core.digest import canonical_json, code_digest, sha256_json
 from foreseen.core.errors import UserInputError
 from foreseen.core.parallel import Executor, SerialExecutor, shared_context
 from foreseen.core.progress import map_with_progress, status
@@ -359,8 +360,8 @@ def build_tox21(endpoints: Sequence[str] = ENDPOINTS, *, executor: Executor | No
     cache_file = None
     if cache is not None:
         cache_file = Path(cache) / f"tox21-{build_key(endpoints, data.sha256)[:32]}.json"
-        if cache_file.is_file():
-            cached = json.loads(cache_file.read_text(encoding="utf-8"))
+        cached = read_cache_entry(cache_file)
+        if isinstance(cached, dict):
             results = tuple(StateResult.from_json(r, data_path) for r in cached["results"])
             return Tox21Build(_assemble(results, endpoints, cached["parse_report"], data_path),
                               results, cached["parse_report"], from_cache=True)
@@ -372,9 +373,8 @@ def build_tox21(endpoints: Sequence[str] = ENDPOINTS, *, executor: Executor | No
                                           workers=runner.max_workers))
     parse_report = data.parse_report()
     if cache_file is not None:
-        write_json_atomic(cache_file, {"parse_report": parse_report,
-                                       "results": [r.to_json() for r in results]},
-                          indent=None, sort_keys=True)
+        write_cache_entry(cache_file, {"parse_report": parse_report,
+                                       "results": [r.to_json() for r in results]})
     return Tox21Build(_assemble(results, endpoints, parse_report, data_path), results,
                       parse_report)
 
