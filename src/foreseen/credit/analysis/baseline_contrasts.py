@@ -24,7 +24,7 @@ model inference visible against simple task priors."
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -33,6 +33,7 @@ from foreseen.credit.analysis.contrasts import (
     ContrastEstimate,
     Paired,
     Resampler,
+    keyed_row,
     loss_contrast,
 )
 from foreseen.credit.analysis.metrics import (
@@ -66,9 +67,7 @@ class BaselineContrastRow(ContrastEstimate, BaselineKey):
 
     @classmethod
     def of(cls, key: BaselineKey, estimate: ContrastEstimate) -> BaselineContrastRow:
-        values = {f.name: getattr(key, f.name) for f in fields(BaselineKey)}
-        values.update({f.name: getattr(estimate, f.name) for f in fields(ContrastEstimate)})
-        return cls(**values)
+        return keyed_row(cls, key, estimate)
 
 
 def baseline_state_losses(states: Sequence[State], outcomes: Mapping[str, float],

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -296,9 +296,22 @@ class ContrastRow(ContrastEstimate, ContrastKey):
 
     @classmethod
     def of(cls, key: ContrastKey, estimate: ContrastEstimate) -> ContrastRow:
-        values = {f.name: getattr(key, f.name) for f in fields(ContrastKey)}
-        values.update({f.name: getattr(estimate, f.name) for f in fields(ContrastEstimate)})
-        return cls(**values)
+        return keyed_row(cls, key, estimate)
+
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+RowT = TypeVar("RowT")
+
+
+def keyed_row(
+    row_type: type[RowT], key: DataclassInstance, estimate: ContrastEstimate
+) -> RowT:
+    """A row type that subclasses both its key and :class:`ContrastEstimate`, from the two."""
+    values = {f.name: getattr(key, f.name) for f in fields(key)}
+    values.update({f.name: getattr(estimate, f.name) for f in fields(ContrastEstimate)})
+    return row_type(**values)
 
 
 def _taskwise_ratios(tasks: tuple[str, ...], arm_means: FloatArray,
