@@ -50,6 +50,9 @@ def test_plan_run_reveal_verify_analyze(tmp_path: Path, study_dir: Path,
     assert code == 0 and stdout.startswith("ok: ") and "outcomes_revealed=1" in stdout
     child = tmp_path / "child.json"
     code, _, err = _call(capsys, "signal-plan", str(plan), str(sealed), "--out", str(child))
+    assert code == 2 and "ledger.jsonl" in err  # no parent ledger beside the plan
+    code, _, err = _call(capsys, "signal-plan", str(plan), str(sealed), "--out", str(child),
+                         "--ledger", str(ledger))
     assert code == 0, err
     code, _, err = _call(capsys, "run", str(child), "--ledger", str(tmp_path / "c.jsonl"))
     assert code == 0, err

@@ -190,11 +190,19 @@ def signal_plan_command(
     out: options.OutFile,
     noise_sd: Annotated[float, typer.Option("--noise-sd", help="SD of the declared noise of"
                                             " signal@noisy (signal@noisy_large: 5 ×).")] = 0.01,
+    ledger: Annotated[Path | None, typer.Option(
+        "--ledger", help="The parent's ledger (default: ledger.jsonl beside the plan); the"
+                         " parent run must be complete.")] = None,
 ) -> None:
-    """Freeze the known-signal calibration child plan (post-outcome)."""
+    """Freeze the known-signal calibration child plan (post-outcome; the parent run complete)."""
     from foreseen.credit.plan.freeze import freeze_signal_plan, load_plan, write_plan
+    from foreseen.credit.run.pipeline import check_run
 
-    child = freeze_signal_plan(load_plan(plan_path), outcomes, noise_sd=noise_sd)
+    parent = load_plan(plan_path)
+    run = check_run(parent, ledger if ledger is not None else plan_path.parent / "ledger.jsonl")
+    child = freeze_signal_plan(parent, outcomes, noise_sd=noise_sd,
+                               executed_sha256=None if run.executed is None
+                               else run.executed.sha256)
     write_plan(child, out)
     typer.echo(f"child plan {child.plan_id} (parent {child.parent}) -> {out}")
 

@@ -79,6 +79,9 @@ ExecutorSpec = Annotated[str | None, typer.Option(
     " scheduler; extra [dask]). Overrides --workers.")]
 VerifyOutcomes = Annotated[bool, typer.Option(
     "--verify-outcomes", help="Re-execute a seeded 10 % of states and compare bit for bit.")]
+Prospective = Annotated[bool, typer.Option(
+    "--prospective", help="Build the public part only, freeze the plan committing to the"
+    " outcome-execution code and seeds, and execute the outcomes only after every forecast.")]
 InjectFaults = Annotated[int | None, typer.Option(
     "--inject-faults", help="Seeded transport/content faults in the main run (tests the"
     " machinery).")]
@@ -97,7 +100,7 @@ def run_and_print(name: str, out: Path | None, values: Mapping[str, Any], *,
                   concurrency: int | None = None, budget_usd: float | None = None,
                   reference_run: Path | None = None, dry_run: bool = False,
                   accept_failures: bool = False,
-                  no_html: bool = False) -> None:
+                  no_html: bool = False, prospective: bool = False) -> None:
     """Run study ``name`` from its configuration file and flags; print its summary.
 
     With ``dry_run`` the study is built and the plan frozen, the calls and their
@@ -125,7 +128,8 @@ def run_and_print(name: str, out: Path | None, values: Mapping[str, Any], *,
         verify_outcomes=verify_outcomes or None, forecaster=forecaster, model=model,
         base_url=base_url, api_key_env=api_key_env, temperature=_temperature(temperature),
         command=command, explainer=explainer, explainer_model=explainer_model,
-        concurrency=concurrency, budget_usd=budget_usd, reference_run=reference_run))
+        concurrency=concurrency, budget_usd=budget_usd, reference_run=reference_run,
+        prospective=prospective or None))
     folder = Path(run.out) if run.out is not None else Path("out") / name
     settings = replace(run.settings(VERIFY_FRACTION), inject_faults=inject_faults,
                        accept_failures=accept_failures)
@@ -215,6 +219,7 @@ def _study_command(name: str, title: str,
         ("dry_run", DryRun, False),
         ("accept_failures", AcceptFailures, False),
         ("no_html", NoHtml, False),
+        ("prospective", Prospective, False),
     ]
     signature = [inspect.Parameter(param, inspect.Parameter.KEYWORD_ONLY, annotation=kind,
                                    default=default) for param, kind, default in shared]

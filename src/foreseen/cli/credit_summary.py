@@ -39,7 +39,9 @@ def study_summary(result: StudyRunResult) -> str:
         f"plan {report.plan_id}",
         f"calibration plan {calibration.plan_id if calibration else 'none'}"
         " (post-outcome, parent = plan)",
-        f"outcome commitment ok: {report.outcome_commitment.ok}",
+        f"outcome commitment ok: {report.outcome_commitment.ok}"
+        + (" (prospective: outcomes executed after every forecast)"
+           if report.outcome_commitment.kind == "prospective" else ""),
         f"ledger head {report.ledger.head_hash} ({report.ledger.events} events)",
         f"slots {result.slots}; integrity {overall.valid}/{overall.assigned} valid,"
         f" {overall.fallback} fallbacks",

@@ -29,8 +29,9 @@ from foreseen.core.errors import SourceError
 from foreseen.core.ledger import read_ledger
 from foreseen.credit.analysis.report import CreditReport, read_report
 from foreseen.credit.model import SlotRecord
-from foreseen.credit.plan.freeze import load_plan, reveal
+from foreseen.credit.plan.freeze import FrozenPlan, load_plan, reveal
 from foreseen.credit.run.events import OutcomesRevealed
+from foreseen.credit.run.prospective import executed_outcomes
 from foreseen.credit.run.runner import read_slot_records
 
 REPORT_FILE = "report.json"
@@ -78,6 +79,12 @@ def _outcomes_revealed(ledger: Path) -> bool:
     return any(event.type == OutcomesRevealed.TYPE for event in read_ledger(ledger))
 
 
+def _executed_sha256(plan: FrozenPlan, ledger: Path) -> str | None:
+    """A prospective plan's executed outcome file digest, order-checked from its ledger."""
+    executed = executed_outcomes(plan, read_ledger(ledger))
+    return None if executed is None else executed.sha256
+
+
 def read_run_folder(path: str | Path) -> RunFolder:
     """The report at ``path`` (a run folder or its ``report.json``) with the folder's data."""
     file = report_path(Path(path))
@@ -102,7 +109,8 @@ def read_run_folder(path: str | Path) -> RunFolder:
         slots = tuple(read_slot_records(ledger))
         outcomes_file = folder / OUTCOMES_FILE
         if outcomes_file.is_file() and _outcomes_revealed(ledger):
-            outcomes = reveal(plan, outcomes_file)
+            outcomes = reveal(plan, outcomes_file,
+                              executed_sha256=_executed_sha256(plan, ledger))
         else:
             missing.append(OUTCOMES_FILE)
     else:

@@ -42,6 +42,12 @@ from foreseen.report.format import interval, num, verdict_tone
 from foreseen.report.page import Figure, Page, Section, Table, Tone, Verdict
 
 
+def _commitment_kind(report: CreditReport) -> str:
+    """How the "what ran" line names a prospective commitment (a sealed file: nothing)."""
+    if report.outcome_commitment.kind != "prospective":
+        return ""
+    return " (prospective: outcomes executed after every forecast)"
+
 def _arms(report: CreditReport) -> tuple[str, ...]:
     return tuple(report.metrics)
 
@@ -333,7 +339,8 @@ def page(run: RunFolder, figures: Sequence[Figure]) -> Page:
         + (" — an offline stand-in" if run.report.stand_ins.forecaster else ""),
         f"explainers: {explainers}",
         f"integrity {overall.valid}/{overall.assigned} valid, {overall.fallback} fallbacks; "
-        f"outcome commitment {'ok' if report.outcome_commitment.ok else 'MISMATCH'}; "
+        f"outcome commitment{_commitment_kind(report)} "
+        f"{'ok' if report.outcome_commitment.ok else 'MISMATCH'}; "
         f"analysis code {'matches' if report.analysis_code_matches_plan else 'DIFFERS FROM'} "
         "the plan",
         *((leak,) if (leak := leak_line(report)) is not None else ()),
@@ -346,6 +353,8 @@ def page(run: RunFolder, figures: Sequence[Figure]) -> Page:
         ("plan id", report.plan_id), ("parent plan id", report.parent_plan_id or "—"),
         ("analysis code digest", report.analysis_code_sha256),
         ("outcome commitment", report.outcome_commitment.expected),
+        *((("outcome-execution code digest", report.outcome_commitment.outcome_code_sha256),)
+          if report.outcome_commitment.outcome_code_sha256 is not None else ()),
         ("ledger head", f"{report.ledger.head_hash} ({report.ledger.events} events)"),
         ("post outcome", "yes" if report.post_outcome else "no"),
         *((("reference run (plan id)", report.reference.plan_id),

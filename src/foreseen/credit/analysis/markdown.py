@@ -426,6 +426,10 @@ def _provenance(report: CreditReport) -> list[str]:
         ("ledger head", report.ledger.head_hash),
         ("post outcome", report.post_outcome),
     ]
+    if commitment.kind is not None:
+        items.insert(4, ("outcome commitment kind", commitment.kind))
+    if commitment.outcome_code_sha256 is not None:
+        items.insert(5, ("outcome-execution code digest", commitment.outcome_code_sha256))
     if report.reference is not None:
         items.append(("reference run (plan id)", report.reference.plan_id))
         items.append(("reference report sha256", report.reference.report_sha256))
@@ -435,6 +439,12 @@ def _provenance(report: CreditReport) -> list[str]:
 def commitment_line(report: CreditReport) -> str:
     """How the outcomes were committed and whether the check held (one line)."""
     commitment = report.outcome_commitment
+    if commitment.kind == "prospective":
+        order = ("after every forecast" if commitment.executed_after_forecasts
+                 else "NOT after every forecast")
+        return (f"prospective: the plan froze the outcome-execution code and seeds before any "
+                f"outcome existed; outcomes executed {order}; check "
+                f"{'ok' if commitment.ok else 'MISMATCH'}")
     return (f"sealed outcome file committed by SHA-256 before the forecasts; check "
             f"{'ok' if commitment.ok else 'MISMATCH'}")
 

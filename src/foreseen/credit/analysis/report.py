@@ -57,13 +57,21 @@ class ForecasterBlock(Record):
 class OutcomeCommitment(Record):
     """The outcome commitment and its check at the reveal.
 
-    ``expected`` is the SHA-256 of the sealed outcome file frozen in the plan;
-    ``ok``: the observed file is the committed one.
+    ``kind`` ``sealed``: ``expected`` is the SHA-256 of the sealed outcome file
+    frozen in the plan. ``prospective``: the plan froze the outcome-execution code
+    digest (``outcome_code_sha256``) and seeds before any outcome existed;
+    ``expected`` is the outcome file's SHA-256 the ledger's ``outcomes_executed``
+    event recorded, and ``executed_after_forecasts`` whether that event follows
+    every slot's terminal event. ``ok``: the observed file is the committed one (and,
+    prospective, the order and the code digest hold).
     """
 
     expected: str
     observed: str | None
     ok: bool
+    kind: str | None = field(default=None, metadata=OPTIONAL)
+    outcome_code_sha256: str | None = field(default=None, metadata=OPTIONAL)
+    executed_after_forecasts: bool | None = field(default=None, metadata=OPTIONAL)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -83,7 +91,8 @@ class LeakCheck(Record):
     ``method`` ``permuted_outcomes``: the plan was frozen again from the same study
     folder with a seeded permutation of the sealed outcomes; ``passed`` when
     everything but the commitment — explanations, every slot's prompt digest,
-    donors, seeds — is byte-identical (:mod:`foreseen.credit.plan.leak`).
+    donors, seeds — is byte-identical. ``prospective``: no outcome existed when the
+    plan was frozen (the ledger orders the outcome execution after every forecast).
     """
 
     method: str

@@ -9,12 +9,28 @@ the forecaster block, the per-slot seed), the forecaster configuration (incl.
 temperature/effort), the prompt-template digest, the donor maps, lottery
 inputs, the analysis configuration and the digest of the analysis code, the
 plan seed, execution parameters (concurrency, attempts, backoff), and the
-**outcome commitment**: SHA-256 of the sealed outcome file's bytes.
+**outcome commitment**, of one of two kinds:
+
+* a **sealed file** (``{"sha256": …}``): the SHA-256 of the sealed outcome
+  file's bytes; the outcomes were computed before the plan was frozen and kept
+  in that file (a commitment, not a blind);
+* **outcome execution** (``{"kind": "outcome_execution", "code_sha256": …,
+  "modules": […], "inputs": {…}}``, a *prospective* plan, as in the paper): no
+  outcome exists when the plan is frozen; the plan commits to the digest of
+  the code that will execute them (:func:`foreseen.core.digest.code_digest`
+  over ``modules``) and to its inputs (the build options and seeds). The
+  outcomes are executed only after every slot has its result; the ledger
+  records that (:mod:`foreseen.credit.run.prospective`).
+
+Plan format 2 added the second kind; a format-1 plan (always a sealed file)
+reads unchanged (:data:`READABLE_PLAN_FORMATS`).
 ``parent`` names the plan this one amends or calibrates; ``post_outcome``
 flags a plan frozen after the reveal (known-signal child).
 
 :func:`reveal` refuses an outcome file whose digest differs from the
-commitment. A known-signal child plan (:func:`freeze_signal_plan`) shows each
+commitment (for a prospective plan: whose digest differs from the one the
+ledger's ``outcomes_executed`` event recorded, or whose execution code changed
+since the plan was frozen). A known-signal child plan (:func:`freeze_signal_plan`) shows each
 state the other seed's realised outcome (``seed_swap`` donor map) exactly,
 plus declared small or large seeded Gaussian noise, or as its sign only, and a
 placebo: the outcome of a state of another task (:data:`SIGNAL_NAMES`).
@@ -50,7 +66,11 @@ from foreseen.credit.model import Explanation, Study
 from foreseen.credit.plan.renderers import STANDARD, ContextRenderer, renderer
 from foreseen.credit.plan.shape import check_plan_shape
 
-PLAN_FORMAT = "foreseen.credit.plan.freeze/1"
+PLAN_FORMAT = "foreseen.credit.plan.freeze/2"
+#: format 1 is format 2 without the outcome-execution commitment kind
+READABLE_PLAN_FORMATS: tuple[str, ...] = ("foreseen.credit.plan.freeze/1", PLAN_FORMAT)
+#: the ``kind`` of a prospective plan's outcome commitment
+OUTCOME_EXECUTION = "outcome_execution"
 DEFAULT_CONTEXTS_MODULE = STANDARD
 #: the modules whose source decides a report's numbers: every module of
 #: ``foreseen.credit.analysis`` plus the core statistics it uses (their digest is frozen)
@@ -173,6 +193,47 @@ class FrozenPlan:
     def donor_maps(self) -> dict[str, dict[str, str]]:
         return {name: dict(m) for name, m in self.body["donor_maps"].items()}
 
+    @property
+    def prospective(self) -> bool:
+        """True when the plan commits to outcome execution (no outcome existed at freezing).
+
+        A known-signal child plan copies its parent's commitment but is frozen
+        after the reveal (``post_outcome``): never prospective itself.
+        """
+        return not self.post_outcome and \
+            self.body["outcome_commitment"].get("kind") == OUTCOME_EXECUTION
+
+
+def outcome_execution_commitment(modules: Sequence[str],
+                                 inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """A prospective plan's commitment: the digest of ``modules`` and the execution's inputs."""
+    if not modules:
+        raise ConfigError("plan: an outcome-execution commitment needs its code modules")
+    try:
+        digest = code_digest(modules)
+    except ValueError:
+        raise UserInputError("outcome-execution code module missing; cannot digest it") from None
+    return {"kind": OUTCOME_EXECUTION, "code_sha256": digest, "modules": sorted(set(modules)),
+            "inputs": json.loads(canonical_json(dict(inputs)))}
+
+
+def check_outcome_code(plan: FrozenPlan) -> str:
+    """The committed outcome-execution code digest; IntegrityError if the code changed since."""
+    commitment = plan.body["outcome_commitment"]
+    if commitment.get("kind") != OUTCOME_EXECUTION:
+        raise UserInputError("plan: not a prospective plan (its outcomes are a sealed file)")
+    try:
+        now = code_digest(commitment["modules"])
+    except ValueError:
+        raise IntegrityError("outcome-execution code module missing; the plan's commitment"
+                             " cannot be checked") from None
+    expected = str(commitment["code_sha256"])
+    if now != expected:
+        raise IntegrityError(
+            f"outcome-execution code changed since the plan was frozen (sha256 {now[:12]}…,"
+            f" plan commits to {expected[:12]}…)")
+    return expected
+
 
 def slot_id(explainer: str | None, state_id: str, context_id: str, repeat: int) -> str:
     """The agreed slot id: ``f"{explainer or '-'}|{state_id}|{context_id}|{repeat}"``."""
@@ -262,9 +323,10 @@ def freeze_plan(
     forecaster: ForecasterSpec,
     forecaster_configuration: Mapping[str, Any],
     analysis: Mapping[str, Any],
-    outcomes_path: str | os.PathLike[str],
+    outcomes_path: str | os.PathLike[str] | None,
     seed: int,
     execution: ExecutionConfig | None = None,
+    outcome_execution: Mapping[str, Any] | None = None,
     contexts_module: str = DEFAULT_CONTEXTS_MODULE,
     lottery: Mapping[str, Any] | None = None,
     parent: str | None = None,
@@ -278,7 +340,13 @@ def freeze_plan(
     slots) to its context ids; every state of the study gets every context
     ``repeats`` times. Each slot's prompt is rendered now and its SHA-256
     frozen; the runner re-renders and refuses a prompt whose digest differs.
+    The commitment is the sealed file at ``outcomes_path`` or, for a
+    prospective plan, ``outcome_execution``
+    (:func:`outcome_execution_commitment`): exactly one of them.
     """
+    if (outcomes_path is None) == (outcome_execution is None):
+        raise ConfigError("plan: give a sealed outcome file or an outcome-execution"
+                          " commitment (exactly one)")
     if repeats < 1:
         raise ConfigError("plan: repeats must be >= 1")
     AnalysisConfig.from_json(analysis)  # every analysis setting is checked at freeze time
@@ -318,7 +386,8 @@ def freeze_plan(
         "analysis_code_sha256": analysis_code_sha256(modules),
         "seed": seed,
         "execution": (execution or ExecutionConfig()).to_json(),
-        "outcome_commitment": _outcome_commitment(outcomes_path),
+        "outcome_commitment": (dict(outcome_execution) if outcome_execution is not None
+                               else _outcome_commitment(outcomes_path or "")),
         "parent": parent,
         "post_outcome": post_outcome,
         "amendments": [dict(a) for a in amendments],
@@ -380,7 +449,7 @@ def load_plan(path: str | os.PathLike[str]) -> FrozenPlan:
     missing = [k for k in _REQUIRED_KEYS if k not in body]
     if missing:
         raise SourceError(f"plan file {plan_path.name}: missing field {missing[0]!r}")
-    if body["format"] != PLAN_FORMAT:
+    if body["format"] not in READABLE_PLAN_FORMATS:
         raise SourceError(f"plan file {plan_path.name}: unknown format {body['format']!r}")
     try:
         canonical = canonical_json(body)
@@ -446,13 +515,27 @@ def read_outcomes(path: str | os.PathLike[str], study: Study) -> dict[str, float
     return values
 
 
-def reveal(plan: FrozenPlan, outcomes_path: str | os.PathLike[str]) -> dict[str, float]:
-    """Open the sealed outcomes: refuse a file whose SHA-256 differs from the commitment."""
+def reveal(plan: FrozenPlan, outcomes_path: str | os.PathLike[str], *,
+           executed_sha256: str | None = None) -> dict[str, float]:
+    """Open the sealed outcomes: refuse a file whose SHA-256 differs from the commitment.
+
+    For a prospective plan the expected SHA-256 is ``executed_sha256``, the one
+    the ledger's ``outcomes_executed`` event recorded (read and order-checked
+    by :func:`foreseen.credit.run.prospective.executed_outcomes`); without it
+    the reveal is refused, and so it is when the execution code changed.
+    """
     path = Path(outcomes_path)
+    if plan.prospective:
+        if executed_sha256 is None:
+            raise IntegrityError(
+                "prospective plan: its outcomes may be revealed only after the ledger records"
+                " every forecast and then their execution (outcomes_executed)")
+        check_outcome_code(plan)
     if not path.is_file():
         raise SourceError(f"outcome file {path} does not exist")
     observed = sha256_file(path)
-    expected = plan.body["outcome_commitment"]["sha256"]
+    expected = (executed_sha256 if plan.prospective and executed_sha256 is not None
+                else plan.body["outcome_commitment"]["sha256"])
     if observed != expected:
         raise IntegrityError(
             f"outcome file {path.name} does not match the plan's commitment"
@@ -524,7 +607,8 @@ def known_signals(plan: FrozenPlan, outcomes: Mapping[str, float], donors: Mappi
 
 def freeze_signal_plan(parent: FrozenPlan, outcomes_path: str | os.PathLike[str], *,
                        repeats: int | None = None, noise_sd: float = 0.01,
-                       names: Sequence[str] | None = None) -> FrozenPlan:
+                       names: Sequence[str] | None = None,
+                       executed_sha256: str | None = None) -> FrozenPlan:
     """Known-signal child plan (spec §4): frozen after the reveal, names its parent, post_outcome.
 
     Reuses the parent's study, forecaster, analysis configuration, execution
@@ -532,6 +616,8 @@ def freeze_signal_plan(parent: FrozenPlan, outcomes_path: str | os.PathLike[str]
     parent did not use it); one ``signal@<name>`` slot per
     state, name and repeat (explainer none). ``names`` defaults to
     :data:`SIGNAL_NAMES` (without ``placebo`` when the study has one task).
+    ``executed_sha256``: a prospective parent's executed outcome file digest
+    (see :func:`reveal`).
     """
     if names is None:
         one_task = len({s.task_id for s in parent.study.states}) < 2
@@ -541,7 +627,7 @@ def freeze_signal_plan(parent: FrozenPlan, outcomes_path: str | os.PathLike[str]
     unknown = sorted(set(names) - set(SIGNAL_NAMES))
     if unknown:
         raise UserInputError(f"unknown signal {unknown[0]!r}; known: {SIGNAL_NAMES}")
-    outcomes = reveal(parent, outcomes_path)
+    outcomes = reveal(parent, outcomes_path, executed_sha256=executed_sha256)
     contexts = load_contexts_module(parent.body["contexts_module"])
     study = parent.study
     swap = parent.donor_maps().get("seed_swap")

@@ -13,6 +13,11 @@ nothing was tested: **inconclusive**, reported as not passed with that reason).
 
 The permutation is ``numpy.random.default_rng(seed).permutation``; the seed is
 the plan's seed, so the check is reproducible.
+
+A **prospective** plan is frozen before any outcome exists (it commits to the
+outcome-execution code instead): there is nothing to permute, and the check
+says so (method ``prospective``, passed); the ledger orders the execution
+after every forecast (:mod:`foreseen.credit.run.prospective`).
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from foreseen.credit.plan.study_folder import freeze_study_dir
 
 SEALED_OUTCOMES = "outcomes.sealed.json"
 METHOD = "permuted_outcomes"
+PROSPECTIVE_METHOD = "prospective"
 COMMITTED_ONLY: tuple[str, ...] = ("outcome_commitment",)
 
 
@@ -64,6 +70,10 @@ def differing_parts(first: FrozenPlan, second: FrozenPlan) -> list[str]:
 
 def leak_check(study_dir: str | os.PathLike[str], plan: FrozenPlan) -> LeakResult:
     """Freeze ``study_dir`` again with permuted outcomes and compare with ``plan`` (docstring)."""
+    if plan.prospective:
+        return LeakResult(PROSPECTIVE_METHOD, True,
+                          "no outcome existed when the plan was frozen: it commits to the"
+                          " outcome-execution code, which runs only after every forecast")
     source = Path(study_dir)
     outcomes = read_outcomes(source / SEALED_OUTCOMES, plan.study)
     shuffled = permuted_outcomes(outcomes, plan.seed)

@@ -86,8 +86,12 @@ def _check_scalars(body: Mapping[str, Any], name: str) -> None:
     amendments = body.get("amendments")
     if not isinstance(amendments, list) or not all(isinstance(a, dict) for a in amendments):
         raise SourceError(f"plan file {name}: field 'amendments' must be a list of objects")
-    if not isinstance(_object(body, "outcome_commitment", name).get("sha256"), str):
-        raise SourceError(f"plan file {name}: outcome_commitment.sha256 must be a string")
+    commitment = _object(body, "outcome_commitment", name)
+    # a prospective plan commits to the outcome-execution code ("outcome_execution", see
+    # credit.plan.freeze), any other to a sealed outcome file
+    key = "code_sha256" if commitment.get("kind") == "outcome_execution" else "sha256"
+    if not isinstance(commitment.get(key), str):
+        raise SourceError(f"plan file {name}: outcome_commitment.{key} must be a string")
 
 
 _SLOT_TYPES: tuple[tuple[str, str], ...] = (

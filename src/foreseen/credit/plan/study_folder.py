@@ -7,7 +7,9 @@ A study folder holds ``study.json`` (the public :class:`~foreseen.credit.model.S
 ``seed``, ``forecaster`` {``factory``: a registered backend name, ``options``},
 optional ``contexts_module`` (a registered context renderer), ``analysis``
 (:class:`~foreseen.credit.analysis.config.AnalysisConfig` JSON), ``execution``,
-``lottery``.
+``lottery`` and, for a prospective study, ``outcome_execution`` (the
+commitment of :func:`~foreseen.credit.plan.freeze.outcome_execution_commitment`;
+the folder then has no outcome file yet).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from foreseen.credit.backends.registry import make_backend
 from foreseen.credit.model import Explanation, Study
 from foreseen.credit.plan.freeze import (
     DEFAULT_CONTEXTS_MODULE,
+    OUTCOME_EXECUTION,
     ExecutionConfig,
     ForecasterSpec,
     FrozenPlan,
@@ -71,13 +74,19 @@ def freeze_study_dir(directory: str | os.PathLike[str]) -> FrozenPlan:
                  if "execution" in design else ExecutionConfig())
     if not isinstance(design["repeats"], int) or not isinstance(design["seed"], int):
         raise UserInputError("design file: repeats and seed must be integers")
+    prospective = design.get("outcome_execution")
+    if prospective is not None and not (isinstance(prospective, dict)
+                                        and prospective.get("kind") == OUTCOME_EXECUTION):
+        raise UserInputError("design file: outcome_execution must be an outcome-execution"
+                             " commitment")
     return freeze_plan(
         study, explanations,
         design={(None if k == "-" else str(k)): [str(c) for c in v] for k, v in contexts.items()},
         repeats=design["repeats"], forecaster=spec,
         forecaster_configuration=backend.configuration(),
         analysis=normalise_analysis_config(design.get("analysis", {})),
-        outcomes_path=folder / "outcomes.sealed.json", seed=design["seed"],
+        outcomes_path=None if prospective is not None else folder / "outcomes.sealed.json",
+        outcome_execution=prospective, seed=design["seed"],
         execution=execution,
         contexts_module=str(design.get("contexts_module", DEFAULT_CONTEXTS_MODULE)),
         lottery=design.get("lottery"))

@@ -4,7 +4,9 @@ The offline study commands (``credit demo``, the Tox21 and OpenML studies)
 share these steps: move the files a previous run left in the folder into
 ``previous/<n>/`` (:func:`archive_previous_run` — nothing a user produced is
 ever deleted: a ledger of paid model calls must survive a rerun); run the
-plan into ``ledger.jsonl``, reveal the sealed outcomes, freeze the
+plan into ``ledger.jsonl``, for a prospective plan execute the outcomes now
+(after the forecast ledger closed; :mod:`foreseen.credit.run.prospective`),
+reveal the sealed outcomes, freeze the
 post-outcome known-signal child plan into ``signal_plan.json`` and run it
 into ``signal_ledger.jsonl`` (:func:`run_with_signal_plan`). Analysis stays with the caller.
 """
@@ -15,10 +17,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from foreseen.core.errors import RunHalted, UserInputError
+from foreseen.core.errors import ConfigError, RunHalted, UserInputError
 from foreseen.credit.backends.base import Backend
 from foreseen.credit.plan.freeze import FrozenPlan, freeze_signal_plan, load_plan, write_plan
 from foreseen.credit.run.pipeline import record_reveal
+from foreseen.credit.run.prospective import OutcomeExecutor, record_outcome_execution
 from foreseen.credit.run.runner import RunSummary, halt_message, run_plan
 
 RUN_FILES: tuple[str, ...] = ("ledger.jsonl", "ledger.jsonl.head", "signal_ledger.jsonl",
@@ -78,18 +81,27 @@ def run_with_signal_plan(plan: FrozenPlan, folder: Path, sealed: Path, *,
                          child_backend: Backend | None = None,
                          concurrency: int | None = None,
                          budget_usd: float | None = None,
-                         accept_failures: bool = False) -> CalibratedRun:
+                         accept_failures: bool = False,
+                         execute_outcomes: OutcomeExecutor | None = None) -> CalibratedRun:
     """Run ``plan``, reveal ``sealed``, then freeze, write and run the known-signal child plan.
 
     ``backend`` serves the plan and ``child_backend`` the child plan; None builds
-    each plan's own backend (:func:`foreseen.credit.run.runner.run_plan`).
+    each plan's own backend (:func:`foreseen.credit.run.runner.run_plan`). A
+    prospective plan needs ``execute_outcomes``: called once, after the last
+    forecast, its outcomes are written to ``sealed``.
     """
+    if plan.prospective and execute_outcomes is None:
+        raise ConfigError("a prospective plan needs its study's outcome execution")
     main = run_plan(plan, folder / "ledger.jsonl", backend=backend, progress=progress,
                     concurrency=concurrency, budget_usd=budget_usd,
                     accept_failures=accept_failures)
     _stop_unless_complete(main)
+    executed = None
+    if plan.prospective and execute_outcomes is not None:
+        executed = record_outcome_execution(plan, folder / "ledger.jsonl", sealed,
+                                            execute_outcomes).sha256
     outcomes = record_reveal(plan, folder / "ledger.jsonl", sealed)
-    child = freeze_signal_plan(plan, sealed)
+    child = freeze_signal_plan(plan, sealed, executed_sha256=executed)
     child_path = folder / "signal_plan.json"
     if not child_path.is_file() or load_plan(child_path).plan_id != child.plan_id:
         write_plan(child, child_path)

@@ -17,6 +17,8 @@ class. The first event of every run ledger, :class:`PlanFrozen`, carries
 ``budget_exhausted``        the budget refused the next call; the run stopped
 ``slot_halted``             a slot failed during an outage: not terminal, run again
 ``run_halted``              the circuit breaker stopped the run (an outage)
+``outcomes_executed``       a prospective plan's outcomes were executed (after
+                            every slot's terminal event) and sealed
 ``outcomes_revealed``       the sealed outcomes were opened (digest checked)
 ``analysis_written``        a report was written from this ledger
 ==========================  =====================================================
@@ -162,6 +164,21 @@ class RunHaltedEvent:
 
 
 @dataclass(frozen=True)
+class OutcomesExecuted:
+    """A prospective plan's outcomes were executed after every forecast and sealed.
+
+    ``sha256`` is the sealed outcome file's SHA-256 (what the reveal checks),
+    ``code_sha256`` the outcome-execution code digest the plan committed to and
+    that was checked before executing, ``states`` how many outcomes it holds.
+    """
+
+    TYPE: ClassVar[str] = "outcomes_executed"
+    sha256: str
+    code_sha256: str
+    states: int
+
+
+@dataclass(frozen=True)
 class OutcomesRevealed:
     """The sealed outcome file was opened: its SHA-256 and how many states it holds."""
 
@@ -180,10 +197,11 @@ class AnalysisWritten:
 
 
 Event = (PlanFrozen | CallStarted | CallFailed | CallCompleted | FallbackAssigned
-         | BudgetExhausted | SlotHalted | RunHaltedEvent | OutcomesRevealed | AnalysisWritten)
+         | BudgetExhausted | SlotHalted | RunHaltedEvent | OutcomesExecuted | OutcomesRevealed
+         | AnalysisWritten)
 EVENT_TYPES: dict[str, type[Any]] = {cls.TYPE: cls for cls in (
     PlanFrozen, CallStarted, CallFailed, CallCompleted, FallbackAssigned, BudgetExhausted,
-    SlotHalted, RunHaltedEvent, OutcomesRevealed, AnalysisWritten)}
+    SlotHalted, RunHaltedEvent, OutcomesExecuted, OutcomesRevealed, AnalysisWritten)}
 TERMINAL: tuple[str, ...] = (CallCompleted.TYPE, FallbackAssigned.TYPE)
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from foreseen.core.digest import sha256_file, sha256_text, write_text_atomic
-from foreseen.core.errors import SourceError, UserInputError
+from foreseen.core.errors import IntegrityError, SourceError, UserInputError
 from foreseen.core.ledger import Ledger, VerifiedLedger
 from foreseen.core.schema import SchemaError, from_json, to_json
 from foreseen.credit.analysis.analyze import CreditAnalysis, analyze
@@ -46,7 +46,14 @@ from foreseen.credit.analysis.report import (
 )
 from foreseen.credit.model import Explanation, SlotRecord, Study
 from foreseen.credit.plan.freeze import ANALYSIS_MODULES, FrozenPlan, analysis_code_sha256, reveal
-from foreseen.credit.run.events import AnalysisWritten, CallCompleted, OutcomesRevealed, entry
+from foreseen.credit.run.events import (
+    AnalysisWritten,
+    CallCompleted,
+    OutcomesExecuted,
+    OutcomesRevealed,
+    entry,
+)
+from foreseen.credit.run.prospective import executed_outcomes
 from foreseen.credit.run.reference import ReferenceReport, checked_reference
 from foreseen.credit.run.runner import (
     check_ledger_plan,
@@ -114,6 +121,7 @@ class RunInputs:
     latencies: list[float]
     ledger: VerifiedLedger
     revealed: bool
+    executed: OutcomesExecuted | None = None
 
 
 def check_run(plan: FrozenPlan, ledger_path: str | os.PathLike[str]) -> RunInputs:
@@ -128,6 +136,11 @@ def check_run(plan: FrozenPlan, ledger_path: str | os.PathLike[str]) -> RunInput
     terminal = terminal_slots(events)
     assigned = {slot["slot_id"] for slot in plan.body["slots"]}
     missing = sorted(assigned - set(terminal))
+    if missing and plan.prospective:
+        raise IntegrityError(
+            f"ledger {path.name}: prospective plan: {len(missing)} of {len(assigned)} slots have"
+            f" no result yet (first: {missing[0]}); its outcomes are executed and revealed only"
+            " after the forecast ledger closes")
     if missing:
         raise UserInputError(
             f"ledger {path.name}: {len(missing)} of {len(assigned)} slots have no result yet"
@@ -141,7 +154,7 @@ def check_run(plan: FrozenPlan, ledger_path: str | os.PathLike[str]) -> RunInput
                                                               (int, float))]
     revealed = any(e.type == OutcomesRevealed.TYPE for e in events)
     return RunInputs(plan, path, slot_records(events), view.head_hash, view.events, latencies,
-                     view, revealed)
+                     view, revealed, executed_outcomes(plan, events))
 
 
 def _log_reveal(run: RunInputs, outcomes: Mapping[str, float],
@@ -158,11 +171,18 @@ def record_reveal(plan: FrozenPlan, ledger_path: str | os.PathLike[str],
     """Reveal (digest checked) and log ``outcomes_revealed`` once in the plan's ledger.
 
     Refused until every slot of the plan has its result (nothing may be
-    forecast after the reveal). The ledger is read once.
+    forecast after the reveal) and, for a prospective plan, until the ledger
+    records the outcomes' execution after that (IntegrityError). The ledger is
+    read once.
     """
-    outcomes = reveal(plan, outcomes_path)
-    _log_reveal(check_run(plan, ledger_path), outcomes, outcomes_path).close()
+    run = check_run(plan, ledger_path)
+    outcomes = reveal(plan, outcomes_path, executed_sha256=_executed_sha256(run))
+    _log_reveal(run, outcomes, outcomes_path).close()
     return outcomes
+
+
+def _executed_sha256(run: RunInputs) -> str | None:
+    return None if run.executed is None else run.executed.sha256
 
 
 def _latency_summary(latencies: Sequence[float]) -> LatencySummary:
@@ -183,7 +203,7 @@ def _plan_block(cls: type[Any], value: Any, what: str) -> Any:
 def _header(plan: FrozenPlan, run: RunInputs, child_run: RunInputs | None,
             observed: str | None, leak: LeakCheck | None = None,
             reference: ReferenceReport | None = None) -> ReportHeader:
-    expected = plan.body["outcome_commitment"]["sha256"]
+    commitment = plan.body["outcome_commitment"]
     code_now = analysis_code_sha256(ANALYSIS_MODULES)
     calibration_plan = None
     if child_run is not None:
@@ -201,8 +221,7 @@ def _header(plan: FrozenPlan, run: RunInputs, child_run: RunInputs | None,
         stand_ins=stand_ins(plan),
         analysis_code_sha256=code_now,
         analysis_code_matches_plan=code_now == plan.body["analysis_code_sha256"],
-        outcome_commitment=OutcomeCommitment(expected=expected, observed=observed,
-                                             ok=observed == expected),
+        outcome_commitment=_commitment(commitment, run.executed, observed),
         calibration_plan=calibration_plan,
         ledger=LedgerHead(head_hash=run.head_hash, events=run.events),
         calibration_ledger=None if child_run is None
@@ -212,6 +231,18 @@ def _header(plan: FrozenPlan, run: RunInputs, child_run: RunInputs | None,
             plan_id=reference.plan_id, report_sha256=reference.sha256, study=reference.study,
             ok=True),
     )
+
+
+def _commitment(commitment: Mapping[str, Any], executed: OutcomesExecuted | None,
+                observed: str | None) -> OutcomeCommitment:
+    """The report's commitment block: a sealed file's digest, or a prospective execution's."""
+    if executed is None:
+        expected = str(commitment["sha256"])
+        return OutcomeCommitment(expected=expected, observed=observed, ok=observed == expected)
+    return OutcomeCommitment(expected=executed.sha256, observed=observed,
+                             ok=observed == executed.sha256, kind="prospective",
+                             outcome_code_sha256=str(commitment["code_sha256"]),
+                             executed_after_forecasts=True)
 
 
 def analyze_run(plan: FrozenPlan, ledger_path: str | os.PathLike[str],
@@ -230,7 +261,7 @@ def analyze_run(plan: FrozenPlan, ledger_path: str | os.PathLike[str],
     started = time.monotonic()
     run = check_run(plan, ledger_path)
     observed = sha256_file(outcomes_path) if Path(outcomes_path).is_file() else None
-    outcomes = reveal(plan, outcomes_path)
+    outcomes = reveal(plan, outcomes_path, executed_sha256=_executed_sha256(run))
     with _log_reveal(run, outcomes, outcomes_path) as ledger:
         return _analyze_checked(plan, run, ledger, observed, outcomes, out_dir,
                                 calibration=calibration, analyzer=analyzer, markdown=markdown,

@@ -63,6 +63,7 @@ from foreseen.credit.run.events import (
     CallFailed,
     CallStarted,
     FallbackAssigned,
+    OutcomesExecuted,
     OutcomesRevealed,
     PlanFrozen,
     RunHaltedEvent,
@@ -327,14 +328,14 @@ def _fallback(plan: FrozenPlan, identity: SlotIdentity, reason: str) -> Fallback
 
 
 #: event types a run or an analysis needs from a ledger (everything else is only counted)
-_KEPT_TYPES = frozenset({PlanFrozen.TYPE, OutcomesRevealed.TYPE, CallCompleted.TYPE,
-                         CallFailed.TYPE, FallbackAssigned.TYPE})
+_KEPT_TYPES = frozenset({PlanFrozen.TYPE, OutcomesRevealed.TYPE, OutcomesExecuted.TYPE,
+                         CallCompleted.TYPE, CallFailed.TYPE, FallbackAssigned.TYPE})
 
 
 def run_keep(event: LedgerEvent) -> LedgerEvent | None:
     """What a run or an analysis keeps of a ledger event while reading it once.
 
-    Kept: ``plan_frozen``, ``outcomes_revealed``, ``call_completed``,
+    Kept: ``plan_frozen``, ``outcomes_revealed``, ``outcomes_executed``, ``call_completed``,
     ``call_failed`` and ``fallback_assigned`` events, each **without** its
     ``raw`` answer text (the bulk of a ledger; nothing downstream reads it from
     memory). Everything else (``call_started``, repairs, …) is verified and
@@ -366,12 +367,13 @@ def open_run_ledger(plan: FrozenPlan, ledger_path: str | os.PathLike[str]) -> Le
                                             len(plan.body["slots"]))))
             return ledger
         check_ledger_plan(ledger.events, plan, Path(ledger_path))
-        revealed = any(e.type == OutcomesRevealed.TYPE for e in ledger.events)
+        revealed = any(e.type in (OutcomesRevealed.TYPE, OutcomesExecuted.TYPE)
+                       for e in ledger.events)
         if revealed and not plan.post_outcome and len(terminal_slots(ledger.events)) < len(
                 plan.body["slots"]):
             raise UserInputError(
-                f"ledger {Path(ledger_path).name}: outcomes were revealed before the run"
-                " finished; open slots may not be forecast after the reveal"
+                f"ledger {Path(ledger_path).name}: outcomes were executed or revealed before"
+                " the run finished; open slots may not be forecast after that"
             )
     except BaseException:
         ledger.close()

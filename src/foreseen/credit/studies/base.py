@@ -4,8 +4,9 @@ A study is executed for real (models are trained, outcomes measured on
 held-out data nobody sees) and yields:
 
 * :class:`StudyBuild` — the public :class:`~foreseen.credit.model.Study`, the
-  SEALED outcomes (never shown to an explainer or forecaster), and the
-  explanations its offline explainers computed while it was built;
+  SEALED outcomes (never shown to an explainer or forecaster; empty in a
+  **public** build, made for a prospective run), and the explanations its
+  offline explainers computed while it was built;
 * :class:`BuiltStudy` — a build plus the public files the study adds to its
   folder (diagnostics such as ``build.json``, the OpenML lottery) and whether
   it came from the cache;
@@ -17,7 +18,12 @@ held-out data nobody sees) and yields:
   analyze`` on the folder reproduces the report).
 
 :class:`StudyDefinition` is the interface every study implements (build,
-design, verify, section); :data:`foreseen.credit.studies.registry.STUDIES`
+design, verify, section, and the split a prospective run needs: ``build(...,
+outcomes=False)`` builds the public part only — no outcome is computed or
+cached — and :meth:`StudyDefinition.execute_outcomes` executes the outcomes of
+that build later, from the code :attr:`StudyDefinition.outcome_modules` names
+and the inputs :meth:`StudyDefinition.outcome_inputs` returns, both committed
+by the plan); :data:`foreseen.credit.studies.registry.STUDIES`
 lists them, and the command line is generated from that registry.
 """
 
@@ -25,7 +31,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -43,6 +49,11 @@ class StudyBuild:
     study: Study
     outcomes: tuple[Outcome, ...]
     explanations: dict[str, dict[str, Explanation]]
+
+    @property
+    def public_only(self) -> bool:
+        """True for a public build (no outcome computed yet)."""
+        return not self.outcomes
 
     def outcomes_file(self) -> dict[str, Any]:
         """The sealed outcome file's JSON (write it with canonical key order)."""
@@ -142,10 +153,45 @@ class StudyDefinition(ABC):
     def parameters(self) -> tuple[StudyParameter, ...]:
         """The study's own build options, with defaults."""
 
+    #: the modules whose source decides an outcome (their digest is what a
+    #: prospective plan commits to)
+    outcome_modules: tuple[str, ...]
+
     @abstractmethod
     def build(self, options: Mapping[str, Any], *, executor: Executor | None,
-              cache: Path | None) -> BuiltStudy:
-        """Build (or load from ``cache``) the study; models are trained for real."""
+              cache: Path | None, outcomes: bool = True) -> BuiltStudy:
+        """Build (or load from ``cache``) the study; models are trained for real.
+
+        ``outcomes=False``: the public part only (states, offline explanations);
+        no outcome is computed, and the cache holds none.
+        """
+
+    @abstractmethod
+    def execute_outcomes(self, built: BuiltStudy, options: Mapping[str, Any], *,
+                         executor: Executor | None) -> BuiltStudy:
+        """Execute every state's outcome of a public build; the build with its outcomes.
+
+        The outcomes equal those a full ``build`` computes (the same per-state
+        functions and seeds).
+        """
+
+    def with_outcomes(self, built: BuiltStudy, outcomes: Mapping[str, float]) -> BuiltStudy:
+        """The build with these (revealed) outcomes, in the study's state order."""
+        states = built.build.study.states
+        return replace(built, build=replace(built.build, outcomes=tuple(
+            Outcome(state.id, float(outcomes[state.id])) for state in states)))
+
+    def outcome_inputs(self, options: Mapping[str, Any]) -> dict[str, Any]:
+        """What the outcome execution depends on besides its code: the build options
+        (paths as text) and the study's seeds (:meth:`outcome_seeds`)."""
+        return {"options": {k: (str(v) if isinstance(v, Path) else
+                                list(v) if isinstance(v, tuple) else v)
+                            for k, v in sorted(options.items())},
+                "seeds": self.outcome_seeds()}
+
+    @abstractmethod
+    def outcome_seeds(self) -> dict[str, Any]:
+        """The seeds of the outcome execution (build seed, state seeds, split seed, …)."""
 
     @abstractmethod
     def design(self, built: BuiltStudy, *, replicates: int, seed: int | None,

@@ -136,6 +136,9 @@ class RunConfig:
     concurrency: int | None = None
     budget_usd: float | None = None
     reference_run: str | None = None
+    #: build the public part only, freeze the plan committing to the outcome-execution code
+    #: and seeds, and execute the outcomes only after every forecast (as the paper did)
+    prospective: bool = False
 
     def build_executor(self) -> Executor:
         """Where the build runs: ``executor`` if set, else ``local:workers`` (all CPUs if unset)."""
@@ -153,7 +156,8 @@ class RunConfig:
             cache=None if self.cache is None else Path(self.cache),
             verify_fraction=verify_fraction if self.verify_outcomes else None,
             concurrency=self.concurrency, budget_usd=self.budget_usd,
-            reference_run=None if self.reference_run is None else Path(self.reference_run))
+            reference_run=None if self.reference_run is None else Path(self.reference_run),
+            prospective=self.prospective)
 
 
 def parse_config(data: Mapping[str, Any], source: str = "configuration") -> RunConfig:

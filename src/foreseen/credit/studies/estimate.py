@@ -41,6 +41,7 @@ from foreseen.credit.studies.pipeline import (
     ExplainerSpec,
     StudySettings,
     default_forecaster,
+    prospective_commitment,
     write_study_folder,
 )
 
@@ -129,7 +130,7 @@ def _offline_plan(definition: StudyDefinition, built: BuiltStudy, settings: Stud
                                repeats=settings.repeats)
     forecaster = settings.forecaster or default_forecaster(design)
     write_study_folder(folder, replace(built, files={}), built.build.explanations, design,
-                       forecaster)
+                       forecaster, commitment=prospective_commitment(definition, settings))
     return freeze_study_dir(folder), forecaster
 
 

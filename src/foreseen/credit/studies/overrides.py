@@ -4,7 +4,7 @@ Rules, in order:
 
 * plain settings (``out``, ``replicates``, ``seed``, ``repeats``, ``workers``,
   ``executor``, ``cache``, ``verify_outcomes``, ``concurrency``, ``budget_usd``,
-  ``reference_run``)
+  ``reference_run``, ``prospective``)
   replace the file's value when given; ``--workers N`` alone also drops the
   file's ``executor`` (the flag the user typed decides where the build runs);
   study options are merged key by key;
@@ -56,6 +56,7 @@ class Overrides:
     concurrency: int | None = None
     budget_usd: float | None = None
     reference_run: Path | None = None
+    prospective: bool | None = None
 
 
 def _command(line: str) -> list[str]:
@@ -110,7 +111,7 @@ def apply_overrides(config: RunConfig, flags: Overrides) -> RunConfig:
     forecaster = _forecaster(config, flags)
     plain = {key: getattr(flags, key) for key in (
         "replicates", "seed", "repeats", "workers", "executor", "verify_outcomes",
-        "concurrency", "budget_usd") if getattr(flags, key) is not None}
+        "concurrency", "budget_usd", "prospective") if getattr(flags, key) is not None}
     if flags.workers is not None and flags.executor is None:
         plain["executor"] = None
     if flags.out is not None:

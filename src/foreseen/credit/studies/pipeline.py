@@ -26,6 +26,17 @@
 6. **analyse** into ``report.json`` and ``report.md`` (a pure function of the
    plan, the ledgers, the revealed outcomes and the section file, so
    ``foreseen credit analyze`` on the folder reproduces it).
+
+**Prospective** (``StudySettings.prospective``, as in the paper): step 1 builds
+the public part only (``build(..., outcomes=False)``: states and offline
+explanations, no outcome computed or cached); step 3 writes no outcome file —
+the plan commits to the outcome-execution code digest and inputs
+(:func:`prospective_commitment`) — and the leak check says no outcome existed;
+in step 4, only after every slot has its result, the study's
+``execute_outcomes`` runs, the sealed file is written and the ledger records
+``outcomes_executed`` (:mod:`foreseen.credit.run.prospective`); then the
+reveal, the known-signal child plan and a requested outcome re-execution
+(``verify_fraction``) follow.
 """
 
 from __future__ import annotations
@@ -47,7 +58,13 @@ from foreseen.credit.backends.registry import build_backend
 from foreseen.credit.explainers.base import ExplainerRun, Proposal
 from foreseen.credit.explainers.llm import LLMExplainer
 from foreseen.credit.model import Explanation
-from foreseen.credit.plan.freeze import FrozenPlan, load_plan, write_outcomes, write_plan
+from foreseen.credit.plan.freeze import (
+    FrozenPlan,
+    load_plan,
+    outcome_execution_commitment,
+    write_outcomes,
+    write_plan,
+)
 from foreseen.credit.plan.leak import leak_check
 from foreseen.credit.plan.study_folder import freeze_study_dir
 from foreseen.credit.run.calibrated import (
@@ -106,6 +123,7 @@ class StudySettings:
     budget_usd: float | None = None
     accept_failures: bool = False
     reference_run: Path | None = None
+    prospective: bool = False
 
 
 @dataclass(frozen=True)
@@ -195,20 +213,38 @@ def design_json(design: StudyDesign, forecaster: BackendSpec) -> dict[str, Any]:
             **({} if design.lottery is None else {"lottery": dict(design.lottery)})}
 
 
+def prospective_commitment(definition: StudyDefinition,
+                           settings: StudySettings) -> dict[str, Any] | None:
+    """A prospective run's outcome-execution commitment (None: a sealed-file run)."""
+    if not settings.prospective:
+        return None
+    options = definition.option_values(settings.options)
+    return outcome_execution_commitment(definition.outcome_modules,
+                                        definition.outcome_inputs(options))
+
+
 def write_study_folder(folder: Path, built: BuiltStudy,
                        explanations: Mapping[str, Mapping[str, Explanation]],
                        design: StudyDesign, forecaster: BackendSpec,
-                       outcomes: Mapping[str, float] | None = None) -> None:
-    """Write the study folder files (``outcomes`` overrides the build's, for the leak test)."""
+                       outcomes: Mapping[str, float] | None = None,
+                       commitment: Mapping[str, Any] | None = None) -> None:
+    """Write the study folder files (``outcomes`` overrides the build's, for the leak test).
+
+    With an outcome-execution ``commitment`` (a prospective run) no outcome file
+    is written and ``design.json`` carries the commitment.
+    """
     study = built.build.study
     folder.mkdir(parents=True, exist_ok=True)
     write_json_atomic(folder / "study.json", study.to_json())
     write_json_atomic(folder / "explanations.json", {
         name: {sid: e.to_json() for sid, e in sorted(by_state.items())}
         for name, by_state in sorted(explanations.items())})
-    write_outcomes(folder / SEALED_OUTCOMES, study,
-                   dict(outcomes) if outcomes is not None else built.build.outcome_map())
-    write_json_atomic(folder / "design.json", design_json(design, forecaster))
+    if commitment is None:
+        write_outcomes(folder / SEALED_OUTCOMES, study,
+                       dict(outcomes) if outcomes is not None else built.build.outcome_map())
+    write_json_atomic(folder / "design.json", {
+        **design_json(design, forecaster),
+        **({} if commitment is None else {"outcome_execution": dict(commitment)})})
     for name, content in built.files.items():
         write_json_atomic(folder / name, content)
 
@@ -233,7 +269,8 @@ def build_study(definition: StudyDefinition, settings: StudySettings, *,
                 executor: Executor | None = None) -> BuiltStudy:
     """Build (or load from the cache) the study with the settings' options."""
     options = definition.option_values(settings.options)
-    return definition.build(options, executor=executor, cache=settings.cache)
+    return definition.build(options, executor=executor, cache=settings.cache,
+                            outcomes=not settings.prospective)
 
 
 def run_study(definition: StudyDefinition, out: str | Path, settings: StudySettings, *,
@@ -249,7 +286,12 @@ def run_study(definition: StudyDefinition, out: str | Path, settings: StudySetti
     folder = Path(out)
     options = definition.option_values(settings.options)
     if built is None:
-        built = definition.build(options, executor=executor, cache=settings.cache)
+        built = definition.build(options, executor=executor, cache=settings.cache,
+                                 outcomes=not settings.prospective)
+    commitment = prospective_commitment(definition, settings)
+    if commitment is not None and (not built.build.public_only
+                                   or outcomes_override is not None):
+        raise ConfigError("a prospective run starts from a public build (no outcomes)")
     design = definition.design(built, replicates=settings.replicates, seed=settings.seed,
                                repeats=settings.repeats)
     reference = None
@@ -268,12 +310,13 @@ def run_study(definition: StudyDefinition, out: str | Path, settings: StudySetti
         explanations[name] = run.explanations
         design = design.with_explainer(name, design.llm_contexts)
     verification = None
-    if settings.verify_fraction is not None:
+    if settings.verify_fraction is not None and commitment is None:
         verification = definition.verify(built, options, fraction=settings.verify_fraction,
                                          executor=executor)
     staging = folder / STAGING
     shutil.rmtree(staging, ignore_errors=True)
-    write_study_folder(staging, built, explanations, design, forecaster, outcomes_override)
+    write_study_folder(staging, built, explanations, design, forecaster, outcomes_override,
+                       commitment)
     extra = [*built.files]
     if reference is not None:
         write_bytes_atomic(staging / REFERENCE_REPORT, reference.data)
@@ -284,16 +327,30 @@ def run_study(definition: StudyDefinition, out: str | Path, settings: StudySetti
     if not resumed:
         archive_previous_run(folder, (*STUDY_FILES, *built.files, STUDY_SECTION_FILE,
                                       LEAK_CHECK_FILE, REFERENCE_REPORT))
-    _install(staging, folder, [*STUDY_FILES, *extra])
+    _install(staging, folder, [name for name in (*STUDY_FILES, *extra)
+                               if commitment is None or name != SEALED_OUTCOMES])
     write_json_atomic(folder / LEAK_CHECK_FILE, leak.to_json())
     if not resumed:
         write_plan(plan, folder / "plan.json")
     sealed = folder / SEALED_OUTCOMES
     backend = _backend(plan, forecaster, settings.inject_faults)
+    public = built
+
+    def execute() -> Mapping[str, float]:
+        return definition.execute_outcomes(public, options, executor=executor).build \
+            .outcome_map()
+
     calibrated = run_with_signal_plan(plan, folder, sealed, progress=progress,
                                       backend=backend, concurrency=settings.concurrency,
                                       budget_usd=settings.budget_usd,
-                                      accept_failures=settings.accept_failures)
+                                      accept_failures=settings.accept_failures,
+                                      execute_outcomes=None if commitment is None else execute)
+    if commitment is not None:
+        built = definition.with_outcomes(built, calibrated.outcomes)
+        if settings.verify_fraction is not None:
+            verification = definition.verify(built, options,
+                                             fraction=settings.verify_fraction,
+                                             executor=executor)
     section = definition.section(built, calibrated.outcomes, verification)
     if section is not None:
         write_json_atomic(folder / STUDY_SECTION_FILE, section.to_json())

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -288,27 +288,36 @@ def _states_of_task(seed: int, task_index: int, prior: Mapping[str, Mapping[str,
     return states, probes
 
 
-def build_key(seed: int, n_tasks: int) -> str:
-    """Cache key: SHA-256 of (seed, parameters, code digest)."""
-    return sha256_json({"seed": seed, "n_tasks": n_tasks, "budgets": list(BUDGETS),
-                        "seeds": list(SEEDS), "eval_rows": EVAL_ROWS,
-                        "code": code_digest(CODE_MODULES)})
+def build_key(seed: int, n_tasks: int, outcomes: bool = True) -> str:
+    """Cache key: SHA-256 of (seed, parameters, code digest; ``public`` for a public build)."""
+    key: dict[str, Any] = {"seed": seed, "n_tasks": n_tasks, "budgets": list(BUDGETS),
+                           "seeds": list(SEEDS), "eval_rows": EVAL_ROWS,
+                           "code": code_digest(CODE_MODULES)}
+    if not outcomes:
+        key["public"] = True
+    return sha256_json(key)
 
 
 def build_controlled_study(seed: int = DEFAULT_SEED, *, n_tasks: int = 24,
                            cache: Path | None = None,
-                           executor: Executor | None = None) -> ControlledBuild:
-    """Build (or load from ``cache``) the controlled-learning study and its explanations."""
+                           executor: Executor | None = None,
+                           outcomes: bool = True) -> ControlledBuild:
+    """Build (or load from ``cache``) the controlled-learning study and its explanations.
+
+    ``outcomes=False``: the public build (no outcome executed; the cache file,
+    ``controlled-public-…``, holds none); :func:`execute_study_outcomes` executes them.
+    """
     if isinstance(n_tasks, bool) or not isinstance(n_tasks, int) or not 1 <= n_tasks <= MAX_TASKS:
         raise UserInputError(f"n_tasks must be an integer in [1, {MAX_TASKS}], got {n_tasks!r}")
     cache_file = None
     if cache is not None:
-        cache_file = Path(cache) / f"controlled-{build_key(seed, n_tasks)[:32]}.json"
+        prefix = "controlled" if outcomes else "controlled-public"
+        cache_file = Path(cache) / f"{prefix}-{build_key(seed, n_tasks, outcomes)[:32]}.json"
         cached = read_cache_entry(cache_file)
         if cached is not None:
             return ControlledBuild.from_json(cached)
     with single_thread():
-        build = _build(seed, n_tasks, executor or SerialExecutor())
+        build = _build(seed, n_tasks, executor or SerialExecutor(), outcomes)
     if cache_file is not None:
         write_cache_entry(cache_file, build.to_json())
     return build
@@ -327,24 +336,59 @@ class TaskResult:
     outcomes: tuple[Outcome, ...]
 
 
-def execute_task(job: tuple[int, int]) -> TaskResult:
-    """Execute task ``job = (build seed, task index)`` with the session's pilot prior."""
-    seed, task_index = job
+def _task_outcomes(seed: int, task_index: int, task_states: Sequence[State]
+                   ) -> tuple[Outcome, ...]:
+    """The task's outcomes: the parent trained once per (budget, seed), each child from scratch."""
+    groups: dict[tuple[int, int], list[str]] = {}
+    for state in task_states:
+        groups.setdefault((int(state.budget), state.seed), []).append(state.intervention_id)
+    executed = {key: execute_outcomes(seed, "study", task_index, key[0], key[1], ids)
+                for key, ids in groups.items()}
+    return tuple(
+        Outcome(state.id, executed[(int(state.budget), state.seed)][state.intervention_id])
+        for state in task_states)
+
+
+def execute_task(job: tuple[int, int, bool]) -> TaskResult:
+    """Execute task ``job = (build seed, task index, with outcomes)`` with the pilot prior."""
+    seed, task_index, with_outcomes = job
     prior = shared_context()[CONTEXT_KEY]
     with single_thread():
         task_states, task_probes = _states_of_task(seed, task_index, prior)
-        groups: dict[tuple[int, int], list[str]] = {}
-        for state in task_states:
-            groups.setdefault((int(state.budget), state.seed), []).append(state.intervention_id)
-        executed = {key: execute_outcomes(seed, "study", task_index, key[0], key[1], ids)
-                    for key, ids in groups.items()}
-    outcomes = tuple(
-        Outcome(state.id, executed[(int(state.budget), state.seed)][state.intervention_id])
-        for state in task_states)
+        outcomes = _task_outcomes(seed, task_index, task_states) if with_outcomes else ()
     return TaskResult(tuple(task_states), task_probes, outcomes)
 
 
-def _build(seed: int, n_tasks: int, executor: Executor) -> ControlledBuild:
+def execute_task_outcomes(job: tuple[int, tuple[State, ...]]) -> tuple[Outcome, ...]:
+    """The outcomes of one task's public states ``job = (build seed, states)``."""
+    seed, task_states = job
+    with single_thread():
+        return _task_outcomes(seed, _task_index(task_states[0].task_id), task_states)
+
+
+def execute_study_outcomes(build: ControlledBuild,
+                           executor: Executor | None = None) -> ControlledBuild:
+    """Execute the outcomes of a public build (one job per task); the build with them.
+
+    The same per-task function and seeds as a full build, so the outcomes are
+    bit-identical to it.
+    """
+    study = build.study
+    seed = int(study.notes["build"]["seed"])
+    by_task: dict[str, list[State]] = {}
+    for state in study.states:
+        by_task.setdefault(state.task_id, []).append(state)
+    runner = executor or SerialExecutor()
+    with runner.session({}) as pool:
+        results = map_with_progress(pool, execute_task_outcomes,
+                                    [(seed, tuple(states)) for states in by_task.values()],
+                                    "controlled study: outcomes", workers=runner.max_workers)
+    executed = {o.state_id: o for task in results for o in task}
+    return replace(build, outcomes=tuple(executed[s.id] for s in study.states))
+
+
+def _build(seed: int, n_tasks: int, executor: Executor, with_outcomes: bool = True
+           ) -> ControlledBuild:
     from foreseen.credit.studies.controlled.explainers import build_explanations
 
     with status("controlled study: pilot prior"):
@@ -354,7 +398,8 @@ def _build(seed: int, n_tasks: int, executor: Executor) -> ControlledBuild:
     outcomes: list[Outcome] = []
     with executor.session({CONTEXT_KEY: prior}) as pool:
         tasks = map_with_progress(pool, execute_task,
-                                  [(seed, task_index) for task_index in range(n_tasks)],
+                                  [(seed, task_index, with_outcomes)
+                                   for task_index in range(n_tasks)],
                                   "controlled study: tasks", workers=executor.max_workers)
     for task in tasks:
         states.extend(task.states)

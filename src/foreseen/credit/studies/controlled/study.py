@@ -16,6 +16,7 @@ explainer, reported beside it as the positive control.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -74,13 +75,40 @@ class ControlledStudy(StudyDefinition):
         return (StudyParameter("tasks", "int", DEFAULT_TASKS,
                                f"tasks in the study (1 to {MAX_TASKS}; 8 states each)"),)
 
+    #: the build's code (:data:`foreseen.credit.studies.controlled.build.CODE_MODULES`)
+    outcome_modules = (
+        "foreseen.credit.studies.controlled.mechanisms",
+        "foreseen.credit.studies.controlled.catalog",
+        "foreseen.credit.studies.controlled.probes",
+        "foreseen.credit.studies.fold_changes",
+        "foreseen.credit.studies.controlled.build",
+        "foreseen.credit.studies.controlled.explainers",
+        "foreseen.credit.cards.render",
+        "foreseen.credit.cards.extraction",
+        "foreseen.credit.model",
+    )
+
     def build(self, options: Mapping[str, Any], *, executor: Executor | None,
-              cache: Path | None) -> BuiltStudy:
+              cache: Path | None, outcomes: bool = True) -> BuiltStudy:
         from foreseen.credit.studies.controlled.build import build_controlled_study
 
         build = build_controlled_study(DEFAULT_SEED, n_tasks=int(options["tasks"]), cache=cache,
-                                       executor=executor)
+                                       executor=executor, outcomes=outcomes)
         return BuiltStudy(build)
+
+    def execute_outcomes(self, built: BuiltStudy, options: Mapping[str, Any], *,
+                         executor: Executor | None) -> BuiltStudy:
+        from foreseen.credit.studies.controlled.build import (
+            ControlledBuild,
+            execute_study_outcomes,
+        )
+
+        if not isinstance(built.build, ControlledBuild):
+            raise TypeError("controlled study: not a controlled build")
+        return replace(built, build=execute_study_outcomes(built.build, executor))
+
+    def outcome_seeds(self) -> dict[str, Any]:
+        return {"build_seed": DEFAULT_SEED, "state_seeds": [0, 1]}
 
     def design(self, built: BuiltStudy, *, replicates: int, seed: int | None,
                repeats: int | None) -> StudyDesign:

@@ -172,16 +172,37 @@ def _data_summary(data: LoadedDataset, rows: Any, rows_used: int, row_cap: int,
 
 def execute_state(job: StateJob) -> dict[str, Any]:
     """Execute one state from scratch: public summary, probe, and the sealed outcome."""
+    return _execute_state(job, True)
+
+
+def execute_public_state(job: StateJob) -> dict[str, Any]:
+    """One state's public summary and probe: no outcome is executed (a public build)."""
+    return _execute_state(job, False)
+
+
+def execute_outcome_only(job: StateJob) -> float:
+    """One state's sealed outcome alone, as :func:`execute_state` computes it."""
+    data = _load(job.folder)
+    split = split_dataset(data, job.build_seed, job.row_cap)
+    rows = budget_rows(data, split.pool, job.build_seed, job.seed)[job.budget_index]
+    y, _, _ = outcome(data, job.change_id, rows, split.heldout, job.seed)
+    return float(y)
+
+
+def _execute_state(job: StateJob, with_outcome: bool) -> dict[str, Any]:
     started = time.perf_counter()
     data = _load(job.folder)
     split = split_dataset(data, job.build_seed, job.row_cap)
     rows = budget_rows(data, split.pool, job.build_seed, job.seed)[job.budget_index]
-    y, parent_skill, child_skill = outcome(data, job.change_id, rows, split.heldout, job.seed)
+    sealed: dict[str, Any] = {}
+    if with_outcome:
+        y, parent_skill, child_skill = outcome(data, job.change_id, rows, split.heldout,
+                                               job.seed)
+        sealed = {"y": y, "heldout": {"parent_skill": parent_skill, "child_skill": child_skill,
+                                      "rows": int(split.heldout.size)}}
     public_parent, probe_result = probe(data, job.change_id, rows, job.seed)
     return {
-        "state_id": job.state_id, "y": y,
-        "heldout": {"parent_skill": parent_skill, "child_skill": child_skill,
-                    "rows": int(split.heldout.size)},
+        "state_id": job.state_id, **sealed,
         "data": _data_summary(data, rows, split.rows_used, job.row_cap,
                               BUDGETS[job.budget_index]),
         "parent": public_parent, "probe": probe_result,
@@ -189,23 +210,26 @@ def execute_state(job: StateJob) -> dict[str, Any]:
     }
 
 
-def _cache_file(job: StateJob, digest: str) -> Path | None:
+def _cache_file(job: StateJob, digest: str, outcomes: bool = True) -> Path | None:
     if job.cache_dir is None:
         return None
-    return Path(job.cache_dir) / f"openml-state-{job.key(digest)[:40]}.json"
+    prefix = "openml-state" if outcomes else "openml-public"
+    return Path(job.cache_dir) / f"{prefix}-{job.key(digest)[:40]}.json"
 
 
-def run_state_jobs(jobs: Sequence[StateJob], executor: Executor) -> list[dict[str, Any]]:
+def run_state_jobs(jobs: Sequence[StateJob], executor: Executor,
+                   outcomes: bool = True) -> list[dict[str, Any]]:
     """Every job's record, in order: cache hits read here, misses executed in one session.
 
     Only this (driver) process touches the cache: workers return records and
     the driver writes each one atomically. A record carries ``cached``.
+    ``outcomes=False``: public records (no outcome), cached as ``openml-public-…``.
     """
     digest = pipeline_digest()
     records: list[dict[str, Any] | None] = [None] * len(jobs)
     missing: list[int] = []
     for index, job in enumerate(jobs):
-        path = _cache_file(job, digest)
+        path = _cache_file(job, digest, outcomes)
         cached = read_cache_entry(path) if path is not None else None
         if isinstance(cached, dict):
             records[index] = {**cached, "cached": True}
@@ -214,10 +238,10 @@ def run_state_jobs(jobs: Sequence[StateJob], executor: Executor) -> list[dict[st
     if missing:
         todo = [jobs[i] for i in missing]
         with executor.session(shared_datasets(todo)) as pool:
-            fresh = map_with_progress(pool, execute_state, todo, "OpenML states",
-                                      workers=executor.max_workers)
+            fresh = map_with_progress(pool, execute_state if outcomes else execute_public_state,
+                                      todo, "OpenML states", workers=executor.max_workers)
         for index, result in zip(missing, fresh, strict=True):
-            path = _cache_file(jobs[index], digest)
+            path = _cache_file(jobs[index], digest, outcomes)
             if path is not None:
                 write_cache_entry(path, result)
             records[index] = {**result, "cached": False}
@@ -284,8 +308,12 @@ def plan_jobs(mirror: Path, lottery: Lottery, *, build_seed: int, row_cap: int,
 def build_openml_study(mirror: str | Path | None, *, lottery_seed: int = LOTTERY_SEED,
                        build_seed: int = BUILD_SEED, quotas: Mapping[str, int] | None = None,
                        executor: Executor | None = None, cache: Path | None = None,
-                       row_cap: int = ROW_CAP) -> OpenMLBuild:
-    """Draw the lottery, execute every state (cached, in parallel) and write the explanations."""
+                       row_cap: int = ROW_CAP, outcomes: bool = True) -> OpenMLBuild:
+    """Draw the lottery, execute every state (cached, in parallel) and write the explanations.
+
+    ``outcomes=False``: the public build (no outcome executed or cached);
+    :func:`execute_study_outcomes` executes them.
+    """
     from foreseen.credit.studies.openml.probe import probe_explanations
 
     folder = resolve_mirror(mirror)
@@ -295,7 +323,7 @@ def build_openml_study(mirror: str | Path | None, *, lottery_seed: int = LOTTERY
                    lottery_seed=lottery_seed, quotas=quotas)
     planned = plan_jobs(folder, lottery, build_seed=build_seed, row_cap=row_cap, cache=cache)
     runner = executor if executor is not None else LocalProcessExecutor(2)
-    records = run_state_jobs([job for job, _, _, _ in planned], runner)
+    records = run_state_jobs([job for job, _, _, _ in planned], runner, outcomes)
     states = []
     for (job, task_id, cell, condition), record in zip(planned, records, strict=True):
         public = {"data": record["data"], "parent": {k: v for k, v in record["parent"].items()
@@ -328,14 +356,30 @@ def build_openml_study(mirror: str | Path | None, *, lottery_seed: int = LOTTERY
                       "pipeline_digest": pipeline_digest(),
                       "mirror_index_sha256": lottery.index_sha256},
         })
-    outcomes = tuple(Outcome(r["state_id"], float(r["y"])) for r in records)
+    sealed = tuple(Outcome(r["state_id"], float(r["y"])) for r in records if "y" in r)
     probes = {r["state_id"]: {"estimate": float(r["probe"]["estimate"]),
                               "standard_error": float(r["probe"]["standard_error"])}
               for r in records}
     explanations: dict[str, dict[str, Explanation]] = {
         EXPLAINER: probe_explanations(study, probes, build_seed)}
-    return OpenMLBuild(StudyBuild(study, outcomes, explanations), lottery,
+    return OpenMLBuild(StudyBuild(study, sealed, explanations), lottery,
                        tuple(job for job, _, _, _ in planned), tuple(records), probes)
+
+
+def execute_study_outcomes(build: OpenMLBuild,
+                           executor: Executor | None = None) -> OpenMLBuild:
+    """Execute the outcomes of a public build (one job per state, no cache); the build with them.
+
+    The same per-state function and seeds as a full build, so the outcomes are
+    bit-identical to it.
+    """
+    jobs = [replace(job, cache_dir=None) for job in build.jobs]
+    runner = executor if executor is not None else LocalProcessExecutor(2)
+    with runner.session(shared_datasets(jobs)) as pool:
+        values = map_with_progress(pool, execute_outcome_only, jobs, "OpenML outcomes",
+                                   workers=runner.max_workers)
+    outcomes = tuple(Outcome(job.state_id, y) for job, y in zip(jobs, values, strict=True))
+    return replace(build, build=replace(build.build, outcomes=outcomes))
 
 
 def verify_outcomes(build: OpenMLBuild, fraction: float = 0.1, seed: int = 0,

@@ -39,6 +39,7 @@ from foreseen.credit.studies.openml.build import (
     EXPLAINER,
     OpenMLBuild,
     build_openml_study,
+    execute_study_outcomes,
     verify_outcomes,
 )
 from foreseen.credit.studies.openml.lottery import DEFAULT_QUOTAS
@@ -98,13 +99,35 @@ class OpenMLStudy(StudyDefinition):
                            "OpenML-CTR23 datasets the lottery draws"),
         )
 
+    #: the outcome pipeline's code (:data:`foreseen.credit.studies.openml.build.PIPELINE_MODULES`)
+    outcome_modules = ("foreseen.credit.studies.openml.mirror",
+                       "foreseen.credit.studies.openml.pipeline",
+                       "foreseen.credit.studies.openml.build")
+
+    def outcome_seeds(self) -> dict[str, Any]:
+        from foreseen.credit.studies.openml.build import BUILD_SEED
+        from foreseen.credit.studies.openml.lottery import LOTTERY_SEED
+        from foreseen.credit.studies.openml.pipeline import SEEDS
+
+        return {"lottery_seed": LOTTERY_SEED, "build_seed": BUILD_SEED,
+                "state_seeds": list(SEEDS)}
+
+    def execute_outcomes(self, built: BuiltStudy, options: Mapping[str, Any], *,
+                         executor: Executor | None) -> BuiltStudy:
+        native = execute_study_outcomes(_native(built), executor)
+        return replace(built, build=native.build, native=native)
+
+    def with_outcomes(self, built: BuiltStudy, outcomes: Mapping[str, float]) -> BuiltStudy:
+        done = super().with_outcomes(built, outcomes)
+        return replace(done, native=replace(_native(built), build=done.build))
+
     def build(self, options: Mapping[str, Any], *, executor: Executor | None,
-              cache: Path | None) -> BuiltStudy:
+              cache: Path | None, outcomes: bool = True) -> BuiltStudy:
         quotas = {"OpenML-CC18": int(options["classification"]),
                   "OpenML-CTR23": int(options["regression"])}
         native = _without_cross_task(build_openml_study(
             options["mirror"], executor=executor, cache=cache, quotas=quotas,
-            row_cap=int(options["row_cap"])))
+            row_cap=int(options["row_cap"]), outcomes=outcomes))
         files = {"lottery.json": native.lottery.to_json(), "timings.json": native.timings()}
         picks = ", ".join(f"{e.name} ({e.suite})" for e in native.lottery.picks)
         return BuiltStudy(native.build, files, False, (f"lottery picks: {picks}",), native)

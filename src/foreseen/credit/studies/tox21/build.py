@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -139,12 +139,15 @@ class StateJob:
 
 @dataclass(frozen=True)
 class StateResult:
-    """One executed state: public parts, probe, sealed outcome, fit diagnostics, seconds."""
+    """One executed state: public parts, probe, sealed outcome, fit diagnostics, seconds.
+
+    A public build's state has no outcome (``y`` None, ``held_out`` empty).
+    """
 
     job: StateJob
     public: dict[str, Any]
     probe: ProbeResult
-    y: float
+    y: float | None
     held_out: dict[str, Any]  # SEALED diagnostics (held-out AUCs)
     fits: dict[str, Any]      # convergence record of every fit
     seconds: float
@@ -159,7 +162,9 @@ class StateResult:
     def from_json(cls, obj: Mapping[str, Any], data_path: str | None) -> StateResult:
         job = StateJob(str(obj["job"]["endpoint"]), int(obj["job"]["budget_index"]),
                        int(obj["job"]["seed"]), str(obj["job"]["change_id"]), data_path)
-        return cls(job, dict(obj["public"]), ProbeResult.from_json(obj["probe"]), float(obj["y"]),
+        y = obj["y"]
+        return cls(job, dict(obj["public"]), ProbeResult.from_json(obj["probe"]),
+                   None if y is None else float(y),
                    dict(obj["held_out"]), dict(obj["fits"]), float(obj["seconds"]))
 
 
@@ -188,6 +193,22 @@ def execute_outcome(job: StateJob) -> tuple[float, dict[str, Any], dict[str, Any
 
 def execute_state(job: StateJob) -> StateResult:
     """Execute one state from scratch (module docstring, steps 1–4)."""
+    return _execute_state(job, True)
+
+
+def execute_public_state(job: StateJob) -> StateResult:
+    """One state's public part and probe (steps 1–3): no outcome is executed."""
+    return _execute_state(job, False)
+
+
+def execute_outcome_only(job: StateJob) -> float:
+    """One state's sealed outcome (step 4) alone, as :func:`execute_state` computes it."""
+    with _single_thread():
+        y, _, _ = execute_outcome(job)
+    return y
+
+
+def _execute_state(job: StateJob, with_outcome: bool) -> StateResult:
     started = time.perf_counter()
     with _single_thread():
         blocks, split = _inputs(job)
@@ -206,8 +227,11 @@ def execute_state(job: StateJob) -> StateResult:
             deltas.append(child.auc - parent.auc)
             fits[f"parent_fold{index}"] = _fit_record(parent)
             fits[f"child_fold{index}"] = _fit_record(child)
-        outcome, held_out, full_fits = execute_outcome(job)
-    fits.update(full_fits)
+        outcome: float | None = None
+        held_out: dict[str, Any] = {}
+        if with_outcome:
+            outcome, held_out, full_fits = execute_outcome(job)
+            fits.update(full_fits)
     public = {
         "endpoint": job.endpoint,
         "data": {"n_train_labels": int(rows.size), "positives": int(y.sum()),
@@ -292,13 +316,16 @@ class Tox21Build:
         }
 
 
-def build_key(endpoints: Sequence[str], data_sha256: str) -> str:
-    """Cache key: SHA-256 of (data, endpoints, design constants, code digest)."""
-    return sha256_json({"data": data_sha256, "endpoints": list(endpoints),
-                        "fractions": list(BUDGET_FRACTIONS), "seeds": list(SEEDS),
-                        "held_out_fraction": HELD_OUT_FRACTION, "split_seed": SPLIT_SEED,
-                        "probe_seed": PROBE_SEED, "probe_folds": PROBE_FOLDS,
-                        "code": code_digest(CODE_MODULES)})
+def build_key(endpoints: Sequence[str], data_sha256: str, outcomes: bool = True) -> str:
+    """Cache key: SHA-256 of (data, endpoints, design constants, code digest; ``public``)."""
+    key: dict[str, Any] = {"data": data_sha256, "endpoints": list(endpoints),
+                           "fractions": list(BUDGET_FRACTIONS), "seeds": list(SEEDS),
+                           "held_out_fraction": HELD_OUT_FRACTION, "split_seed": SPLIT_SEED,
+                           "probe_seed": PROBE_SEED, "probe_folds": PROBE_FOLDS,
+                           "code": code_digest(CODE_MODULES)}
+    if not outcomes:
+        key["public"] = True
+    return sha256_json(key)
 
 
 def _assemble(results: Sequence[StateResult], endpoints: Sequence[str],
@@ -345,13 +372,18 @@ def _assemble(results: Sequence[StateResult], endpoints: Sequence[str],
     probes = {r.job.state_id: r.probe for r in results}
     explanations: dict[str, dict[str, Explanation]] = {
         "probe": probe_explanations(study, probes)}
-    outcomes = tuple(Outcome(r.job.state_id, r.y) for r in results)
+    outcomes = tuple(Outcome(r.job.state_id, r.y) for r in results if r.y is not None)
     return StudyBuild(study, outcomes, explanations)
 
 
 def build_tox21(endpoints: Sequence[str] = ENDPOINTS, *, executor: Executor | None = None,
-                cache: Path | None = None, data_path: str | None = None) -> Tox21Build:
-    """Build (or load from ``cache``) the Tox21 study over ``endpoints``."""
+                cache: Path | None = None, data_path: str | None = None,
+                outcomes: bool = True) -> Tox21Build:
+    """Build (or load from ``cache``) the Tox21 study over ``endpoints``.
+
+    ``outcomes=False``: the public build (no outcome executed; its cache file,
+    ``tox21-public-…``, holds none); :func:`execute_study_outcomes` executes them.
+    """
     endpoints = list(dict.fromkeys(endpoints))
     if not endpoints:
         raise UserInputError("the Tox21 study needs at least one endpoint")
@@ -359,7 +391,9 @@ def build_tox21(endpoints: Sequence[str] = ENDPOINTS, *, executor: Executor | No
     jobs = study_jobs(endpoints, data_path)
     cache_file = None
     if cache is not None:
-        cache_file = Path(cache) / f"tox21-{build_key(endpoints, data.sha256)[:32]}.json"
+        prefix = "tox21" if outcomes else "tox21-public"
+        key = build_key(endpoints, data.sha256, outcomes)
+        cache_file = Path(cache) / f"{prefix}-{key[:32]}.json"
         cached = read_cache_entry(cache_file)
         if isinstance(cached, dict):
             results = tuple(StateResult.from_json(r, data_path) for r in cached["results"])
@@ -369,8 +403,9 @@ def build_tox21(endpoints: Sequence[str] = ENDPOINTS, *, executor: Executor | No
     with status("Tox21: features and splits"):
         inputs = shared_inputs(endpoints, data_path)
     with runner.session(inputs) as pool:
-        results = tuple(map_with_progress(pool, execute_state, jobs, "Tox21 states",
-                                          workers=runner.max_workers))
+        results = tuple(map_with_progress(
+            pool, execute_state if outcomes else execute_public_state, jobs, "Tox21 states",
+            workers=runner.max_workers))
     parse_report = data.parse_report()
     if cache_file is not None:
         write_cache_entry(cache_file, {"parse_report": parse_report,
@@ -383,6 +418,26 @@ def build_tox21_study(endpoints: Sequence[str] = ENDPOINTS, *, executor: Executo
                       cache: Path | None = None, data_path: str | None = None) -> StudyBuild:
     """The :class:`StudyBuild` of :func:`build_tox21` (same shape as the controlled study's)."""
     return build_tox21(endpoints, executor=executor, cache=cache, data_path=data_path).build
+
+
+def execute_study_outcomes(build: StudyBuild, *, executor: Executor | None = None,
+                           data_path: str | None = None) -> StudyBuild:
+    """Execute the outcomes of a public build (one job per state); the build with them.
+
+    The same per-state function (:func:`execute_outcome`) and seeds as a full
+    build, so the outcomes are bit-identical to it.
+    """
+    study = build.study
+    jobs = [_job_of(state, data_path) for state in study.states]
+    runner = executor or SerialExecutor()
+    endpoints = list(dict.fromkeys(job.endpoint for job in jobs))
+    with status("Tox21: features and splits"):
+        inputs = shared_inputs(endpoints, data_path)
+    with runner.session(inputs) as pool:
+        values = map_with_progress(pool, execute_outcome_only, jobs, "Tox21 outcomes",
+                                   workers=runner.max_workers)
+    return replace(build, outcomes=tuple(Outcome(job.state_id, y)
+                                         for job, y in zip(jobs, values, strict=True)))
 
 
 def _job_of(state: State, data_path: str | None) -> StateJob:

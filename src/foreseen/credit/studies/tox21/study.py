@@ -27,6 +27,7 @@ beat) — and the share of y = 0 per change.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -93,12 +94,31 @@ class Tox21Study(StudyDefinition):
                            "tox21.csv.gz to read (default: the shipped copy; SHA-256 checked)"),
         )
 
+    #: the build's code (:data:`foreseen.credit.studies.tox21.build.CODE_MODULES`)
+    outcome_modules = (
+        "foreseen.credit.studies.tox21.build", "foreseen.credit.studies.tox21.data",
+        "foreseen.credit.studies.tox21.features", "foreseen.credit.studies.tox21.catalog",
+        "foreseen.credit.studies.tox21.probe", "foreseen.credit.studies.fold_changes",
+    )
+
+    def outcome_seeds(self) -> dict[str, Any]:
+        from foreseen.credit.studies.tox21.data import SEEDS, SPLIT_SEED
+
+        return {"split_seed": SPLIT_SEED, "state_seeds": list(SEEDS)}
+
+    def execute_outcomes(self, built: BuiltStudy, options: Mapping[str, Any], *,
+                         executor: Executor | None) -> BuiltStudy:
+        from foreseen.credit.studies.tox21.build import execute_study_outcomes
+
+        return replace(built, build=execute_study_outcomes(built.build, executor=executor,
+                                                           data_path=_data(options)))
+
     def build(self, options: Mapping[str, Any], *, executor: Executor | None,
-              cache: Path | None) -> BuiltStudy:
+              cache: Path | None, outcomes: bool = True) -> BuiltStudy:
         from foreseen.credit.studies.tox21.build import build_tox21
 
         built = build_tox21(tuple(options["endpoints"]), executor=executor, cache=cache,
-                            data_path=_data(options))
+                            data_path=_data(options), outcomes=outcomes)
         diagnostics = built.diagnostics()
         splits = diagnostics["splits"]
         convergence = diagnostics["convergence"]
