@@ -65,6 +65,7 @@ from foreseen.credit.studies.controlled.catalog import (
     training_rows,
 )
 from foreseen.credit.studies.controlled.mechanisms import MECHANISMS, FloatArray, IntArray, Sampler
+from foreseen.credit.studies.controlled.outcome_code import CODE_MODULES
 from foreseen.credit.studies.controlled.probes import (
     Probe,
     internal_folds,
@@ -85,17 +86,6 @@ INTERVENTIONS_PER_BUDGET = 2
 EVAL_ROWS = 4000
 DEFAULT_SEED = 20261129
 MAX_TASKS = 240
-CODE_MODULES = (
-    "foreseen.credit.studies.controlled.mechanisms",
-    "foreseen.credit.studies.controlled.catalog",
-    "foreseen.credit.studies.controlled.probes",
-    "foreseen.credit.studies.fold_changes",
-    "foreseen.credit.studies.controlled.build",
-    "foreseen.credit.studies.controlled.explainers",
-    "foreseen.credit.cards.render",
-    "foreseen.credit.cards.extraction",
-    "foreseen.credit.model",
-)
 
 
 Arm = Literal["study", "pilot"]

@@ -31,6 +31,7 @@ from foreseen.credit.studies.base import (
     StudyParameter,
     Verification,
 )
+from foreseen.credit.studies.controlled.outcome_code import CODE_MODULES
 
 CARD_CONTEXTS: tuple[str, ...] = ("matched_card", "donor_card@other_intervention",
                                   "donor_card@seed_swap")
@@ -75,18 +76,8 @@ class ControlledStudy(StudyDefinition):
         return (StudyParameter("tasks", "int", DEFAULT_TASKS,
                                f"tasks in the study (1 to {MAX_TASKS}; 8 states each)"),)
 
-    #: the build's code (:data:`foreseen.credit.studies.controlled.build.CODE_MODULES`)
-    outcome_modules = (
-        "foreseen.credit.studies.controlled.mechanisms",
-        "foreseen.credit.studies.controlled.catalog",
-        "foreseen.credit.studies.controlled.probes",
-        "foreseen.credit.studies.fold_changes",
-        "foreseen.credit.studies.controlled.build",
-        "foreseen.credit.studies.controlled.explainers",
-        "foreseen.credit.cards.render",
-        "foreseen.credit.cards.extraction",
-        "foreseen.credit.model",
-    )
+    #: the modules whose source decides the outcomes (one list, shared with the build)
+    outcome_modules = CODE_MODULES
 
     def build(self, options: Mapping[str, Any], *, executor: Executor | None,
               cache: Path | None, outcomes: bool = True) -> BuiltStudy:

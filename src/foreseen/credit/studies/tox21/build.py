@@ -67,6 +67,7 @@ from foreseen.credit.studies.tox21.data import (
     load_tox21,
 )
 from foreseen.credit.studies.tox21.features import feature_blocks
+from foreseen.credit.studies.tox21.outcome_code import CODE_MODULES
 from foreseen.credit.studies.tox21.probe import (
     PROBE_FOLDS,
     ProbeResult,
@@ -82,11 +83,6 @@ from foreseen.credit.studies.verification import (
 STUDY_NAME = "tox21"
 STUDY_VERSION = "1"
 PROBE_SEED = 20261131
-CODE_MODULES: tuple[str, ...] = (
-    "foreseen.credit.studies.tox21.build", "foreseen.credit.studies.tox21.data",
-    "foreseen.credit.studies.tox21.features", "foreseen.credit.studies.tox21.catalog",
-    "foreseen.credit.studies.tox21.probe", "foreseen.credit.studies.fold_changes",
-)
 MIN_PRIOR_HALF_WIDTH = 0.002
 
 

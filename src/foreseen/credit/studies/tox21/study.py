@@ -45,6 +45,7 @@ from foreseen.credit.studies.base import (
     Verification,
 )
 from foreseen.credit.studies.tox21.data import ENDPOINTS
+from foreseen.credit.studies.tox21.outcome_code import CODE_MODULES
 from foreseen.credit.studies.verification import zero_outcome_share
 
 DESIGN_SEED = 20261129
@@ -94,12 +95,8 @@ class Tox21Study(StudyDefinition):
                            "tox21.csv.gz to read (default: the shipped copy; SHA-256 checked)"),
         )
 
-    #: the build's code (:data:`foreseen.credit.studies.tox21.build.CODE_MODULES`)
-    outcome_modules = (
-        "foreseen.credit.studies.tox21.build", "foreseen.credit.studies.tox21.data",
-        "foreseen.credit.studies.tox21.features", "foreseen.credit.studies.tox21.catalog",
-        "foreseen.credit.studies.tox21.probe", "foreseen.credit.studies.fold_changes",
-    )
+    #: the modules whose source decides the outcomes (one list, shared with the build)
+    outcome_modules = CODE_MODULES
 
     def outcome_seeds(self) -> dict[str, Any]:
         from foreseen.credit.studies.tox21.data import SEEDS, SPLIT_SEED

@@ -1,0 +1,21 @@
+"""The modules whose source decides the controlled-learning study's outcomes.
+
+Their digest (:func:`foreseen.core.digest.code_digest`) is recorded with every
+build and, in prospective mode, frozen in the plan before any outcome exists
+(:attr:`foreseen.credit.studies.base.StudyDefinition.outcome_modules`). The
+build and the study definition both read this one list.
+"""
+
+from __future__ import annotations
+
+CODE_MODULES: tuple[str, ...] = (
+    "foreseen.credit.studies.controlled.mechanisms",
+    "foreseen.credit.studies.controlled.catalog",
+    "foreseen.credit.studies.controlled.probes",
+    "foreseen.credit.studies.fold_changes",
+    "foreseen.credit.studies.controlled.build",
+    "foreseen.credit.studies.controlled.explainers",
+    "foreseen.credit.cards.render",
+    "foreseen.credit.cards.extraction",
+    "foreseen.credit.model",
+)
