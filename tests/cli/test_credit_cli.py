@@ -7,19 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from foreseen.cli.app import main
-
 import support.spine as spine_support
-
-
-def _call(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    try:
-        main(["credit", *args])
-        code = 0
-    except SystemExit as exit_:
-        code = int(exit_.code or 0)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+from support.credit_cli import call_credit as _call
 
 
 def _leftovers(folder: Path) -> list[str]:

@@ -18,21 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from foreseen.cli.app import main
 from foreseen.core.digest import canonical_json
 from foreseen.core.ledger import GENESIS, LedgerEvent, event_hash, head_path, read_ledger
 
 import support.spine as spine_support
-
-
-def _call(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    try:
-        main(["credit", *args])
-        code = 0
-    except SystemExit as stop:
-        code = int(stop.code or 0)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+from support.credit_cli import call_credit as _call
 
 
 @pytest.fixture
