@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import pytest
 from statsmodels.stats.contingency_tables import mcnemar
@@ -74,3 +75,12 @@ def test_stats_refusals_have_their_messages() -> None:
         mcnemar_exact_p(-1, 2)
     assert str(caught.value) == "discordant counts must be non-negative, got b=-1, c=2"
     assert mcnemar_exact_p(0, 0) == 1.0
+
+
+@pytest.mark.parametrize(("b", "c"), [(0, 0), (1, 2), (13, 3), (57, 80), (300, 299), (2, 900)])
+def test_mcnemar_tail_is_the_exact_binomial_sum(b: int, c: int) -> None:
+    """The running-product tail equals Σ_{i ≤ min(b, c)} C(n, i) to the last bit."""
+    n = b + c
+    tail = sum(math.comb(n, i) for i in range(min(b, c) + 1))
+    expected = float(min(Fraction(1), Fraction(2 * tail, 2**n))) if n else 1.0
+    assert mcnemar_exact_p(b, c) == expected

@@ -34,7 +34,10 @@ def mcnemar_exact_p(b: int, c: int) -> float:
     n = b + c
     if n == 0:
         return 1.0
-    tail = sum(math.comb(n, i) for i in range(min(b, c) + 1))
+    term = tail = 1  # C(n, 0); C(n, i + 1) = C(n, i)·(n − i)/(i + 1), exact in integers
+    for i in range(min(b, c)):
+        term = term * (n - i) // (i + 1)
+        tail += term
     return float(min(Fraction(1), Fraction(2 * tail, 2**n)))
 
 

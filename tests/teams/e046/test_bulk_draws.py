@@ -7,8 +7,9 @@ import random
 import numpy as np
 import pytest
 
-from foreseen.teams.e046.protocol import (
+from foreseen.teams.e046.draws import (
     WordStream,
+    calibration_of_shuffle,
     draw_resplit,
     draw_task_weights,
     randbelow_descending,
@@ -60,7 +61,7 @@ def test_descending_draws_cross_the_624_word_state_block() -> None:
         rng.getrandbits(32 * 600)  # 600 words: the next draws straddle a regeneration
     n = 3000
     expected = [slow._randbelow(i + 1) for i in range(n - 1, 0, -1)]  # type: ignore[attr-defined]
-    assert randbelow_descending(fast, n) == expected
+    assert randbelow_descending(fast, n).tolist() == expected
     assert fast.getstate() == slow.getstate()
 
 
@@ -74,3 +75,23 @@ def test_word_stream_reads_without_moving_and_consumes_exactly() -> None:
     for bad in (0, 2**32):
         with pytest.raises(ValueError):
             randbelow_many(rng, bad, 1)
+
+
+@pytest.mark.parametrize("n", [63, 64, 65, 66, 129, 2**14 - 1, 2**14, 2**14 + 1, 65_537])
+@pytest.mark.parametrize("seed", [3, 20261009])
+def test_resplits_of_larger_lists_equal_shuffle(n: int, seed: int) -> None:
+    """Block acceptance (several blocks per bit length) and the carried-element pointers."""
+    fast, slow = random.Random(seed), random.Random(seed)
+    for _ in range(2):
+        assert np.array_equal(draw_resplit(fast, n), _reference_resplit(slow, n))
+        assert fast.getstate() == slow.getstate()
+
+
+def test_calibration_of_shuffle_follows_chains_of_swaps() -> None:
+    """Hand-checked: element 4 is carried 4 → 3 → 1 before step 2 leaves it in the first half."""
+    # n = 5, steps i = 4, 3, 2, 1 with partners 3, 1, 0, 0
+    order = list(range(5))
+    for i, j in zip((4, 3, 2, 1), (3, 1, 0, 0), strict=True):
+        order[i], order[j] = order[j], order[i]
+    mask = calibration_of_shuffle(np.array([3, 1, 0, 0], dtype=np.int64), 5)
+    assert set(np.flatnonzero(mask).tolist()) == set(order[:2]) == {2, 4}

@@ -101,3 +101,21 @@ def test_selection_matches_reference_on_random_matrices(seed: int) -> None:
     for k in (1, 3, 5, 10):
         assert greedy(solved, names, k, mask) == reference_greedy(solved, names, k, tasks)
         assert top_k(solved, names, k, mask) == reference_top_k(solved, names, k, tasks)
+
+
+@pytest.mark.parametrize("batch", [1, 2, 32])
+@pytest.mark.parametrize("seed", range(10))
+def test_lazy_greedy_matches_reference_with_ties_and_exhausted_gains(
+    seed: int, batch: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Duplicated agents, equal solve counts and rounds where nobody adds anything;
+    recounting one, two or all stale agents at a time."""
+    monkeypatch.setattr("foreseen.teams.e046.selection.RECOUNT_BATCH", batch)
+    rng = np.random.default_rng(100 + seed)
+    base = rng.random((6, 40)) < 0.3
+    solved = np.vstack([base, base[[0, 2]], rng.random((4, 40)) < 0.05])  # rows 6, 7 repeat 0, 2
+    names = [f"agent{i:02d}" for i in range(solved.shape[0])]
+    mask = rng.random(40) < 0.6
+    tasks = [int(t) for t in np.flatnonzero(mask)]
+    for k in (1, 2, 6, 9, solved.shape[0]):
+        assert greedy(solved, names, k, mask) == reference_greedy(solved, names, k, tasks)

@@ -12,17 +12,10 @@ indices and a list of names):
 4. H3, for k = 3, 5, 10: 200 × ``rng.sample(agents, k)``, then 200 ×
    ``rng.shuffle(copy of tasks)``.
 
-The task draws of step 2 and the shuffles of step 4 read the stream **in
-bulk** (:class:`WordStream`): ``random.Random`` is a Mersenne Twister whose
-``_randbelow(n)`` takes 32-bit words ``w`` from the stream and returns the
-first ``w >> (32 − n.bit_length())`` that is below ``n`` (a rejected word is
-consumed too); ``choice(seq)`` is ``seq[_randbelow(len(seq))]`` and
-``shuffle`` swaps ``x[i]`` with ``x[_randbelow(i + 1)]`` for i = n − 1 … 1.
-The words come from numpy's MT19937 started from the generator's state, and
-afterwards the generator is set to the state after exactly the words used, so
-every later draw (``sample`` included) sees the stream the spec's script
-sees. Tests compare both draws and the generator's state with ``random``'s
-own methods on many seeds and sizes.
+The draws read the stream in bulk, exactly as ``random``'s own methods do
+(:mod:`foreseen.teams.e046.draws`); the pilots' statistics are computed from
+agent indices without building the P × k × N pilot stack
+(:mod:`foreseen.teams.forecasters.indexed_pilots`), with the same values.
 
 All values returned here are unrounded; :mod:`foreseen.teams.e046.record` rounds.
 Thresholds (H1 interval ends, the 0.03 tolerance, "beats pilot_only") compare
@@ -40,7 +33,6 @@ printed digit, so no other summation order (numpy's pairwise sum) is used.
 from __future__ import annotations
 
 import random
-import threading
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -51,9 +43,11 @@ from foreseen.teams.curves import (
     blind_spot_floor,
     coverage_grid,
     curve_from_histogram,
-    mean_pairwise_phi,
+    gram_matrix,
+    mean_phi_from_gram,
     solver_counts,
 )
+from foreseen.teams.e046.draws import draw_pilots, draw_resplit, draw_task_weights
 from foreseen.teams.e046.results import (
     BlindSpotFloor,
     BootstrapDifference,
@@ -74,6 +68,7 @@ from foreseen.teams.e046.verdicts import (
     h3_verdict,
 )
 from foreseen.teams.forecasters.base import PilotStats
+from foreseen.teams.forecasters.indexed_pilots import pilot_stats
 from foreseen.teams.forecasters.registry import closed_forms, get, names
 from foreseen.teams.matrix import OutcomeMatrix
 
@@ -131,134 +126,6 @@ def infeasibility_reason(competent_agents: int, tasks: int) -> str | None:
     return "; ".join(problems) if problems else None
 
 
-def draw_pilots(rng: random.Random, n_agents: int, k: int, count: int) -> npt.NDArray[np.int64]:
-    """``count`` pilots, each ``rng.sample(agents, k)``, as agent indices (count × k)."""
-    agents = range(n_agents)
-    return np.array([rng.sample(agents, k) for _ in range(count)], dtype=np.int64).reshape(
-        count, k
-    )
-
-
-_WORD_BITS = 32
-_MT_STATE_WORDS = 624
-
-
-_MIRRORS = threading.local()
-
-
-def _mirror_generator() -> np.random.MT19937:
-    """This thread's one MT19937 object whose state is overwritten before each use.
-
-    Building an ``MT19937`` seeds it from the operating system (~0.1 ms); the
-    protocol reads the stream ~2,000 times per split, so one object is reused.
-    """
-    generator: np.random.MT19937 | None = getattr(_MIRRORS, "generator", None)
-    if generator is None:
-        generator = np.random.MT19937(0)
-        _MIRRORS.generator = generator
-    return generator
-
-
-class WordStream:
-    """The 32-bit words ahead in a ``random.Random`` stream, read in bulk (module docstring).
-
-    :meth:`words` returns words from the current position on without moving
-    the generator; :meth:`consume` moves it past exactly ``count`` words.
-    """
-
-    def __init__(self, rng: random.Random) -> None:
-        self.rng = rng
-
-    def _generator(self) -> np.random.MT19937:
-        version, internal, gauss_next = self.rng.getstate()
-        if version != 3 or gauss_next is not None:
-            raise ValueError("random.Random state of an unexpected version")
-        generator = _mirror_generator()
-        generator.state = {
-            "bit_generator": "MT19937",
-            "state": {"key": np.asarray(internal[:_MT_STATE_WORDS], dtype=np.uint32),
-                      "pos": int(internal[_MT_STATE_WORDS])},
-        }
-        return generator
-
-    def words(self, count: int) -> npt.NDArray[np.int64]:
-        """The next ``count`` words (the generator does not move)."""
-        raw: npt.NDArray[np.int64] = self._generator().random_raw(count).astype(np.int64)
-        return raw
-
-    def consume(self, count: int) -> None:
-        """Move the generator past ``count`` words, exactly as ``count`` getrandbits(≤32) do."""
-        generator = self._generator()
-        generator.random_raw(count)
-        state = generator.state["state"]
-        self.rng.setstate((3, (*state["key"].tolist(), int(state["pos"])), None))
-
-
-def randbelow_many(rng: random.Random, bound: int, count: int) -> npt.NDArray[np.int64]:
-    """``[rng._randbelow(bound) for _ in range(count)]`` from bulk words (module docstring)."""
-    if bound < 1 or bound.bit_length() > _WORD_BITS:
-        raise ValueError("bound must lie in [1, 2^32) (one 32-bit word per attempt)")
-    stream = WordStream(rng)
-    shift = _WORD_BITS - bound.bit_length()
-    values = np.empty(0, dtype=np.int64)
-    window = count + count // 2 + 64
-    while True:
-        candidates = stream.words(window) >> shift
-        accepted = np.flatnonzero(candidates < bound)
-        if accepted.size >= count:
-            used = int(accepted[count - 1]) + 1 if count else 0
-            values = candidates[accepted[:count]]
-            stream.consume(used)
-            return values
-        window *= 2
-
-
-def randbelow_descending(rng: random.Random, n: int) -> list[int]:
-    """``[rng._randbelow(i + 1) for i in range(n − 1, 0, −1)]`` — the draws of ``shuffle``."""
-    if n.bit_length() > _WORD_BITS:
-        raise ValueError("n must be below 2^32 (one 32-bit word per attempt)")
-    stream = WordStream(rng)
-    window = 2 * n + 64
-    while True:
-        words = stream.words(window)
-        draws: list[int] = []
-        position = 0
-        bound = n
-        while bound >= 2 and position < window:
-            bits = bound.bit_length()
-            floor = max(2, 1 << (bits - 1))  # bounds with this bit length: [floor, bound]
-            ahead = position + 2 * (bound - floor + 1) + 32  # enough words, most of the time
-            values = (words[position:ahead] >> (_WORD_BITS - bits)).tolist()
-            for value in values:
-                position += 1
-                if value < bound:
-                    draws.append(value)
-                    bound -= 1
-                    if bound < floor:
-                        break
-        if bound < 2:
-            stream.consume(position)
-            return draws
-        window *= 2
-
-
-def draw_task_weights(rng: random.Random, n_tasks: int) -> FloatArray:
-    """N × ``rng.choice(tasks)``; returns how often each task was drawn."""
-    draws = randbelow_many(rng, n_tasks, n_tasks)
-    return np.bincount(draws, minlength=n_tasks).astype(np.float64)
-
-
-def draw_resplit(rng: random.Random, n_tasks: int) -> BoolArray:
-    """``rng.shuffle`` of a fresh task list; calibration mask = its first ⌊N/2⌋ tasks."""
-    order = list(range(n_tasks))
-    for i, j in zip(range(n_tasks - 1, 0, -1), randbelow_descending(rng, n_tasks),
-                    strict=True):
-        order[i], order[j] = order[j], order[i]
-    calibration = np.zeros(n_tasks, dtype=np.bool_)
-    calibration[np.asarray(order[: n_tasks // 2], dtype=np.int64)] = True
-    return calibration
-
-
 def curve_errors(forecast: FloatArray, truth: FloatArray) -> FloatArray:
     """Per-pilot curve error: mean over the grid of |f(m) − C(m)|."""
     errors: FloatArray = np.abs(forecast - truth).mean(axis=-1)
@@ -274,12 +141,12 @@ def closed_form_curves(stats: PilotStats, grid: Sequence[int]) -> dict[str, Floa
 
 
 def _primary(
-    solved: BoolArray, rng: random.Random, grid: list[int], truth: FloatArray
+    solved: BoolArray, rng: random.Random, grid: list[int], truth: FloatArray,
+    joint: FloatArray,
 ) -> PrimaryResult:
     pilots = draw_pilots(rng, solved.shape[0], PILOT_SIZE, PRIMARY_PILOTS)
-    outcomes = solved[pilots]
-    curves = closed_form_curves(PilotStats.from_pilot(outcomes), grid)
-    curves["rasch"] = get("rasch").fit(outcomes[:RASCH_PILOTS]).curve(grid)
+    curves = closed_form_curves(pilot_stats(solved, pilots, joint=joint), grid)
+    curves["rasch"] = get("rasch").fit(solved[pilots[:RASCH_PILOTS]]).curve(grid)
     curve_mae: dict[str, float] = {}
     bias: dict[str, float] = {}
     population_mae: dict[str, float] = {}
@@ -310,7 +177,7 @@ def _h1_bootstrap(
         histogram = np.bincount(counts, weights=weights, minlength=n_agents + 1)
         truth = curve_from_histogram(histogram, n_agents, grid)
         pilots = draw_pilots(rng, n_agents, PILOT_SIZE, BOOTSTRAP_PILOTS)
-        stats = PilotStats.from_pilot(solved[pilots], weights=weights)
+        stats = pilot_stats(solved, pilots, weights)
         error = {
             name: mean_in_draw_order(
                 curve_errors(models[name].fit_stats(stats).curve(grid), truth).tolist()
@@ -328,7 +195,8 @@ def _h1_bootstrap(
 
 
 def _sensitivity(
-    solved: BoolArray, rng: random.Random, grid: list[int], truth: FloatArray
+    solved: BoolArray, rng: random.Random, grid: list[int], truth: FloatArray,
+    joint: FloatArray,
 ) -> dict[str, dict[str, float]]:
     n_agents = solved.shape[0]
     result: dict[str, dict[str, float]] = {}
@@ -336,7 +204,7 @@ def _sensitivity(
         if k >= n_agents:
             continue
         pilots = draw_pilots(rng, n_agents, k, SENSITIVITY_PILOTS)
-        curves = closed_form_curves(PilotStats.from_pilot(solved[pilots]), grid)
+        curves = closed_form_curves(pilot_stats(solved, pilots, joint=joint), grid)
         result[str(k)] = {
             name: mean_in_draw_order(curve_errors(curve, truth).tolist())
             for name, curve in curves.items()
@@ -368,8 +236,9 @@ def _h3(matrix: OutcomeMatrix, rng: random.Random) -> H3Result:
             resplit = draw_resplit(rng, n_tasks)
             cal_words = pack_rows(resplit)
             held_words = pack_rows(~resplit)
-            greedy_cov = packed.team_coverage(packed.greedy(k, cal_words), held_words)
-            top_cov = packed.team_coverage(packed.top_k(k, cal_words), held_words)
+            solves = packed.solves(cal_words)
+            greedy_cov = packed.team_coverage(packed.greedy(k, cal_words, solves), held_words)
+            top_cov = packed.team_coverage(packed.top_k(k, cal_words, solves), held_words)
             differences.append((greedy_cov - top_cov) / held)
         by_k[str(k)] = SelectionAtK(
             greedy_held_out_coverage=int(popcount(greedy_union)) / n_held_out,
@@ -414,9 +283,10 @@ def analyze_split(matrix: OutcomeMatrix, seed: int = SEED) -> SplitReport:
         np.bincount(solver_counts(solved), minlength=n_agents + 1), n_agents, grid
     )
     rng = random.Random(seed)
-    primary = _primary(solved, rng, grid, truth)
+    joint = gram_matrix(solved)
+    primary = _primary(solved, rng, grid, truth, joint)
     bootstrap = _h1_bootstrap(solved, rng, grid)
-    sensitivity = _sensitivity(solved, rng, grid, truth)
+    sensitivity = _sensitivity(solved, rng, grid, truth, joint)
     h3 = _h3(competent, rng)
     return FeasibleSplit(
         tasks=n_tasks,
@@ -424,7 +294,7 @@ def analyze_split(matrix: OutcomeMatrix, seed: int = SEED) -> SplitReport:
         competent_agents=n_agents,
         feasible=True,
         blind_spot_floor=BlindSpotFloor(unsolved_by_every_agent=floor, fraction=floor / n_tasks),
-        mean_pairwise_phi=mean_pairwise_phi(solved),
+        mean_pairwise_phi=float(mean_phi_from_gram(joint, n_tasks)),
         primary=primary,
         h1_bootstrap=bootstrap,
         h1_verdict=h1_verdict(bootstrap),

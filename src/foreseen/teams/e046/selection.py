@@ -25,6 +25,8 @@ BoolArray = npt.NDArray[np.bool_]
 IntArray = npt.NDArray[np.int64]
 WordArray = npt.NDArray[np.uint64]
 
+RECOUNT_BATCH = 32
+
 
 def is_calibration_task(task_id: str) -> bool:
     """True when int(sha256(task_id).hexdigest(), 16) is even."""
@@ -90,24 +92,40 @@ class PackedOutcomes:
         )
         return union
 
-    def top_k(self, k: int, task_mask: WordArray) -> list[int]:
-        """First k agents by (−solves in mask, name)."""
-        solves = self.solves(task_mask)
+    def top_k(self, k: int, task_mask: WordArray, solves: IntArray | None = None) -> list[int]:
+        """First k agents by (−solves in mask, name); ``solves``: :meth:`solves` of the mask."""
+        solves = self.solves(task_mask) if solves is None else solves
         order = np.lexsort((self.alphabetical, -solves))
         return [int(i) for i in order[:k]]
 
-    def greedy(self, k: int, task_mask: WordArray) -> list[int]:
-        """k rounds of max (newly covered, solves, negated-character-code name)."""
-        solves = self.solves(task_mask)
+    def greedy(self, k: int, task_mask: WordArray, solves: IntArray | None = None) -> list[int]:
+        """k rounds of max (newly covered, solves, negated-character-code name).
+
+        Evaluated lazily: an agent's newly covered count can only fall from
+        round to round, so each agent's last count is an upper bound. A round
+        recounts the :data:`RECOUNT_BATCH` agents with the largest stale keys
+        (bound, solves, name rank) until the largest key is a fresh count; that
+        agent's true key then beats every other agent's bound, hence its true
+        key (keys never tie: the name ranks are distinct).
+        """
+        solves = self.solves(task_mask) if solves is None else solves
         uncovered = task_mask.copy()
-        chosen: list[int] = []
+        bound = solves.astype(np.int64, copy=True)  # round 0: newly covered = solves
+        fresh = np.ones(len(self.names), dtype=np.bool_)
         available = np.ones(len(self.names), dtype=np.bool_)
-        for _ in range(min(k, len(self.names))):
-            gain = np.where(available, popcount(self.rows & uncovered), -1)
-            best = available & (gain == gain.max())
-            best_solves = np.where(best, solves, -1)
-            best &= best_solves == best_solves.max()
-            pick = int(np.argmax(np.where(best, self.preference, -1)))
+        chosen: list[int] = []
+        for round_index in range(min(k, len(self.names))):
+            if round_index:
+                fresh[:] = False
+            while True:
+                order = np.lexsort((self.preference, solves, bound))[::-1]
+                order = order[available[order]]
+                pick = int(order[0])
+                if fresh[pick]:
+                    break
+                stale = order[~fresh[order]][:RECOUNT_BATCH]
+                bound[stale] = popcount(self.rows[stale] & uncovered)
+                fresh[stale] = True
             chosen.append(pick)
             available[pick] = False
             uncovered &= ~self.rows[pick]

@@ -1,0 +1,142 @@
+"""Pilot statistics from agent indices, without building the P × k × N pilot stack.
+
+``pilot_stats(solved, pilots, weights)`` equals
+``PilotStats.from_pilot(solved[pilots], weights)`` (spec teams.md §4 "pilot
+statistics") for integer task weights, value for value: the protocol draws
+hundreds of pilots of a matrix with up to hundreds of thousands of tasks, and
+the stack (and its float32 copy for the Gram matrix) would take gigabytes.
+
+* Histogram Q_pj = Σ_t w_t [c_pt = j] with c_pt = Σ_{a ∈ pilot p} y_at: the counts
+  are summed in 16-bit integers straight from the matrix rows, one pilot at a
+  time, and counted with ``bincount``.
+* Joint solve counts J_p[a, b] = Σ_t w_t y_at y_bt (φ̄ needs them): without
+  weights they are entries of the whole matrix's J = Y Yᵀ, computed once; with
+  weights and k ≤ :data:`PATTERN_MAX_K`, each task's pilot column is coded as
+  one 16-bit integer ``code_pt = Σ_i 2^i y_{p_i t}``, the weights are summed per code,
+  W_pc = Σ_t w_t [code_pt = c], and J_p[i, l] = Σ_c W_pc bit_i(c) bit_l(c);
+  otherwise the stack is built a few pilots at a time.
+
+Memory: one N-vector per pilot at a time, instead of the P × k × N stack.
+
+Every entry is a sum of integer weights below 2^53, so each route gives the
+same float64 values as :meth:`PilotStats.from_pilot`, whatever the order of
+summation; φ̄ then comes from the same :func:`mean_phi_from_gram`. Non-integer
+weights take the stack route (a few pilots at a time), so the sums run in the
+same order as there.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from foreseen.teams.curves import gram_matrix, mean_phi_from_gram
+from foreseen.teams.forecasters.base import BoolArray, FloatArray, PilotStats
+
+IntArray = npt.NDArray[np.int64]
+
+PATTERN_MAX_K = 12
+CELLS_PER_CHUNK = 8_000_000
+
+
+def _pilots_per_chunk(n_tasks: int, per_pilot: int = 1) -> int:
+    return max(1, CELLS_PER_CHUNK // max(1, n_tasks * per_pilot))
+
+
+def _counted(values: npt.NDArray[np.uint16], bins: int, weights: FloatArray | None) -> FloatArray:
+    """(Weighted) number of tasks with each value 0 … bins − 1."""
+    counted: FloatArray = np.bincount(values, weights=weights, minlength=bins).astype(np.float64)
+    return counted
+
+
+def _histograms(rows: npt.NDArray[np.uint8], pilots: IntArray,
+                weights: FloatArray | None) -> FloatArray:
+    """Q_pj for every pilot (P × (k + 1)), from c_pt summed over the pilot's rows."""
+    k = pilots.shape[1]
+    histogram = np.empty((pilots.shape[0], k + 1), dtype=np.float64)
+    for index, members in enumerate(pilots.tolist()):
+        counts = np.zeros(rows.shape[1], dtype=np.uint16)
+        for member in members:
+            counts += rows[member]
+        histogram[index] = _counted(counts, k + 1, weights)
+    return histogram
+
+
+def _weighted_by_pattern(rows: npt.NDArray[np.uint8], pilots: IntArray,
+                         weights: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """Histograms and joint counts of weighted pilots from their column codes."""
+    k = pilots.shape[1]
+    codes = np.arange(1 << k, dtype=np.int64)
+    bits = ((codes[:, None] >> np.arange(k, dtype=np.int64)) & 1).astype(np.float64)
+    by_count = np.zeros((1 << k, k + 1), dtype=np.float64)
+    by_count[codes, bits.sum(axis=1).astype(np.int64)] = 1.0
+    pairs = (bits[:, :, None] * bits[:, None, :]).reshape(1 << k, k * k)
+    per_code = np.empty((pilots.shape[0], 1 << k), dtype=np.float64)
+    for index, members in enumerate(pilots.tolist()):
+        code = np.zeros(rows.shape[1], dtype=np.uint16)
+        for member in reversed(members):  # Horner: code = 2·code + y, last member first
+            code += code
+            code += rows[member]
+        per_code[index] = _counted(code, 1 << k, weights)
+    histogram: FloatArray = per_code @ by_count
+    gram: FloatArray = (per_code @ pairs).reshape(pilots.shape[0], k, k)
+    return histogram, gram
+
+
+def _is_integral(weights: FloatArray) -> bool:
+    return bool(np.all(np.isfinite(weights)) and np.all(weights == np.round(weights))
+                and float(np.sum(np.abs(weights))) < 2.0**53)
+
+
+def pilot_stats(solved: BoolArray, pilots: npt.ArrayLike,
+                weights: npt.ArrayLike | None = None, *, with_phi: bool = True,
+                joint: FloatArray | None = None) -> PilotStats:
+    """``PilotStats.from_pilot(solved[pilots], weights)`` from the P × k agent indices.
+
+    ``joint``: the whole matrix's unweighted joint counts J = Y Yᵀ when the
+    caller has them (used only without weights).
+    """
+    index = np.asarray(pilots, dtype=np.int64)
+    if index.ndim != 2 or index.shape[1] == 0 or solved.ndim != 2 or solved.shape[1] == 0:
+        raise ValueError("pilots must be a P × k index array into an agents × tasks matrix")
+    task_weights = None if weights is None else np.asarray(weights, dtype=np.float64)
+    if task_weights is not None and task_weights.shape != (solved.shape[1],):
+        raise ValueError("weights must give one multiplicity per task")
+    k = index.shape[1]
+    if task_weights is not None and not _is_integral(task_weights):
+        return _stacked(solved, index, task_weights, with_phi)
+    rows = solved.view(np.uint8)
+    if task_weights is not None and with_phi and k <= PATTERN_MAX_K:
+        histogram, gram = _weighted_by_pattern(rows, index, task_weights)
+    else:
+        histogram = _histograms(rows, index, task_weights)
+        if not with_phi:
+            return PilotStats(k=k, histogram=histogram, mean_phi=None)
+        if task_weights is None:
+            whole = gram_matrix(solved) if joint is None else joint
+            gram = whole[index[:, :, None], index[:, None, :]]
+        else:
+            gram = _stacked_gram(solved, index, task_weights)
+    mean_phi = mean_phi_from_gram(gram, histogram.sum(axis=-1))
+    return PilotStats(k=k, histogram=histogram, mean_phi=np.asarray(mean_phi, dtype=np.float64))
+
+
+def _stacked_gram(solved: BoolArray, pilots: IntArray, weights: FloatArray) -> FloatArray:
+    """:func:`gram_matrix` of the pilot stack, built a few pilots at a time."""
+    step = _pilots_per_chunk(solved.shape[1], pilots.shape[1])
+    return np.concatenate([gram_matrix(solved[pilots[start:start + step]], weights)
+                           for start in range(0, pilots.shape[0], step)])
+
+
+def _stacked(solved: BoolArray, pilots: IntArray, weights: FloatArray,
+             with_phi: bool) -> PilotStats:
+    """:meth:`PilotStats.from_pilot` on the pilot stack, built a few pilots at a time."""
+    step = _pilots_per_chunk(solved.shape[1], pilots.shape[1])
+    parts = [PilotStats.from_pilot(solved[pilots[start:start + step]], weights,
+                                   with_phi=with_phi)
+             for start in range(0, pilots.shape[0], step)]
+    histogram = np.concatenate([part.histogram for part in parts])
+    if not with_phi:
+        return PilotStats(k=pilots.shape[1], histogram=histogram, mean_phi=None)
+    mean_phi = np.concatenate([part.phi() for part in parts])
+    return PilotStats(k=pilots.shape[1], histogram=histogram, mean_phi=mean_phi)

@@ -1,0 +1,81 @@
+"""Pilot statistics from agent indices equal those of the materialised pilot stack, exactly."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from foreseen.teams.curves import gram_matrix
+from foreseen.teams.forecasters.base import PilotStats
+from foreseen.teams.forecasters.indexed_pilots import PATTERN_MAX_K, pilot_stats
+
+
+def _matrix(seed: int, agents: int = 30, tasks: int = 257) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    solved = rng.random((agents, tasks)) < rng.uniform(0.05, 0.9, agents)[:, None]
+    solved[0] = False  # an agent that solves nothing: φ undefined for its pairs
+    solved[1] = True
+    return solved
+
+
+def _pilots(seed: int, agents: int, k: int, count: int) -> np.ndarray:
+    rng = np.random.default_rng(seed + 1)
+    return np.array([rng.choice(agents, k, replace=False) for _ in range(count)])
+
+
+def _same(left: PilotStats, right: PilotStats) -> None:
+    assert left.k == right.k
+    assert left.histogram.dtype == right.histogram.dtype == np.float64
+    assert np.array_equal(left.histogram, right.histogram)
+    if right.mean_phi is None:
+        assert left.mean_phi is None
+    else:
+        assert left.mean_phi is not None
+        assert np.array_equal(left.mean_phi, right.mean_phi, equal_nan=True)
+
+
+@pytest.mark.parametrize("k", [2, 5, 10, PATTERN_MAX_K, PATTERN_MAX_K + 1, 20])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_unweighted_and_bootstrap_weighted_equal_the_stack(k: int, seed: int) -> None:
+    solved = _matrix(seed)
+    pilots = _pilots(seed, solved.shape[0], k, 9)
+    _same(pilot_stats(solved, pilots), PilotStats.from_pilot(solved[pilots]))
+    _same(pilot_stats(solved, pilots, joint=gram_matrix(solved)),
+          PilotStats.from_pilot(solved[pilots]))
+    rng = np.random.default_rng(seed + 7)
+    weights = np.bincount(rng.integers(0, solved.shape[1], solved.shape[1]),
+                          minlength=solved.shape[1]).astype(np.float64)
+    _same(pilot_stats(solved, pilots, weights), PilotStats.from_pilot(solved[pilots], weights))
+    _same(pilot_stats(solved, pilots, weights, with_phi=False),
+          PilotStats.from_pilot(solved[pilots], weights, with_phi=False))
+
+
+def test_fractional_weights_take_the_stack_route_and_agree() -> None:
+    solved = _matrix(5)
+    pilots = _pilots(5, solved.shape[0], 10, 6)
+    weights = np.random.default_rng(3).uniform(0.0, 2.0, solved.shape[1])
+    _same(pilot_stats(solved, pilots, weights), PilotStats.from_pilot(solved[pilots], weights))
+
+
+def test_chunks_of_pilots_give_the_same_values(monkeypatch: pytest.MonkeyPatch) -> None:
+    solved = _matrix(8)
+    pilots = _pilots(8, solved.shape[0], 10, 11)
+    weights = np.arange(solved.shape[1], dtype=np.float64) % 3
+    whole = pilot_stats(solved, pilots, weights)
+    monkeypatch.setattr("foreseen.teams.forecasters.indexed_pilots.CELLS_PER_CHUNK",
+                        2 * solved.shape[1])  # two pilots per chunk, the last one alone
+    _same(pilot_stats(solved, pilots, weights), whole)
+    _same(pilot_stats(solved, pilots), PilotStats.from_pilot(solved[pilots]))
+
+
+def test_histogram_counts_by_hand() -> None:
+    solved = np.array([[1, 1, 0, 0], [1, 0, 1, 0], [0, 0, 0, 0]], dtype=bool)
+    stats = pilot_stats(solved, [[0, 1]], [2.0, 1.0, 0.0, 3.0])
+    # solver counts per task: 2, 1, 1, 0 with weights 2, 1, 0, 3
+    assert stats.histogram.tolist() == [[3.0, 1.0, 2.0]]
+
+
+@pytest.mark.parametrize("bad", [np.ones(3), np.ones((2, 4))])
+def test_weights_must_be_one_per_task(bad: np.ndarray) -> None:
+    with pytest.raises(ValueError, match="one multiplicity per task"):
+        pilot_stats(np.ones((3, 4), dtype=bool), [[0, 1]], bad)
