@@ -272,3 +272,40 @@ def test_executing_a_sealed_plan_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="only for a prospective plan"):
         record_outcome_execution(plan, tmp_path / "ledger.jsonl", tmp_path / "x.json",
                                  Executor({}))
+
+
+def test_the_committed_library_versions_are_checked_before_executing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A prospective plan commits to numpy's installed version; another version is refused."""
+    from importlib import metadata
+
+    import foreseen.credit.plan.freeze as freeze_module
+
+    study, outcomes, explanations = spine_support.tiny_study()
+    commitment = outcome_execution_commitment(MODULES, {}, ("numpy", "numpy"))
+    assert commitment["libraries"] == {"numpy": metadata.version("numpy")}
+    plan = freeze_plan(
+        study, explanations, design=spine_support.DESIGN, repeats=1,
+        forecaster=ForecasterSpec(spine_support.NAME, {"sleep_ms": 0.0}),
+        forecaster_configuration=spine_support.make_backend().configuration(),
+        analysis={"fallback_point": 0.0, "fallback_interval": [0.0, 0.0], "bootstrap_b": 200},
+        outcomes_path=None, seed=7, contexts_module=spine_support.NAME,
+        outcome_execution=commitment)
+    ledger, sealed = tmp_path / "ledger.jsonl", tmp_path / "outcomes.sealed.json"
+    run_plan(plan, ledger, backend=spine_support.make_backend())
+    installed, original = metadata.version("numpy"), metadata.version
+    monkeypatch.setattr(freeze_module.metadata, "version",
+                        lambda name: "0.0.1" if name == "numpy" else original(name))
+    execute = Executor(outcomes)
+    with pytest.raises(IntegrityError, match=f"numpy is 0.0.1, the plan commits to {installed}:"
+                                             f" install numpy=={installed}"):
+        record_outcome_execution(plan, ledger, sealed, execute)
+    assert execute.calls == 0 and not sealed.exists()
+    monkeypatch.undo()
+    record_outcome_execution(plan, ledger, sealed, execute)
+    assert execute.calls == 1
+
+
+def test_an_uninstalled_library_cannot_be_committed_to() -> None:
+    with pytest.raises(ConfigError, match="no-such-distribution-here is not installed"):
+        outcome_execution_commitment(MODULES, {}, ("no-such-distribution-here",))

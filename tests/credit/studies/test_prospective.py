@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +85,8 @@ def _check_commitment(definition: StudyDefinition, run: Path) -> None:
     assert plan.prospective and commitment["kind"] == "outcome_execution"
     assert commitment["code_sha256"] == code_digest(definition.outcome_modules)
     assert commitment["inputs"]["seeds"] == definition.outcome_seeds()
+    assert definition.outcome_libraries and commitment["libraries"] == {
+        name: metadata.version(name) for name in definition.outcome_libraries}
     report = json.loads((run / "report.json").read_text(encoding="utf-8"))
     assert report["outcome_commitment"]["kind"] == "prospective"
     assert report["outcome_commitment"]["ok"] is True

@@ -15,10 +15,13 @@ plan seed, execution parameters (concurrency, attempts, backoff), and the
   file's bytes; the outcomes were computed before the plan was frozen and kept
   in that file (a commitment, not a blind);
 * **outcome execution** (``{"kind": "outcome_execution", "code_sha256": …,
-  "modules": […], "inputs": {…}}``, a *prospective* plan, as in the paper): no
-  outcome exists when the plan is frozen; the plan commits to the digest of
-  the code that will execute them (:func:`foreseen.core.digest.code_digest`
-  over ``modules``) and to its inputs (the build options and seeds). The
+  "modules": […], "inputs": {…}, "libraries": {…}}``, a *prospective* plan, as
+  in the paper): no outcome exists when the plan is frozen; the plan commits to
+  the digest of the code that will execute them
+  (:func:`foreseen.core.digest.code_digest` over ``modules``), to its inputs
+  (the build options and seeds) and to the installed versions of the
+  third-party libraries it runs (scikit-learn, RDKit, LightGBM …; executing
+  with another version is refused, naming the version to install). The
   outcomes are executed only after every slot has its result; the ledger
   records that (:mod:`foreseen.credit.run.prospective`).
 
@@ -44,6 +47,7 @@ import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -204,21 +208,38 @@ class FrozenPlan:
             self.body["outcome_commitment"].get("kind") == OUTCOME_EXECUTION
 
 
-def outcome_execution_commitment(modules: Sequence[str],
-                                 inputs: Mapping[str, Any]) -> dict[str, Any]:
-    """A prospective plan's commitment: the digest of ``modules`` and the execution's inputs."""
+def library_versions(distributions: Sequence[str]) -> dict[str, str]:
+    """The installed version of each distribution (``importlib.metadata``), sorted by name."""
+    versions = {}
+    for name in sorted(set(distributions)):
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            raise ConfigError(f"outcome-execution library {name} is not installed") from None
+    return versions
+
+
+def outcome_execution_commitment(modules: Sequence[str], inputs: Mapping[str, Any],
+                                 libraries: Sequence[str] = ()) -> dict[str, Any]:
+    """A prospective plan's commitment: the digest of ``modules``, the execution's inputs
+    and the installed versions of the third-party ``libraries`` the execution runs."""
     if not modules:
         raise ConfigError("plan: an outcome-execution commitment needs its code modules")
     try:
         digest = code_digest(modules)
     except ValueError:
         raise UserInputError("outcome-execution code module missing; cannot digest it") from None
-    return {"kind": OUTCOME_EXECUTION, "code_sha256": digest, "modules": sorted(set(modules)),
-            "inputs": json.loads(canonical_json(dict(inputs)))}
+    commitment = {"kind": OUTCOME_EXECUTION, "code_sha256": digest,
+                  "modules": sorted(set(modules)),
+                  "inputs": json.loads(canonical_json(dict(inputs)))}
+    if libraries:
+        commitment["libraries"] = library_versions(libraries)
+    return commitment
 
 
 def check_outcome_code(plan: FrozenPlan) -> str:
-    """The committed outcome-execution code digest; IntegrityError if the code changed since."""
+    """The committed outcome-execution code digest; IntegrityError if the code or a
+    committed library version changed since."""
     commitment = plan.body["outcome_commitment"]
     if commitment.get("kind") != OUTCOME_EXECUTION:
         raise UserInputError("plan: not a prospective plan (its outcomes are a sealed file)")
@@ -232,6 +253,16 @@ def check_outcome_code(plan: FrozenPlan) -> str:
         raise IntegrityError(
             f"outcome-execution code changed since the plan was frozen (sha256 {now[:12]}…,"
             f" plan commits to {expected[:12]}…)")
+    committed = commitment.get("libraries", {})
+    for name, version in sorted(committed.items()):
+        try:
+            installed = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            installed = "not installed"
+        if installed != version:
+            raise IntegrityError(
+                f"outcome-execution library {name} is {installed}, the plan commits to"
+                f" {version}: install {name}=={version} to execute the outcomes")
     return expected
 
 

@@ -92,6 +92,11 @@ def _check_scalars(body: Mapping[str, Any], name: str) -> None:
     key = "code_sha256" if commitment.get("kind") == "outcome_execution" else "sha256"
     if not isinstance(commitment.get(key), str):
         raise SourceError(f"plan file {name}: outcome_commitment.{key} must be a string")
+    libraries = commitment.get("libraries", {})
+    if not (isinstance(libraries, dict)
+            and all(isinstance(v, str) for v in libraries.values())):
+        raise SourceError(f"plan file {name}: outcome_commitment.libraries must map library"
+                          " names to versions")
 
 
 _SLOT_TYPES: tuple[tuple[str, str], ...] = (

@@ -156,6 +156,9 @@ class StudyDefinition(ABC):
     #: the modules whose source decides an outcome (their digest is what a
     #: prospective plan commits to)
     outcome_modules: tuple[str, ...]
+    #: the third-party distributions the outcome execution runs (a prospective
+    #: plan commits to their installed versions)
+    outcome_libraries: tuple[str, ...] = ()
 
     @abstractmethod
     def build(self, options: Mapping[str, Any], *, executor: Executor | None,

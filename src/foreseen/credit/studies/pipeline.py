@@ -220,7 +220,8 @@ def prospective_commitment(definition: StudyDefinition,
         return None
     options = definition.option_values(settings.options)
     return outcome_execution_commitment(definition.outcome_modules,
-                                        definition.outcome_inputs(options))
+                                        definition.outcome_inputs(options),
+                                        definition.outcome_libraries)
 
 
 def write_study_folder(folder: Path, built: BuiltStudy,

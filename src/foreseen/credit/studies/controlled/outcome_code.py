@@ -19,3 +19,7 @@ CODE_MODULES: tuple[str, ...] = (
     "foreseen.credit.cards.extraction",
     "foreseen.credit.model",
 )
+
+#: the third-party distributions those modules run (a prospective plan commits to
+#: their installed versions)
+LIBRARIES: tuple[str, ...] = ("numpy", "scipy", "scikit-learn")

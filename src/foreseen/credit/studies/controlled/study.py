@@ -31,7 +31,7 @@ from foreseen.credit.studies.base import (
     StudyParameter,
     Verification,
 )
-from foreseen.credit.studies.controlled.outcome_code import CODE_MODULES
+from foreseen.credit.studies.controlled.outcome_code import CODE_MODULES, LIBRARIES
 
 CARD_CONTEXTS: tuple[str, ...] = ("matched_card", "donor_card@other_intervention",
                                   "donor_card@seed_swap")
@@ -78,6 +78,7 @@ class ControlledStudy(StudyDefinition):
 
     #: the modules whose source decides the outcomes (one list, shared with the build)
     outcome_modules = CODE_MODULES
+    outcome_libraries = LIBRARIES
 
     def build(self, options: Mapping[str, Any], *, executor: Executor | None,
               cache: Path | None, outcomes: bool = True) -> BuiltStudy:

@@ -103,6 +103,7 @@ class OpenMLStudy(StudyDefinition):
     outcome_modules = ("foreseen.credit.studies.openml.mirror",
                        "foreseen.credit.studies.openml.pipeline",
                        "foreseen.credit.studies.openml.build")
+    outcome_libraries = ("numpy", "pandas", "lightgbm")
 
     def outcome_seeds(self) -> dict[str, Any]:
         from foreseen.credit.studies.openml.build import BUILD_SEED

@@ -13,3 +13,7 @@ CODE_MODULES: tuple[str, ...] = (
     "foreseen.credit.studies.tox21.features", "foreseen.credit.studies.tox21.catalog",
     "foreseen.credit.studies.tox21.probe", "foreseen.credit.studies.fold_changes",
 )
+
+#: the third-party distributions those modules run (a prospective plan commits to
+#: their installed versions)
+LIBRARIES: tuple[str, ...] = ("numpy", "scipy", "scikit-learn", "rdkit")

@@ -45,7 +45,7 @@ from foreseen.credit.studies.base import (
     Verification,
 )
 from foreseen.credit.studies.tox21.data import ENDPOINTS
-from foreseen.credit.studies.tox21.outcome_code import CODE_MODULES
+from foreseen.credit.studies.tox21.outcome_code import CODE_MODULES, LIBRARIES
 from foreseen.credit.studies.verification import zero_outcome_share
 
 DESIGN_SEED = 20261129
@@ -97,6 +97,7 @@ class Tox21Study(StudyDefinition):
 
     #: the modules whose source decides the outcomes (one list, shared with the build)
     outcome_modules = CODE_MODULES
+    outcome_libraries = LIBRARIES
 
     def outcome_seeds(self) -> dict[str, Any]:
         from foreseen.credit.studies.tox21.data import SEEDS, SPLIT_SEED
