@@ -95,3 +95,14 @@ def test_calibration_of_shuffle_follows_chains_of_swaps() -> None:
         order[i], order[j] = order[j], order[i]
     mask = calibration_of_shuffle(np.array([3, 1, 0, 0], dtype=np.int64), 5)
     assert set(np.flatnonzero(mask).tolist()) == set(order[:2]) == {2, 4}
+
+
+@pytest.mark.parametrize("n", [10, 5000])
+def test_too_few_words_ask_for_a_longer_window(n: int) -> None:
+    """Word-by-word (small bounds) and block (large bounds) settling both say so."""
+    from foreseen.teams.e046.draws import _descending_from_words
+
+    words = np.zeros(n // 2, dtype=np.int64)  # every word accepted: n − 1 are needed
+    assert _descending_from_words(words, n) is None
+    settled = _descending_from_words(np.zeros(n - 1, dtype=np.int64), n)
+    assert settled is not None and settled[1] == n - 1 and not settled[0].any()

@@ -10,6 +10,14 @@ from foreseen.teams.forecasters.base import PilotStats
 from foreseen.teams.forecasters.indexed_pilots import PATTERN_MAX_K, pilot_stats
 
 
+@pytest.fixture(autouse=True, params=["indexed", "stacked"])
+def route(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test runs on the index routes (no stack is small) and on the stack route."""
+    if request.param == "indexed":
+        monkeypatch.setattr("foreseen.teams.forecasters.indexed_pilots.STACK_CELLS", 0)
+    return str(request.param)
+
+
 def _matrix(seed: int, agents: int = 30, tasks: int = 257) -> np.ndarray:
     rng = np.random.default_rng(seed)
     solved = rng.random((agents, tasks)) < rng.uniform(0.05, 0.9, agents)[:, None]

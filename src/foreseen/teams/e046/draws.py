@@ -150,7 +150,24 @@ def _settle_block(values: IntArray, bound: int) -> BoolArray:
     return accepted
 
 
-_SMALL_BOUND = 64
+#: bounds up to this many are settled word by word in plain Python (cheaper than blocks)
+SMALL_BOUND = 1024
+
+
+def _small_bounds(words: IntArray, position: int, bound: int) -> tuple[list[int], int] | None:
+    """Word-by-word draws for bounds ``bound`` … 2 from ``position``; (draws, next position)."""
+    ahead = words[position:position + 4 * bound + 64].tolist()  # enough, nearly always
+    draws: list[int] = []
+    index = 0
+    while bound >= 2:
+        if index == len(ahead):
+            return None
+        value = ahead[index] >> (_WORD_BITS - bound.bit_length())
+        index += 1
+        if value < bound:
+            draws.append(value)
+            bound -= 1
+    return draws, position + index
 
 
 def _descending_from_words(words: IntArray, n: int) -> tuple[IntArray, int] | None:
@@ -159,30 +176,23 @@ def _descending_from_words(words: IntArray, n: int) -> tuple[IntArray, int] | No
     filled = 0
     position = 0
     bound = n
-    while bound >= 2:
+    while bound > SMALL_BOUND:
         bits = bound.bit_length()
-        shift = _WORD_BITS - bits
-        if bound <= _SMALL_BOUND:
-            if position >= words.size:
-                return None
-            value = int(words[position]) >> shift
-            position += 1
-            if value < bound:
-                draws[filled] = value
-                filled += 1
-                bound -= 1
-            continue
         floor = 1 << (bits - 1)  # the bound keeps its bit length down to floor
-        length = min(bound - floor + 1, max(_SMALL_BOUND, bound >> 4))
+        length = min(bound - floor + 1, bound >> 4)
         if position + length > words.size:
             return None
-        values = words[position:position + length] >> shift
+        values = words[position:position + length] >> (_WORD_BITS - bits)
         chosen = values[_settle_block(values, bound)]
         draws[filled:filled + chosen.size] = chosen
         filled += chosen.size
         bound -= chosen.size
         position += length
-    return draws, position
+    rest = _small_bounds(words, position, bound)
+    if rest is None:
+        return None
+    draws[filled:] = rest[0]
+    return draws, rest[1]
 
 
 def randbelow_descending(rng: random.Random, n: int) -> IntArray:

@@ -20,12 +20,15 @@ Memory: one N-vector per pilot at a time, instead of the P × k × N stack.
 
 Every entry is a sum of integer weights below 2^53, so each route gives the
 same float64 values as :meth:`PilotStats.from_pilot`, whatever the order of
-summation; φ̄ then comes from the same :func:`mean_phi_from_gram`. Non-integer
-weights take the stack route (a few pilots at a time), so the sums run in the
-same order as there.
+summation; φ̄ then comes from the same :func:`mean_phi_from_gram`. Small
+inputs (at most :data:`STACK_CELLS` cells in the stack) and non-integer weights
+take the stack route (a few pilots at a time), the latter so that the sums run
+in the same order as there.
 """
 
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 import numpy.typing as npt
@@ -37,6 +40,8 @@ IntArray = npt.NDArray[np.int64]
 
 PATTERN_MAX_K = 12
 CELLS_PER_CHUNK = 8_000_000
+#: a pilot stack of at most this many cells is simply built (cheapest when small)
+STACK_CELLS = 4_000_000
 
 
 def _pilots_per_chunk(n_tasks: int, per_pilot: int = 1) -> int:
@@ -62,15 +67,25 @@ def _histograms(rows: npt.NDArray[np.uint8], pilots: IntArray,
     return histogram
 
 
-def _weighted_by_pattern(rows: npt.NDArray[np.uint8], pilots: IntArray,
-                         weights: FloatArray) -> tuple[FloatArray, FloatArray]:
-    """Histograms and joint counts of weighted pilots from their column codes."""
-    k = pilots.shape[1]
+@functools.lru_cache(maxsize=PATTERN_MAX_K + 1)
+def _pattern_tables(k: int) -> tuple[FloatArray, FloatArray]:
+    """For every code c < 2^k: one-hot of its number of set bits (2^k × (k + 1)) and its
+    bit products bit_i(c)·bit_l(c) (2^k × k²); read-only."""
     codes = np.arange(1 << k, dtype=np.int64)
     bits = ((codes[:, None] >> np.arange(k, dtype=np.int64)) & 1).astype(np.float64)
     by_count = np.zeros((1 << k, k + 1), dtype=np.float64)
     by_count[codes, bits.sum(axis=1).astype(np.int64)] = 1.0
     pairs = (bits[:, :, None] * bits[:, None, :]).reshape(1 << k, k * k)
+    by_count.setflags(write=False)
+    pairs.setflags(write=False)
+    return by_count, pairs
+
+
+def _weighted_by_pattern(rows: npt.NDArray[np.uint8], pilots: IntArray,
+                         weights: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """Histograms and joint counts of weighted pilots from their column codes."""
+    k = pilots.shape[1]
+    by_count, pairs = _pattern_tables(k)
     per_code = np.empty((pilots.shape[0], 1 << k), dtype=np.float64)
     for index, members in enumerate(pilots.tolist()):
         code = np.zeros(rows.shape[1], dtype=np.uint16)
@@ -103,40 +118,40 @@ def pilot_stats(solved: BoolArray, pilots: npt.ArrayLike,
     if task_weights is not None and task_weights.shape != (solved.shape[1],):
         raise ValueError("weights must give one multiplicity per task")
     k = index.shape[1]
-    if task_weights is not None and not _is_integral(task_weights):
+    small = index.size * solved.shape[1] <= STACK_CELLS
+    weighted = task_weights is not None
+    if (small or (task_weights is not None and not _is_integral(task_weights))
+            or (weighted and with_phi and k > PATTERN_MAX_K)):
         return _stacked(solved, index, task_weights, with_phi)
     rows = solved.view(np.uint8)
-    if task_weights is not None and with_phi and k <= PATTERN_MAX_K:
+    if task_weights is not None and with_phi:
         histogram, gram = _weighted_by_pattern(rows, index, task_weights)
     else:
         histogram = _histograms(rows, index, task_weights)
         if not with_phi:
             return PilotStats(k=k, histogram=histogram, mean_phi=None)
-        if task_weights is None:
-            whole = gram_matrix(solved) if joint is None else joint
-            gram = whole[index[:, :, None], index[:, None, :]]
-        else:
-            gram = _stacked_gram(solved, index, task_weights)
+        whole = gram_matrix(solved) if joint is None else joint
+        gram = whole[index[:, :, None], index[:, None, :]]
     mean_phi = mean_phi_from_gram(gram, histogram.sum(axis=-1))
     return PilotStats(k=k, histogram=histogram, mean_phi=np.asarray(mean_phi, dtype=np.float64))
 
 
-def _stacked_gram(solved: BoolArray, pilots: IntArray, weights: FloatArray) -> FloatArray:
-    """:func:`gram_matrix` of the pilot stack, built a few pilots at a time."""
-    step = _pilots_per_chunk(solved.shape[1], pilots.shape[1])
-    return np.concatenate([gram_matrix(solved[pilots[start:start + step]], weights)
-                           for start in range(0, pilots.shape[0], step)])
-
-
-def _stacked(solved: BoolArray, pilots: IntArray, weights: FloatArray,
+def _stacked(solved: BoolArray, pilots: IntArray, weights: FloatArray | None,
              with_phi: bool) -> PilotStats:
-    """:meth:`PilotStats.from_pilot` on the pilot stack, built a few pilots at a time."""
+    """:meth:`PilotStats.from_pilot` on the pilot stack, built a few pilots at a time.
+
+    φ̄ is computed once over all pilots' joint counts: numpy may order a
+    reduction differently for another batch shape, and the values must be
+    those of the whole stack.
+    """
     step = _pilots_per_chunk(solved.shape[1], pilots.shape[1])
-    parts = [PilotStats.from_pilot(solved[pilots[start:start + step]], weights,
-                                   with_phi=with_phi)
-             for start in range(0, pilots.shape[0], step)]
-    histogram = np.concatenate([part.histogram for part in parts])
+    chunks = [pilots[start:start + step] for start in range(0, pilots.shape[0], step)]
+    histogram = np.concatenate([
+        PilotStats.from_pilot(solved[chunk], weights, with_phi=False).histogram
+        for chunk in chunks])
     if not with_phi:
         return PilotStats(k=pilots.shape[1], histogram=histogram, mean_phi=None)
-    mean_phi = np.concatenate([part.phi() for part in parts])
-    return PilotStats(k=pilots.shape[1], histogram=histogram, mean_phi=mean_phi)
+    gram = np.concatenate([gram_matrix(solved[chunk], weights) for chunk in chunks])
+    mean_phi = mean_phi_from_gram(gram, histogram.sum(axis=-1))
+    return PilotStats(k=pilots.shape[1], histogram=histogram,
+                      mean_phi=np.asarray(mean_phi, dtype=np.float64))
