@@ -21,6 +21,7 @@ from typing import Annotated, Any, Literal
 import typer
 
 from foreseen.cli import options
+from foreseen.cli.credit_synthetic import synthetic_truth_command
 from foreseen.cli.report import NoHtml
 from foreseen.core.errors import ConfigError
 
@@ -255,6 +256,7 @@ def register(app: typer.Typer) -> None:
         study_app.command(name)(_study_command(name, definition.title, parameters))
     app.add_typer(study_app, name="study")
     app.command("demo")(demo_command)
+    app.command("synthetic-truth")(synthetic_truth_command)
     openml_app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False,
                              help="OpenML mirror tools.")
     openml_app.command("mirror")(mirror_command)

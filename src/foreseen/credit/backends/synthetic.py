@@ -89,21 +89,35 @@ class SyntheticTruthForecaster(Backend):
         self.truth_path = str(truth)
         self.truth = read_truth(truth)
         self.truth_sha256 = sha256_file(truth)
-        self.delta_point = _finite(delta_point, "delta_point")
-        self.delta_drift = _finite(delta_drift, "delta_drift")
-        if not 0.0 <= self.delta_drift <= 1.0:
-            raise UserInputError("synthetic_truth: delta_drift must be in [0, 1]")
+        self.check_effects(delta_point, delta_drift, base_error=base_error,
+                           effect_sd=effect_sd, drift_sd=drift_sd)
+        self.delta_point = float(delta_point)
+        self.delta_drift = float(delta_drift)
         self.spread = _finite(spread, "spread", minimum=0.0)
-        self.effect_sd = _finite(effect_sd, "effect_sd", minimum=0.0)
-        self.drift_sd = _finite(drift_sd, "drift_sd", minimum=0.0)
-        self.base_error = _finite(base_error, "base_error", minimum=0.0)
-        needed = abs(self.delta_point) + SQRT3 * self.effect_sd + 6.0 * self.drift_sd
-        if self.base_error < needed or self.base_error <= 0:
+        self.effect_sd = float(effect_sd)
+        self.drift_sd = float(drift_sd)
+        self.base_error = float(base_error)
+        self.seed = seed
+        self.name = name
+
+    @staticmethod
+    def check_effects(delta_point: Any, delta_drift: Any, *, base_error: Any = 0.1,
+                      effect_sd: Any = 0.005, drift_sd: Any = 0.005) -> None:
+        """Refuse declared effects the stand-in cannot honour (UserInputError, one line):
+        finite numbers, ``delta_drift`` in [0, 1], and ``base_error ≥ |delta_point| +
+        √3·effect_sd + 6·drift_sd`` so that an error never changes sign."""
+        point = _finite(delta_point, "delta_point")
+        drift = _finite(delta_drift, "delta_drift")
+        if not 0.0 <= drift <= 1.0:
+            raise UserInputError("synthetic_truth: delta_drift must be in [0, 1]")
+        spread_sd = _finite(effect_sd, "effect_sd", minimum=0.0)
+        noise_sd = _finite(drift_sd, "drift_sd", minimum=0.0)
+        error = _finite(base_error, "base_error", minimum=0.0)
+        needed = abs(point) + SQRT3 * spread_sd + 6.0 * noise_sd
+        if error < needed or error <= 0:
             raise UserInputError(
                 f"synthetic_truth: base_error must be >= |delta_point| + √3·effect_sd + "
                 f"6·drift_sd = {needed:.6g} (so an error never changes sign)")
-        self.seed = seed
-        self.name = name
 
     def configuration(self) -> dict[str, Any]:
         return {"backend": "offline", "name": self.name, "version": VERSION,
