@@ -8,7 +8,14 @@
    through the one :class:`~foreseen.credit.explainers.llm.LLMExplainer` from
    the public study only, with the study's brief. A finished explainer run
    is kept in ``explainers/<name>.json`` and reused by a rerun with the same
-   configuration (a paid call is never repeated);
+   configuration (a paid call is never repeated). An explainer with
+   ``propose = true`` on a study that executes proposals (the controlled
+   study, :mod:`foreseen.credit.studies.controlled.proposals`) explains its
+   own proposal states ``S~<name>``; they join the study (their outcomes
+   executed now in a sealed-file run, with the others after the forecasts in
+   a prospective run), the explainer's contexts (the study's
+   ``proposal_contexts``) cover them only (``scopes`` in ``design.json``) and
+   the plan commits to ``proposals.json`` by digest (``committed_files``);
 3. **seal and freeze**: the study folder files — ``study.json``,
    ``explanations.json``, ``outcomes.sealed.json`` (committed by digest),
    ``design.json`` and the study's own public files — are staged, and the
