@@ -320,3 +320,25 @@ def test_without_propose_the_plan_has_no_proposal_states(
                 for state in plan.study.states for repeat in (1, 2)}
     assert {(s["explainer"], s["state_id"], s["context_id"], s["repeat"])
             for s in plan.slots} == expected
+
+
+def test_the_dry_run_counts_the_proposal_states_slots(
+        tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from foreseen.credit.studies.estimate import estimate_study
+
+    monkeypatch.setenv(KEY_ENV, KEY)
+    definition = study_named("controlled")
+    built = definition.build({"tasks": 1}, executor=None, cache=cache)
+    states = len(built.build.study.states)
+    with FakeLLMServer(key=KEY) as server:
+        estimate = estimate_study(definition, built,
+                                  _settings("openai_compatible", server, cache, False),
+                                  tmp_path / "scratch")
+        assert not server.log  # nothing is called
+    repeats = 2
+    offline = sum(len(cids) for cids in CONTEXTS.values()) * states * repeats
+    proposing = (len(("matched_card", "matched_note")) + 1) * states * repeats
+    assert estimate.slots == offline + proposing
+    labels = {g.context for g in estimate.groups if g.role == "forecaster"}
+    assert {"llm|matched_card", "llm|matched_note", "llm|description"} <= labels
+    assert "llm|donor_card@other_intervention" not in labels
