@@ -6,7 +6,8 @@ and any fallback reason, paper v5). ``design.json`` lists them under
 ``committed_files``; the plan holds ``committed_files``: file name → SHA-256
 of its bytes. :func:`check_committed_files` refuses
 (:class:`~foreseen.core.errors.IntegrityError`) a run or a reveal whose folder
-has such a file missing or changed. A plan without the field is unchanged.
+— the folder of the ledger (run) or of the outcome file (reveal), the study's
+run folder — has such a file missing or changed. A plan without the field is unchanged.
 """
 
 from __future__ import annotations

@@ -167,6 +167,8 @@ def test_the_proposal_is_what_runs(api: str, prospective: bool, tmp_path: Path, 
         assert proposal.intervention_id == row["executed"]
         assert (proposal.task_id, proposal.budget, proposal.seed, proposal.condition) == (
             base.task_id, base.budget, base.seed, base.condition)
+        assert proposal.cell == f"{base.task_id}/b{base.budget_index}/{row['executed']}"
+        assert (proposal.cell == base.cell) is (row["executed"] == base.intervention_id)
         assert proposal.public["intervention_prior"] == \
             study.notes["catalog_prior"][row["executed"]]
         direct = execute_outcome(seed, "study", int(base.task_id[3:]), int(base.budget),

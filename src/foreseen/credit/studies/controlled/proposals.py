@@ -7,7 +7,10 @@ intervention = the proposed catalog id, or the declared fallback — the first
 catalog entry (the study's first intervention) — when the proposal is unusable (not a JSON
 object, no id, an id not in the catalog, a refusal, transport exhausted). Its
 public ``intervention_prior`` is the catalog prior of that intervention, and
-its cell is ``<S's cell>~<explainer>`` (the two seeds of a cell stay paired).
+its cell is the cell of (task, budget, executed intervention), named as an
+assigned state's (``<task>/b<budget index>/<intervention>``): an experiment
+the heuristic also assigned shares its cell, so a leave-one-cell-out baseline
+leaves both out together.
 The explainer then writes its note or card about the proposal state
 (:func:`proposal_state` is the explainer's hook), and the proposal state's
 outcome is executed by the study's own outcome code
@@ -61,7 +64,7 @@ def proposal_state(explainer: str) -> ProposalState:
     def make(study: Study, state: State, proposal: Proposal) -> State:
         prior = study.notes["catalog_prior"][proposal.intervention_id]
         return replace(state, id=proposal_state_id(state.id, explainer),
-                       cell=f"{state.cell}{SEPARATOR}{explainer}",
+                       cell=f"{state.cell.rsplit('/', 1)[0]}/{proposal.intervention_id}",
                        intervention_id=proposal.intervention_id,
                        public={**state.public, "intervention_prior": dict(prior)})
 
