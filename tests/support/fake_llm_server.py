@@ -20,6 +20,13 @@ Faults (each has a class: transport → retried; content → fallback; benign):
   ``schema_breaking`` (the answer lacks ``upper``), ``not_json_answer`` (prose);
 * benign: ``slow`` (answers after ``slow_s``), ``no_model_id`` (no ``model``).
 
+**Scripted** answers (``scripted``: slot id → directive) override the above
+for a slot: ``json:<text>`` answers ``<text>`` as the structured answer (an
+Anthropic tool call with that input, or OpenAI content), ``text:<text>`` as
+prose, ``refuse:<text>`` as a refusal (OpenAI ``message.refusal``; Anthropic
+``stop_reason = "refusal"`` with the text) and ``down`` answers ``http_500``
+on every attempt.
+
 Run as a script (``python fake_llm_server.py --latency 0.1``) it prints
 ``port <n>`` and serves until its standard input closes.
 """
@@ -99,6 +106,8 @@ class FakeLLMServer:
     #: service is down for that request (it answers 503 overloaded, a transport failure)
     down: Callable[[int], bool] | None = None
     requests: int = 0
+    #: slot id → scripted directive (module docstring)
+    scripted: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -239,9 +248,14 @@ class FakeLLMServer:
                           dead_rate=self.dead_rate)
         if self.down is not None and self.down(self.requests):
             fault = "http_overloaded"
+        directive = self.scripted.get(slot)
+        if directive is not None:
+            fault = "http_500" if directive == "down" else "none"
         self.log.append((slot, attempt, fault, api))
         if self.latency_s:
             await asyncio.sleep(self.latency_s)
+        if directive is not None and directive != "down":
+            return 200, {}, _scripted(api, directive, request)
         return await self._reply(api, fault, slot, request)
 
     async def _reply(self, api: str, fault: str, slot: str,
@@ -340,6 +354,34 @@ def instance_of(name: str, schema: Mapping[str, Any], key: str = "") -> Any:
     if kind == "string":
         return f"the {key.replace('_', ' ')} stated briefly"[: int(schema.get("maxLength", 80))]
     raise ValueError(f"no instance for schema type {kind!r}")
+
+
+def _scripted(api: str, directive: str, request: Mapping[str, Any]) -> bytes:
+    """The 200 body of a scripted answer (``json:``, ``text:`` or ``refuse:``)."""
+    kind, _, text = directive.partition(":")
+    model = f"{request['model']}-fake-20250101"
+    usage_in, usage_out = usage_for(request["messages"][-1]["content"], text)
+    if api == "anthropic":
+        tools = request.get("tools") or [{"name": "submit_answer"}]
+        block: dict[str, Any] = (
+            {"type": "tool_use", "id": "toolu_1", "name": tools[0]["name"],
+             "input": json.loads(text)} if kind == "json" else {"type": "text", "text": text})
+        stop = {"json": "tool_use", "text": "end_turn", "refuse": "refusal"}[kind]
+        body: dict[str, Any] = {
+            "id": "msg_1", "type": "message", "role": "assistant", "content": [block],
+            "model": model, "stop_reason": stop, "stop_sequence": None,
+            "usage": {"input_tokens": usage_in, "output_tokens": usage_out}}
+    else:
+        refused = kind == "refuse"
+        body = {"id": "chatcmpl-1", "object": "chat.completion", "created": 1764547200,
+                "model": model,
+                "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
+                             "message": {"role": "assistant",
+                                         "content": None if refused else text,
+                                         "refusal": text if refused else None}}],
+                "usage": {"prompt_tokens": usage_in, "completion_tokens": usage_out,
+                          "total_tokens": usage_in + usage_out}}
+    return json.dumps(body).encode()
 
 
 def _error(anthropic: bool, kind: str, message: str) -> bytes:

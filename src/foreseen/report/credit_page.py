@@ -36,6 +36,7 @@ from foreseen.credit.analysis.markdown import (
     stand_in_lines,
 )
 from foreseen.credit.analysis.report import CreditReport
+from foreseen.credit.studies.controlled.proposals import proposal_line
 from foreseen.report.charts import Chart, Panel, Series
 from foreseen.report.credit_inputs import OUTCOMES_FILE, RunFolder
 from foreseen.report.format import interval, num, verdict_tone
@@ -323,6 +324,16 @@ def _metrics_table(report: CreditReport) -> Table:
                  numeric=(2, 3, 4, 5, 6, 7, 8), caption="task-weighted metrics per arm")
 
 
+def _proposal_lines(report: CreditReport) -> tuple[str, ...]:
+    """Per proposing explainer: proposals made / valid / fallbacks / matches (executed)."""
+    section = report.study_section
+    proposals = section.data.get("proposals") if section is not None else None
+    if not isinstance(proposals, dict):
+        return ()
+    return tuple("proposals executed: " + proposal_line(name, counts).removeprefix("- ")
+                 for name, counts in sorted(proposals.items()))
+
+
 def page(run: RunFolder, figures: Sequence[Figure]) -> Page:
     """The page of a credit run."""
     report = run.report
@@ -344,6 +355,7 @@ def page(run: RunFolder, figures: Sequence[Figure]) -> Page:
         f"analysis code {'matches' if report.analysis_code_matches_plan else 'DIFFERS FROM'} "
         "the plan",
         *((leak,) if (leak := leak_line(report)) is not None else ()),
+        *_proposal_lines(report),
     )
     stand_ins = tuple(stand_in_lines(report))
     checks = tuple(Verdict(v.name, v.word, _check_tone(v.word), _check_detail(v))

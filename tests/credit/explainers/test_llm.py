@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pytest
@@ -64,6 +64,8 @@ class ScriptedBackend(Backend):
         answer = queue.pop(0) if len(queue) > 1 else queue[0]
         if isinstance(answer, Exception):
             raise answer
+        if isinstance(answer, BackendResponse):
+            return answer
         return BackendResponse(text=answer, requested_model="fake-1", returned_model="fake-1")
 
 
@@ -116,6 +118,40 @@ def test_proposals_are_validated_against_the_catalog_with_declared_fallback() ->
     for sid in ("s2", "s3"):
         assert proposals[sid].intervention_id == "l2" and not proposals[sid].valid
     assert "propose: proposal is not in the catalog" in run.issues["s2"]
+
+
+def test_a_proposal_hook_explains_the_proposed_change_and_names_refusals() -> None:
+    """With a proposal-state hook the note/card is about the proposed (or fallback) change;
+    a refusal and another final error answer are fallbacks with their own reasons."""
+    script = _script()
+    refused = BackendResponse(text="", requested_model="fake-1", returned_model="fake-1",
+                              error="model refused: not this one")
+    broken = BackendResponse(text="", requested_model="fake-1", returned_model="fake-1",
+                             error="HTTP 400: bad request")
+    script[("propose", "s0")] = ['{"intervention_id": "stop", "reason": "noise"}']
+    script[("propose", "s1")] = [refused]
+    script[("propose", "s2")] = [broken]
+    for (task, sid), answers in list(script.items()):
+        if task != "propose":
+            script[(task, f"{sid}~p")] = answers
+    backend = ScriptedBackend(script)
+
+    def hook(study: Study, state: State, proposal: Any) -> State:
+        return replace(state, id=f"{state.id}~p", intervention_id=proposal.intervention_id)
+
+    explainer = LLMExplainer(backend, seed=5, propose=True, extractor="llm", sleep=_no_sleep,
+                             proposal_state=hook)
+    run = explainer.explain(_study())
+    assert set(run.explanations) == {f"s{i}~p" for i in range(6)}
+    assert (run.proposals["s1"].reason, run.proposals["s1"].raw, run.proposals["s1"].valid) \
+        == ("refusal", "model refused: not this one", False)
+    assert run.proposals["s2"].reason == "answer_error"
+    assert run.proposals["s1"].intervention_id == run.proposals["s2"].intervention_id == "l2"
+    notes = {r.state_id: r.prompt for r in backend.requests if r.context["llm_task"] == "note"}
+    assert "max_iter 5" in notes["s0~p"] and "set C to 0.05" not in notes["s0~p"]
+    assert "set C to 0.05" in notes["s1~p"]  # the fallback, the first catalog entry
+    assert explainer.configuration()["explains"] == "proposal_state"
+    assert "explains" not in LLMExplainer(backend, propose=True).configuration()
 
 
 def test_proposal_prompt_uses_the_public_state_only() -> None:

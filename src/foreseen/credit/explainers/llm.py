@@ -7,12 +7,17 @@ For every state of a study, :class:`LLMExplainer` makes (prompts in
    intervention of the study's public catalog from the public state only (the
    state's ``intervention_prior``, which names its assigned change, is
    withheld). The answer is validated — JSON object, ``intervention_id`` in
-   the catalog — and an invalid answer or a transport failure gets the
-   declared fallback, the first catalog entry, with the reason. The executed
-   intervention of a built study is fixed (its outcome exists), so the note or
-   card below is always about the state's **assigned** intervention; the
-   proposal is returned beside the explanations (:class:`Proposal`,
-   ``matches_assigned``) for the report.
+   the catalog — and an invalid answer (not JSON, no id, an id not in the
+   catalog, a refusal) or an exhausted transport gets the declared fallback,
+   the first catalog entry, with the reason (:class:`Proposal`). With a
+   ``proposal_state`` hook (the controlled study's
+   :func:`foreseen.credit.studies.controlled.proposals.proposal_state`) the
+   explainer then explains the **proposal state** the hook returns — the same
+   experiment with the proposed (or fallback) intervention, ``S~<explainer>`` —
+   so the note or card below is about the model's own choice, and the study
+   executes that intervention's outcome. Without a hook (a study that cannot
+   execute a proposal) the note or card is about the state's assigned
+   intervention and the proposal is only recorded (``matches_assigned``).
 2. **ordinary** states: a free-text note; its card is extracted blind to the
    condition — ``extractor="llm"``: the model returns slot → quoted passage
    (:func:`locate_quotes` keeps a slot only if its quote occurs verbatim in
@@ -58,7 +63,12 @@ from typing import Any, cast
 from foreseen.core.digest import sha256_json
 from foreseen.core.errors import ConfigError
 from foreseen.core.retry import RetryPolicy
-from foreseen.credit.backends.base import Backend, ForecastRequest, TransportError
+from foreseen.credit.backends.base import (
+    Backend,
+    BackendResponse,
+    ForecastRequest,
+    TransportError,
+)
 from foreseen.credit.cards.extraction import extract_card
 from foreseen.credit.cards.render import render_card, with_spans
 from foreseen.credit.explainers import templates as tpl
@@ -76,7 +86,12 @@ from foreseen.credit.model import (
 from foreseen.credit.plan.freeze import slot_seed
 
 EXTRACTORS: tuple[str, ...] = ("llm", "rules")
+#: how a backend's final error names a refusal (the HTTP backends' wording)
+REFUSED = "model refused"
+
 Sleep = Callable[[float], Awaitable[None]]
+#: (study, public state, its proposal) → the state to explain (the proposal state)
+ProposalState = Callable[[Study, State, Proposal], State]
 
 
 # --------------------------------------------------------------------------- validation
@@ -199,7 +214,8 @@ class LLMExplainer(Explainer):
 
     def __init__(self, backend: Backend, *, seed: int = 0, propose: bool = False,
                  extractor: str = "llm", concurrency: int = 1, max_attempts: int = 4,
-                 brief: str = "", sleep: Sleep = asyncio.sleep) -> None:
+                 brief: str = "", sleep: Sleep = asyncio.sleep,
+                 proposal_state: ProposalState | None = None) -> None:
         if extractor not in EXTRACTORS:
             raise ConfigError(f"extractor must be one of {', '.join(EXTRACTORS)}")
         self.backend = backend
@@ -212,6 +228,7 @@ class LLMExplainer(Explainer):
         self.retry = RetryPolicy(max_attempts=max(1, max_attempts), base_s=0.05, max_s=2.0,
                                  jitter=True)
         self.sleep = sleep
+        self.proposal_state = proposal_state
         self.prompts_sha256 = tpl.prompts_digest(brief)
         self.generator = (f"llm:{backend.name}:{sha256_json(backend.configuration())[:16]}:"
                           f"{self.prompts_sha256[:16]}")
@@ -221,7 +238,8 @@ class LLMExplainer(Explainer):
                 "backend": self.backend.configuration(), "propose": self.propose,
                 "extractor": self.extractor, "seed": self.seed,
                 "prompts_sha256": self.prompts_sha256,
-                "templates_version": tpl.LLM_TEMPLATES_VERSION}
+                "templates_version": tpl.LLM_TEMPLATES_VERSION,
+                **({} if self.proposal_state is None else {"explains": "proposal_state"})}
 
     def explain(self, study: Study) -> ExplainerRun:
         """Explain every state of ``study`` (runs its own event loop)."""
@@ -257,6 +275,9 @@ class LLMExplainer(Explainer):
 
         An extraction prompt holds the note, which does not exist yet:
         ``note_allowance`` stands in for it (the caller's bound on a note's length).
+        With a ``proposal_state`` hook the explained intervention is not known
+        before the proposal: the note or card prompt is rendered for the catalog
+        intervention whose prompt is longest (an upper bound).
         """
         requests = []
         catalog = tuple(i.id for i in study.interventions)
@@ -266,6 +287,10 @@ class LLMExplainer(Explainer):
                 requests.append(self.request(state, "propose",
                                              tpl.render_propose(study, state, self.brief),
                                              tpl.proposal_schema(catalog)))
+                if self.proposal_state is not None:
+                    intervention = max(study.interventions, key=lambda i: len(
+                        tpl.render_note(study, state, i, self.brief)
+                        + tpl.render_card_request(study, state, i, self.brief)))
             if state.condition == "ordinary":
                 requests.append(self.request(
                     state, "note", tpl.render_note(study, state, intervention, self.brief),
@@ -283,6 +308,12 @@ class LLMExplainer(Explainer):
 
     async def _call(self, run: ExplainerRun, state: State, task: str, prompt: str,
                     schema: Mapping[str, Any] | None) -> str | None:
+        response = await self._respond(run, state, task, prompt, schema)
+        return None if response is None else response.text
+
+    async def _respond(self, run: ExplainerRun, state: State, task: str, prompt: str,
+                       schema: Mapping[str, Any] | None) -> BackendResponse | None:
+        """The backend's response (None: transport exhausted, the reason recorded)."""
         request = self.request(state, task, prompt, schema)
         call_id = request.slot_id
         run.prompts[call_id] = prompt
@@ -297,14 +328,17 @@ class LLMExplainer(Explainer):
                         slot_seed(self.seed, f"{call_id}#retry{attempt}")).random()
                     await self.sleep(self.retry.delay(attempt - 1, error.retry_after, jitter))
                 continue
-            return response.text
+            return response
         run.issues.setdefault(state.id, []).append(f"{task}: transport_exhausted")
         return None
 
     async def _explain_state(self, study: Study, state: State, run: ExplainerRun) -> None:
-        issues = run.issues.setdefault(state.id, [])
         if self.propose:
-            run.proposals[state.id] = await self._propose(study, state, run)
+            proposal = await self._propose(study, state, run)
+            run.proposals[state.id] = proposal
+            if self.proposal_state is not None:
+                state = self.proposal_state(study, state, proposal)
+        issues = run.issues.setdefault(state.id, [])
         intervention = study.intervention(state.intervention_id)
         if state.condition == "ordinary":
             note = await self._call(run, state, "note", tpl.render_note(study, state, intervention,
@@ -322,10 +356,20 @@ class LLMExplainer(Explainer):
 
     async def _propose(self, study: Study, state: State, run: ExplainerRun) -> Proposal:
         catalog = tuple(i.id for i in study.interventions)
-        text = await self._call(run, state, "propose", tpl.render_propose(study, state, self.brief),
-                                tpl.proposal_schema(catalog))
-        chosen, reason = (None, "transport_exhausted") if text is None else validate_proposal(
-            text, catalog)
+        response = await self._respond(run, state, "propose",
+                                       tpl.render_propose(study, state, self.brief),
+                                       tpl.proposal_schema(catalog))
+        text = None if response is None else response.text
+        chosen: str | None
+        reason: str | None
+        if response is None:
+            chosen, reason = None, "transport_exhausted"
+        elif response.error is not None:  # a final answer that is no proposal (e.g. a refusal)
+            refused = response.error.startswith(REFUSED)
+            chosen, reason = None, "refusal" if refused else "answer_error"
+            text = response.error
+        else:
+            chosen, reason = validate_proposal(response.text, catalog)
         if chosen is None:
             run.issues.setdefault(state.id, []).append(f"propose: {reason}")
             chosen = catalog[0]

@@ -67,7 +67,10 @@ from foreseen.core.errors import ConfigError, IntegrityError, SourceError, UserI
 from foreseen.credit.analysis.config import AnalysisConfig
 from foreseen.credit.backends.registry import backend_entry
 from foreseen.credit.model import Explanation, Study
+from foreseen.credit.plan.committed_files import FIELD as COMMITTED_FILES
+from foreseen.credit.plan.committed_files import check_committed_files
 from foreseen.credit.plan.renderers import STANDARD, ContextRenderer, renderer
+from foreseen.credit.plan.scopes import base_study, check_scopes, states_of
 from foreseen.credit.plan.shape import check_plan_shape
 
 PLAN_FORMAT = "foreseen.credit.plan.freeze/2"
@@ -197,6 +200,11 @@ class FrozenPlan:
     def donor_maps(self) -> dict[str, dict[str, str]]:
         return {name: dict(m) for name, m in self.body["donor_maps"].items()}
 
+    def scopes(self) -> dict[str, list[str]]:
+        """Scoped explainer → the state ids its slots cover (:mod:`.scopes`; empty: none)."""
+        return {str(name): [str(s) for s in ids]
+                for name, ids in dict(self.body.get("scopes") or {}).items()}
+
     @property
     def prospective(self) -> bool:
         """True when the plan commits to outcome execution (no outcome existed at freezing).
@@ -308,11 +316,12 @@ def _build_slots(study: Study, explanations: Mapping[str, Mapping[str, Explanati
                  design: Mapping[str | None, Sequence[str]], repeats: int, seed: int,
                  contexts: ContextRenderer, donors: Mapping[str, Mapping[str, str]],
                  forecaster_sha256: str,
-                 signals: Mapping[tuple[str, str], float] | None = None) -> list[dict[str, Any]]:
+                 signals: Mapping[tuple[str, str], float] | None = None,
+                 scopes: Mapping[str, Sequence[str]] | None = None) -> list[dict[str, Any]]:
     slots: list[dict[str, Any]] = []
     for explainer in sorted(design, key=lambda e: "" if e is None else e):
         by_state = explanations.get(explainer, {}) if explainer is not None else {}
-        for state in study.states:
+        for state in states_of(study, explainer, scopes or {}):
             for cid in design[explainer]:
                 signal = None
                 if signals is not None:
@@ -364,6 +373,8 @@ def freeze_plan(
     post_outcome: bool = False,
     amendments: Sequence[Mapping[str, Any]] = (),
     extra_donor_maps: Sequence[str] = (),
+    scopes: Mapping[str, Sequence[str]] | None = None,
+    committed_files: Mapping[str, str] | None = None,
 ) -> FrozenPlan:
     """Freeze a plan.
 
@@ -374,6 +385,9 @@ def freeze_plan(
     The commitment is the sealed file at ``outcomes_path`` or, for a
     prospective plan, ``outcome_execution``
     (:func:`outcome_execution_commitment`): exactly one of them.
+    ``scopes`` (explainer → state ids, :mod:`foreseen.credit.plan.scopes`) and
+    ``committed_files`` (file name → SHA-256,
+    :mod:`foreseen.credit.plan.committed_files`) enter the plan only when given.
     """
     if (outcomes_path is None) == (outcome_execution is None):
         raise ConfigError("plan: give a sealed outcome file or an outcome-execution"
@@ -393,10 +407,14 @@ def freeze_plan(
             raise UserInputError(f"plan: no explanations for explainer {explainer!r}")
     contexts = load_contexts_module(contexts_module)
     all_cids = [c for cids in design.values() for c in cids]
-    donors = _donor_maps_needed(study, all_cids, contexts, seed, extra_donor_maps)
+    scoped = {str(k): sorted(str(s) for s in v) for k, v in sorted((scopes or {}).items())}
+    if scoped:
+        check_scopes(study, scoped, design, {c: _needs_donor(contexts, c) for c in all_cids})
+    donors = _donor_maps_needed(base_study(study, scoped), all_cids, contexts, seed,
+                                extra_donor_maps)
     forecaster_json = {**forecaster.to_json(), "configuration": dict(forecaster_configuration)}
     slots = _build_slots(study, explanations, design, repeats, seed, contexts, donors,
-                         sha256_json(forecaster_json))
+                         sha256_json(forecaster_json), scopes=scoped)
     modules = ANALYSIS_MODULES
     body: dict[str, Any] = {
         "format": PLAN_FORMAT,
@@ -424,7 +442,16 @@ def freeze_plan(
         "amendments": [dict(a) for a in amendments],
         "slots": slots,
     }
+    if scoped:
+        body["scopes"] = scoped
+    if committed_files:
+        body[COMMITTED_FILES] = dict(sorted(committed_files.items()))
     return FrozenPlan(body, plan_id_of(body))
+
+
+def _needs_donor(contexts: ContextRenderer, cid: str) -> bool:
+    kind, qualifier = contexts.parse_context_id(cid)
+    return qualifier is not None and kind != "signal"
 
 
 def _plan_id_at(path: Path) -> str | None:
@@ -556,6 +583,7 @@ def reveal(plan: FrozenPlan, outcomes_path: str | os.PathLike[str], *,
     the reveal is refused, and so it is when the execution code changed.
     """
     path = Path(outcomes_path)
+    check_committed_files(plan.body, path.parent)
     if plan.prospective:
         if executed_sha256 is None:
             raise IntegrityError(
@@ -620,8 +648,9 @@ def known_signals(plan: FrozenPlan, outcomes: Mapping[str, float], donors: Mappi
     if not (noise_sd >= 0 and math.isfinite(noise_sd)):
         raise UserInputError("signal noise sd must be a finite number >= 0")
     signals: dict[tuple[str, str], float] = {}
-    states = sorted(plan.study.states, key=lambda s: s.id)
-    for state in plan.study.states:
+    study = base_study(plan.study, plan.scopes())
+    states = sorted(study.states, key=lambda s: s.id)
+    for state in study.states:
         exact = float(outcomes[donors[state.id]])
         rng = np.random.default_rng(slot_seed(noise_seed, state.id))
         noise, large = float(rng.normal(0.0, 1.0)), float(rng.normal(0.0, 1.0))
@@ -645,7 +674,8 @@ def freeze_signal_plan(parent: FrozenPlan, outcomes_path: str | os.PathLike[str]
     Reuses the parent's study, forecaster, analysis configuration, execution
     parameters and ``seed_swap`` donor map (computed with the parent's seed if the
     parent did not use it); one ``signal@<name>`` slot per
-    state, name and repeat (explainer none). ``names`` defaults to
+    base state (the states in no explainer scope, :mod:`.scopes`), name and
+    repeat (explainer none). ``names`` defaults to
     :data:`SIGNAL_NAMES` (without ``placebo`` when the study has one task).
     ``executed_sha256``: a prospective parent's executed outcome file digest
     (see :func:`reveal`).
@@ -660,7 +690,7 @@ def freeze_signal_plan(parent: FrozenPlan, outcomes_path: str | os.PathLike[str]
         raise UserInputError(f"unknown signal {unknown[0]!r}; known: {SIGNAL_NAMES}")
     outcomes = reveal(parent, outcomes_path, executed_sha256=executed_sha256)
     contexts = load_contexts_module(parent.body["contexts_module"])
-    study = parent.study
+    study = base_study(parent.study, parent.scopes())
     swap = parent.donor_maps().get("seed_swap")
     if swap is None:
         swap = dict(contexts.donor_map("seed_swap", study, parent.seed))

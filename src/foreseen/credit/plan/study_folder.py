@@ -7,9 +7,12 @@ A study folder holds ``study.json`` (the public :class:`~foreseen.credit.model.S
 ``seed``, ``forecaster`` {``factory``: a registered backend name, ``options``},
 optional ``contexts_module`` (a registered context renderer), ``analysis``
 (:class:`~foreseen.credit.analysis.config.AnalysisConfig` JSON), ``execution``,
-``lottery`` and, for a prospective study, ``outcome_execution`` (the
+``lottery``, for a prospective study, ``outcome_execution`` (the
 commitment of :func:`~foreseen.credit.plan.freeze.outcome_execution_commitment`;
-the folder then has no outcome file yet).
+the folder then has no outcome file yet), and optionally ``scopes``
+(explainer → the state ids its slots cover, :mod:`foreseen.credit.plan.scopes`)
+and ``committed_files`` (names of folder files the plan freezes by digest,
+:mod:`foreseen.credit.plan.committed_files`).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from foreseen.core.errors import UserInputError
 from foreseen.credit.analysis.config import normalise_analysis_config
 from foreseen.credit.backends.registry import make_backend
 from foreseen.credit.model import Explanation, Study
+from foreseen.credit.plan.committed_files import commit_files
 from foreseen.credit.plan.freeze import (
     DEFAULT_CONTEXTS_MODULE,
     OUTCOME_EXECUTION,
@@ -79,6 +83,13 @@ def freeze_study_dir(directory: str | os.PathLike[str]) -> FrozenPlan:
                                         and prospective.get("kind") == OUTCOME_EXECUTION):
         raise UserInputError("design file: outcome_execution must be an outcome-execution"
                              " commitment")
+    scopes = design.get("scopes", {})
+    if not isinstance(scopes, dict) or not all(
+            isinstance(v, list) and all(isinstance(s, str) for s in v) for v in scopes.values()):
+        raise UserInputError("design file: scopes must map explainer → list of state ids")
+    committed = design.get("committed_files", [])
+    if not isinstance(committed, list):
+        raise UserInputError("design file: committed_files must be a list of file names")
     return freeze_plan(
         study, explanations,
         design={(None if k == "-" else str(k)): [str(c) for c in v] for k, v in contexts.items()},
@@ -89,4 +100,6 @@ def freeze_study_dir(directory: str | os.PathLike[str]) -> FrozenPlan:
         outcome_execution=prospective, seed=design["seed"],
         execution=execution,
         contexts_module=str(design.get("contexts_module", DEFAULT_CONTEXTS_MODULE)),
-        lottery=design.get("lottery"))
+        lottery=design.get("lottery"),
+        scopes={str(k): list(v) for k, v in scopes.items()},
+        committed_files=commit_files(folder, committed))

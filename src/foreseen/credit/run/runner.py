@@ -50,6 +50,7 @@ from foreseen.credit.backends.base import (
 )
 from foreseen.credit.backends.registry import build_backend as registry_build_backend
 from foreseen.credit.model import Forecast, SlotRecord
+from foreseen.credit.plan.committed_files import check_committed_files
 from foreseen.credit.plan.freeze import FrozenPlan, load_contexts_module, slot_seed
 from foreseen.credit.run.breaker import CircuitBreaker
 from foreseen.credit.run.budget import (
@@ -526,6 +527,7 @@ async def run_plan_async(plan: FrozenPlan, ledger_path: str | os.PathLike[str],
     logged. ``accept_failures`` (a user's decision after an outage that will
     not end) gives every exhausted slot its fallback.
     """
+    check_committed_files(plan.body, Path(ledger_path).parent)
     prepared = build_requests(plan)
     with open_run_ledger(plan, ledger_path) as ledger:
         return await _run_open_ledger(plan, ledger, prepared, backend, concurrency=concurrency,

@@ -38,6 +38,8 @@ from typing import Any, Literal
 from foreseen.core.errors import ConfigError
 from foreseen.core.parallel import Executor
 from foreseen.credit.analysis.config import AnalysisConfig
+from foreseen.credit.explainers.base import Proposal
+from foreseen.credit.explainers.llm import ProposalState
 from foreseen.credit.model import Explanation, Outcome, Study
 from foreseen.credit.plan.freeze import ExecutionConfig
 
@@ -91,12 +93,17 @@ class StudyDesign:
     execution: ExecutionConfig
     llm_contexts: tuple[str, ...]
     lottery: Mapping[str, Any] | None = None
+    #: explainer → the state ids its slots cover (:mod:`foreseen.credit.plan.scopes`)
+    scopes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: study-folder files the plan freezes by digest (:mod:`foreseen.credit.plan.committed_files`)
+    committed_files: tuple[str, ...] = ()
 
-    def with_explainer(self, name: str, contexts: Sequence[str]) -> StudyDesign:
-        """The design with one more explainer and its contexts."""
+    def with_explainer(self, name: str, contexts: Sequence[str],
+                       scope: Sequence[str] | None = None) -> StudyDesign:
+        """The design with one more explainer, its contexts and (optionally) its scope."""
         merged = {**self.contexts, name: tuple(contexts)}
-        return StudyDesign(merged, self.repeats, self.seed, self.analysis, self.execution,
-                           self.llm_contexts, self.lottery)
+        scopes = dict(self.scopes) if scope is None else {**self.scopes, name: tuple(scope)}
+        return replace(self, contexts=merged, scopes=scopes)
 
     def contexts_json(self) -> dict[str, list[str]]:
         """``design.json``'s ``contexts`` (``"-"`` for the description arm)."""
@@ -219,6 +226,20 @@ class StudyDefinition(ABC):
         return {"name": "replication", "join": "all",
                 "conditions": [{"estimate": n, "test": "sign_agrees"} for n in names],
                 "on_pass": "replication_supported", "on_fail": "replication_not_supported"}
+
+    #: the contexts of an explainer whose proposals are executed (its proposal states)
+    proposal_contexts: tuple[str, ...] = ()
+
+    def proposal_hook(self, explainer: str) -> ProposalState | None:
+        """How ``explainer``'s proposal becomes the state it explains, or None when the study
+        cannot execute a proposal (the proposal is then only recorded)."""
+        return None
+
+    def with_proposals(self, built: BuiltStudy, proposals: Mapping[str, Mapping[str, Proposal]],
+                       *, executor: Executor | None) -> tuple[BuiltStudy, dict[str, list[str]]]:
+        """The build with every proposing explainer's proposal states (their outcomes
+        executed unless the build is public) and explainer → its proposal state ids."""
+        raise ConfigError(f"study {self.name} cannot execute proposals")
 
     def option_values(self, given: Mapping[str, Any]) -> dict[str, Any]:
         """Every parameter's value: ``given`` where present, else its default."""

@@ -13,6 +13,10 @@ cost, and the least time the rate limits allow. Nothing is called.
   description prompt plus ``EXPLANATION_ALLOWANCE`` × the explainer's
   ``max_tokens`` × 4 bytes (a card and a note of at most ``max_tokens``
   tokens each, at most 4 bytes a token — an assumption printed with the bound).
+  An explainer whose proposals the study executes (``propose = true`` in the
+  controlled study) is forecast on its proposal states: its own contexts
+  (the study's ``proposal_contexts``) and their description slots, each
+  bounded the same way (a proposal state's intervention is not known yet).
 * **Explainer calls** are rendered exactly from the templates
   (:meth:`~foreseen.credit.explainers.llm.LLMExplainer.planned_requests`); an
   extraction prompt holds a note of at most ``max_tokens`` × 4 bytes.
@@ -156,8 +160,14 @@ def estimate_study(definition: StudyDefinition, built: BuiltStudy, settings: Stu
                                repeats=settings.repeats)
     for spec in settings.explainers:
         groups_here = _explainer_groups(definition, built, spec, design.seed)
-        forecast_groups = _llm_arm_groups(spec, backend, forecaster, design.llm_contexts,
-                                          design.repeats, descriptions, built)
+        proposing = spec.propose and definition.proposal_hook(spec.name) is not None
+        forecast_groups = _llm_arm_groups(
+            spec, backend, forecaster,
+            definition.proposal_contexts if proposing else design.llm_contexts,
+            design.repeats, descriptions, built)
+        if proposing:  # the description arm of its proposal states
+            forecast_groups += _llm_arm_groups(spec, backend, forecaster, ("description",),
+                                               design.repeats, descriptions, built)
         groups += groups_here + forecast_groups
         limits_by_role["forecaster"][1].extend(forecast_groups)
         limits_by_role[f"explainer {spec.name}"] = (spec.backend, groups_here)
@@ -180,7 +190,9 @@ def _explainer_groups(definition: StudyDefinition, built: BuiltStudy, spec: Expl
                       seed: int) -> list[CallGroup]:
     backend = build_backend(spec.backend.backend, spec.backend.options)
     explainer = LLMExplainer(backend, seed=seed, propose=spec.propose, extractor=spec.extractor,
-                             brief=definition.llm_brief)
+                             brief=definition.llm_brief,
+                             proposal_state=(definition.proposal_hook(spec.name)
+                                             if spec.propose else None))
     note = "x" * (_max_tokens(spec.backend) * BYTES_PER_TOKEN)
     by_task: dict[str, list[ForecastRequest]] = {}
     for request in explainer.planned_requests(built.build.study, note):

@@ -8,7 +8,14 @@
    through the one :class:`~foreseen.credit.explainers.llm.LLMExplainer` from
    the public study only, with the study's brief. A finished explainer run
    is kept in ``explainers/<name>.json`` and reused by a rerun with the same
-   configuration (a paid call is never repeated);
+   configuration (a paid call is never repeated). An explainer with
+   ``propose = true`` on a study that executes proposals (the controlled
+   study, :mod:`foreseen.credit.studies.controlled.proposals`) explains its
+   own proposal states ``S~<name>``; they join the study (their outcomes
+   executed now in a sealed-file run, with the others after the forecasts in
+   a prospective run), the explainer's contexts (the study's
+   ``proposal_contexts``) cover them only (``scopes`` in ``design.json``) and
+   the plan commits to ``proposals.json`` by digest (``committed_files``);
 3. **seal and freeze**: the study folder files — ``study.json``,
    ``explanations.json``, ``outcomes.sealed.json`` (committed by digest),
    ``design.json`` and the study's own public files — are staged, and the
@@ -190,7 +197,9 @@ def run_explainers(definition: StudyDefinition, built: BuiltStudy,
         backend = build_backend(spec.backend.backend, spec.backend.options)
         explainer = LLMExplainer(backend, seed=seed, propose=spec.propose,
                                  extractor=spec.extractor, concurrency=spec.concurrency,
-                                 max_attempts=spec.max_attempts, brief=definition.llm_brief)
+                                 max_attempts=spec.max_attempts, brief=definition.llm_brief,
+                                 proposal_state=(definition.proposal_hook(spec.name)
+                                                 if spec.propose else None))
         path = folder / EXPLAINERS_FOLDER / f"{spec.name}.json"
         reused = _reuse(path, explainer.configuration())
         if reused is not None:
@@ -210,7 +219,11 @@ def design_json(design: StudyDesign, forecaster: BackendSpec) -> dict[str, Any]:
     return {"contexts": design.contexts_json(), "repeats": design.repeats,
             "seed": design.seed, "forecaster": forecaster.to_json(),
             "analysis": design.analysis.to_json(), "execution": design.execution.to_json(),
-            **({} if design.lottery is None else {"lottery": dict(design.lottery)})}
+            **({} if design.lottery is None else {"lottery": dict(design.lottery)}),
+            **({} if not design.scopes else {
+                "scopes": {k: list(v) for k, v in sorted(design.scopes.items())}}),
+            **({} if not design.committed_files else {
+                "committed_files": list(design.committed_files)})}
 
 
 def prospective_commitment(definition: StudyDefinition,
@@ -306,10 +319,13 @@ def run_study(definition: StudyDefinition, out: str | Path, settings: StudySetti
     build_backend(forecaster.backend, forecaster.options).close()
     folder.mkdir(parents=True, exist_ok=True)  # only once the settings are known good
     runs = run_explainers(definition, built, settings.explainers, folder, design.seed)
+    built, design = _with_proposals(definition, built, design, settings.explainers, runs,
+                                    executor)
     explanations: dict[str, Mapping[str, Explanation]] = dict(built.build.explanations)
     for name, run in runs.items():
         explanations[name] = run.explanations
-        design = design.with_explainer(name, design.llm_contexts)
+        if name not in design.scopes:
+            design = design.with_explainer(name, design.llm_contexts)
     verification = None
     if settings.verify_fraction is not None and commitment is None:
         verification = definition.verify(built, options, fraction=settings.verify_fraction,
@@ -359,6 +375,23 @@ def run_study(definition: StudyDefinition, out: str | Path, settings: StudySetti
                          calibration=(calibrated.child, folder / "signal_ledger.jsonl"))
     return StudyRunResult(definition.name, folder, plan, report, len(plan.body["slots"]),
                           resumed, built, runs, verification, time.monotonic() - started)
+
+
+def _with_proposals(definition: StudyDefinition, built: BuiltStudy, design: StudyDesign,
+                    specs: Sequence[ExplainerSpec], runs: Mapping[str, ExplainerRun],
+                    executor: Executor | None) -> tuple[BuiltStudy, StudyDesign]:
+    """Add the proposal states of every proposing explainer whose proposals the study
+    executes; each such explainer gets the study's proposal contexts on its own states."""
+    proposing = {spec.name: runs[spec.name].proposals for spec in specs
+                 if spec.propose and definition.proposal_hook(spec.name) is not None}
+    if not proposing:
+        return built, design
+    extended, scopes = definition.with_proposals(built, proposing, executor=executor)
+    for name in sorted(proposing):
+        design = design.with_explainer(name, definition.proposal_contexts, scopes[name])
+    return extended, replace(design, committed_files=tuple(
+        sorted({*design.committed_files, *(n for n in extended.files
+                                           if n not in built.files)})))
 
 
 def _backend(plan: FrozenPlan, forecaster: BackendSpec, inject_faults: int | None) -> Backend:

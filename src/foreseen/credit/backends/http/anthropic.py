@@ -7,7 +7,9 @@ output by **tool use**: one tool ``submit_<schema name>`` whose
 ``tool_choice = {"type": "tool", "name": ...}``; the answer text is the
 canonical JSON of that tool call's ``input``. When no tool call came back,
 the text blocks are the answer (the runner validates it and falls back if it
-is not a forecast). Usage: ``usage.input_tokens`` / ``usage.output_tokens``;
+is not a forecast), except after ``stop_reason = "refusal"``: a final error
+``model refused: <text>``, as the OpenAI backend reports ``message.refusal``.
+Usage: ``usage.input_tokens`` / ``usage.output_tokens``;
 the returned model id is the body's ``model``.
 
 API version: ``2026-10-21`` by default (``api_version`` option). That version
@@ -101,6 +103,9 @@ class AnthropicBackend(HttpBackend):
                 return Extracted(canonical_json(block["input"]), None, tokens_in, tokens_out)
             if block.get("type") == "text" and isinstance(block.get("text"), str):
                 texts.append(block["text"])
+        if body.get("stop_reason") == "refusal":
+            return Extracted(None, f"model refused: {''.join(texts)[:200]}", tokens_in,
+                             tokens_out)
         if texts:
             return Extracted("".join(texts), None, tokens_in, tokens_out)
         return Extracted(None, "response has neither a tool call nor text", tokens_in,

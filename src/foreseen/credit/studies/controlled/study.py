@@ -6,7 +6,10 @@ explainer ``matched_card``, ``donor_card@other_intervention`` and
 plain notes; explainers ``mechanism`` (positive control: knows the generating
 mechanism), ``plain_note`` (the natural notes) and ``placebo`` (negative
 control); 2 repeats; seed 20261129. An LLM explainer gets ``matched_card``,
-``matched_note`` and ``donor_card@other_intervention``.
+``matched_note`` and ``donor_card@other_intervention``; one with ``propose =
+true`` gets ``matched_card`` and ``matched_note`` on its own proposal states
+only (:mod:`.proposals`: the proposal is executed; donor maps cover the
+assigned states, so a proposing explainer is measured description vs matched).
 
 Gates: ``predictive_value`` on the plain notes (point-MAE Δ_desc and Δ_donor
 with positive one-sided lower bounds) and the same gate on the mechanism
@@ -23,14 +26,18 @@ from typing import Any
 from foreseen.core.parallel import Executor
 from foreseen.credit.analysis.config import AnalysisConfig
 from foreseen.credit.analysis.gates import predictive_value_gate
+from foreseen.credit.explainers.base import Proposal
+from foreseen.credit.explainers.llm import ProposalState
 from foreseen.credit.plan.freeze import ExecutionConfig
 from foreseen.credit.studies.base import (
     BuiltStudy,
     StudyDefinition,
     StudyDesign,
     StudyParameter,
+    StudySection,
     Verification,
 )
+from foreseen.credit.studies.controlled import proposals as proposing
 from foreseen.credit.studies.controlled.outcome_code import CODE_MODULES, LIBRARIES
 
 CARD_CONTEXTS: tuple[str, ...] = ("matched_card", "donor_card@other_intervention",
@@ -112,6 +119,23 @@ class ControlledStudy(StudyDefinition):
             execution=ExecutionConfig(concurrency=4, max_attempts=4, backoff_base_s=0.01,
                                       backoff_max_s=0.2),
             llm_contexts=LLM_CONTEXTS)
+
+    proposal_contexts = proposing.PROPOSAL_CONTEXTS
+
+    def proposal_hook(self, explainer: str) -> ProposalState | None:
+        return proposing.proposal_state(explainer)
+
+    def with_proposals(self, built: BuiltStudy, proposals: Mapping[str, Mapping[str, Proposal]],
+                       *, executor: Executor | None) -> tuple[BuiltStudy, dict[str, list[str]]]:
+        extended = proposing.with_proposals(built, proposals, executor)
+        scopes = {name: [proposing.proposal_state_id(s.id, name)
+                         for s in built.build.study.states] for name in sorted(proposals)}
+        return extended, scopes
+
+    def section(self, built: BuiltStudy, outcomes: Mapping[str, float],
+                verification: Verification | None) -> StudySection | None:
+        record = built.files.get(proposing.PROPOSALS_FILE)
+        return None if record is None else proposing.proposal_section(record, outcomes)
 
     def verify(self, built: BuiltStudy, options: Mapping[str, Any], *, fraction: float,
                executor: Executor | None) -> Verification:

@@ -1,0 +1,195 @@
+"""The LLM explainer's proposal is what runs (paper v5): proposal states, their outcomes, audit.
+
+For an LLM explainer configured with ``propose = true`` every public state
+``S`` of the controlled study gets a **proposal state** ``S~<explainer>``:
+the same task, budget, seed, condition and public features, with
+intervention = the proposed catalog id, or the declared fallback — the first
+catalog entry (the study's first intervention) — when the proposal is unusable (not a JSON
+object, no id, an id not in the catalog, a refusal, transport exhausted). Its
+public ``intervention_prior`` is the catalog prior of that intervention, and
+its cell is the cell of (task, budget, executed intervention), named as an
+assigned state's (``<task>/b<budget index>/<intervention>``): an experiment
+the heuristic also assigned shares its cell, so a leave-one-cell-out baseline
+leaves both out together.
+The explainer then writes its note or card about the proposal state
+(:func:`proposal_state` is the explainer's hook), and the proposal state's
+outcome is executed by the study's own outcome code
+(:func:`~foreseen.credit.studies.controlled.build.execute_task_outcomes`: the
+same function and seeds as the assigned states; in a sealed-file run right
+after the proposals and before the freeze, in a prospective run with every
+other state after the forecast ledger closes).
+
+:func:`proposals_record` is ``proposals.json``, frozen by the plan (by
+digest, ``committed_files``): per explainer and state the raw answer, its
+parse (the proposed id, valid), the fallback reason and the executed
+intervention, so a reader can check that each proposal state's intervention
+in ``study.json`` is the one proposed; plus the counts (intention to treat:
+proposal states with a fallback stay in the analysis) — proposals made, valid,
+fallbacks by reason, matching the state's assigned intervention, and matching
+the heuristic proposer's choices (:func:`~.build.propose`: the assigned
+interventions of the same task and budget).
+
+:func:`proposal_section` is the study's report section: those counts per
+explainer and the mean outcome of the proposal states beside the mean of the
+assigned states they stand beside (descriptive).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from foreseen.core.errors import IntegrityError
+from foreseen.core.parallel import Executor, SerialExecutor
+from foreseen.credit.explainers.base import Proposal
+from foreseen.credit.explainers.llm import ProposalState
+from foreseen.credit.model import Outcome, State, Study
+from foreseen.credit.studies.base import BuiltStudy, StudySection
+
+PROPOSALS_FILE = "proposals.json"
+#: the contexts of a proposing explainer (its proposal states have no donors)
+PROPOSAL_CONTEXTS: tuple[str, ...] = ("matched_card", "matched_note")
+SEPARATOR = "~"
+
+
+def proposal_state_id(state_id: str, explainer: str) -> str:
+    """``<state id>~<explainer>``."""
+    return f"{state_id}{SEPARATOR}{explainer}"
+
+
+def proposal_state(explainer: str) -> ProposalState:
+    """The hook that turns (study, public state, proposal) into the state the explainer explains."""
+
+    def make(study: Study, state: State, proposal: Proposal) -> State:
+        prior = study.notes["catalog_prior"][proposal.intervention_id]
+        return replace(state, id=proposal_state_id(state.id, explainer),
+                       cell=f"{state.cell.rsplit('/', 1)[0]}/{proposal.intervention_id}",
+                       intervention_id=proposal.intervention_id,
+                       public={**state.public, "intervention_prior": dict(prior)})
+
+    return make
+
+
+def _heuristic_choices(study: Study) -> dict[tuple[str, int], set[str]]:
+    choices: dict[tuple[str, int], set[str]] = {}
+    for state in study.states:
+        choices.setdefault((state.task_id, state.budget_index), set()).add(state.intervention_id)
+    return choices
+
+
+def _counts(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    reasons: dict[str, int] = {}
+    for row in rows:
+        if not row["valid"]:
+            reasons[str(row["reason"])] = reasons.get(str(row["reason"]), 0) + 1
+    return {"made": len(rows), "valid": sum(1 for r in rows if r["valid"]),
+            "fallbacks": len(rows) - sum(1 for r in rows if r["valid"]),
+            "fallbacks_by_reason": dict(sorted(reasons.items())),
+            "matching_assigned": sum(1 for r in rows if r["matches_assigned"]),
+            "matching_heuristic": sum(1 for r in rows if r["matches_heuristic"])}
+
+
+def proposals_record(study: Study, proposals: Mapping[str, Mapping[str, Proposal]]
+                     ) -> dict[str, Any]:
+    """``proposals.json``: explainer → per-state audit rows and counts (module docstring)."""
+    heuristic = _heuristic_choices(study)
+    explainers: dict[str, Any] = {}
+    for name, by_state in sorted(proposals.items()):
+        rows = []
+        for state in study.states:
+            proposal = by_state[state.id]
+            chosen = heuristic[(state.task_id, state.budget_index)]
+            rows.append({
+                "state_id": state.id, "proposal_state_id": proposal_state_id(state.id, name),
+                "raw": proposal.raw, "valid": proposal.valid, "reason": proposal.reason,
+                "proposed": proposal.intervention_id if proposal.valid else None,
+                "executed": proposal.intervention_id, "assigned": state.intervention_id,
+                "heuristic_choices": sorted(chosen),
+                "matches_assigned": proposal.intervention_id == state.intervention_id,
+                "matches_heuristic": proposal.intervention_id in chosen})
+        explainers[name] = {"counts": _counts(rows), "states": rows}
+    return {"fallback": study.interventions[0].id, "separator": SEPARATOR, "explainers": explainers}
+
+
+def proposal_states(study: Study, proposals: Mapping[str, Mapping[str, Proposal]]
+                    ) -> tuple[State, ...]:
+    """Every explainer's proposal states, explainer by explainer in the study's state order."""
+    return tuple(proposal_state(name)(study, state, by_state[state.id])
+                 for name, by_state in sorted(proposals.items()) for state in study.states)
+
+
+def check_proposal_states(study: Study, record: Mapping[str, Any]) -> None:
+    """Refuse a study whose proposal states' interventions are not the recorded ones."""
+    for name, entry in record["explainers"].items():
+        for row in entry["states"]:
+            state = study.state(str(row["proposal_state_id"]))
+            if state.intervention_id != row["executed"] or \
+                    row["executed"] != (row["proposed"] or record["fallback"]):
+                raise IntegrityError(f"proposal state {state.id} of {name} does not execute"
+                                     " the recorded proposal")
+
+
+def execute_new_outcomes(seed: int, states: Sequence[State],
+                         executor: Executor | None) -> tuple[Outcome, ...]:
+    """The outcomes of ``states`` by the study's outcome code (one job per task)."""
+    from foreseen.credit.studies.controlled.build import execute_task_outcomes
+
+    by_task: dict[str, list[State]] = {}
+    for state in states:
+        by_task.setdefault(state.task_id, []).append(state)
+    runner = executor or SerialExecutor()
+    with runner.session({}) as pool:
+        results = pool.map(execute_task_outcomes,
+                           [(seed, tuple(group)) for group in by_task.values()])
+    executed = {o.state_id: o for task in results for o in task}
+    return tuple(executed[s.id] for s in states)
+
+
+def with_proposals(built: BuiltStudy, proposals: Mapping[str, Mapping[str, Proposal]],
+                   executor: Executor | None) -> BuiltStudy:
+    """The build with the proposal states, ``proposals.json`` and (sealed build) their outcomes."""
+    base = built.build.study
+    added = proposal_states(base, proposals)
+    study = replace(base, states=(*base.states, *added))
+    record = proposals_record(base, proposals)
+    check_proposal_states(study, record)
+    outcomes = built.build.outcomes
+    if not built.build.public_only:
+        outcomes = (*outcomes, *execute_new_outcomes(int(base.notes["build"]["seed"]), added,
+                                                     executor))
+    return replace(built, build=replace(built.build, study=study, outcomes=outcomes),
+                   files={**built.files, PROPOSALS_FILE: record})
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def proposal_section(record: Mapping[str, Any], outcomes: Mapping[str, float]) -> StudySection:
+    """The report section: counts per explainer and mean y of proposal vs assigned states."""
+    data: dict[str, Any] = {}
+    lines = ["## Proposals (the explainer's own choice, executed)", ""]
+    for name, entry in sorted(record["explainers"].items()):
+        rows = entry["states"]
+        counts = dict(entry["counts"])
+        proposed_y = [float(outcomes[r["proposal_state_id"]]) for r in rows]
+        assigned_y = [float(outcomes[r["state_id"]]) for r in rows]
+        data[name] = {**counts, "mean_y_proposal_states": _mean(proposed_y),
+                      "mean_y_assigned_states": _mean(assigned_y)}
+        lines.append(proposal_line(name, data[name]))
+    lines += ["", f"An unusable proposal executes the declared fallback ({record['fallback']});"
+              " its proposal state stays in the analysis (intention to treat).", ""]
+    return StudySection("proposals", {"proposals": data}, "\n".join(lines) + "\n")
+
+
+def proposal_line(name: str, counts: Mapping[str, Any]) -> str:
+    """One line per explainer: made / valid / fallbacks by reason / matches / mean outcomes."""
+    reasons = ", ".join(f"{k}: {v}" for k, v in dict(counts["fallbacks_by_reason"]).items())
+    mean_p, mean_a = counts.get("mean_y_proposal_states"), counts.get("mean_y_assigned_states")
+    means = ("" if mean_p is None or mean_a is None else
+             f"; mean y {mean_p:.4f} on the proposal states vs {mean_a:.4f} on the assigned")
+    return (f"- {name}: {counts['made']} proposals made, {counts['valid']} valid,"
+            f" {counts['fallbacks']} fallbacks" + (f" ({reasons})" if reasons else "") +
+            f"; {counts['matching_assigned']} match the assigned intervention,"
+            f" {counts['matching_heuristic']} the heuristic proposer's choices" + means)
