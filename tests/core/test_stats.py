@@ -84,3 +84,10 @@ def test_mcnemar_tail_is_the_exact_binomial_sum(b: int, c: int) -> None:
     tail = sum(math.comb(n, i) for i in range(min(b, c) + 1))
     expected = float(min(Fraction(1), Fraction(2 * tail, 2**n))) if n else 1.0
     assert mcnemar_exact_p(b, c) == expected
+
+
+@pytest.mark.parametrize(("b", "c"), [(29, 33), (30, 32), (40, 50)])
+def test_mcnemar_takes_numpy_integers_exactly(b: int, c: int) -> None:
+    import numpy as np
+
+    assert mcnemar_exact_p(np.int64(b), np.int64(c)) == mcnemar_exact_p(b, c)  # type: ignore[arg-type]

@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Sequence
 from fractions import Fraction
 
@@ -29,6 +30,7 @@ def normal_cdf(z: float) -> float:
 
 def mcnemar_exact_p(b: int, c: int) -> float:
     """Two-sided exact McNemar p-value for ``b`` and ``c`` discordant pairs."""
+    b, c = operator.index(b), operator.index(c)  # Python ints: exact, never overflowing
     if b < 0 or c < 0:
         raise ValueError(f"discordant counts must be non-negative, got b={b}, c={c}")
     n = b + c

@@ -304,6 +304,9 @@ def test_the_committed_library_versions_are_checked_before_executing(
     monkeypatch.undo()
     record_outcome_execution(plan, ledger, sealed, execute)
     assert execute.calls == 1
+    # a library upgraded after the execution does not change what was executed: reveal works
+    monkeypatch.setattr(freeze_module.metadata, "version", lambda name: "99.0")
+    assert record_reveal(plan, ledger, sealed) == outcomes
 
 
 def test_an_uninstalled_library_cannot_be_committed_to() -> None:

@@ -45,7 +45,7 @@ def _same(left: PilotStats, right: PilotStats) -> None:
 @pytest.mark.parametrize("k", [2, 5, 10, PATTERN_MAX_K, PATTERN_MAX_K + 1, 20])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_unweighted_and_bootstrap_weighted_equal_the_stack(k: int, seed: int) -> None:
-    solved = _matrix(seed)
+    solved = _matrix(seed, tasks=4099)  # ≥ 2^12 tasks: column codes up to k = 12
     pilots = _pilots(seed, solved.shape[0], k, 9)
     _same(pilot_stats(solved, pilots), PilotStats.from_pilot(solved[pilots]))
     _same(pilot_stats(solved, pilots, joint=gram_matrix(solved)),
@@ -66,6 +66,7 @@ def test_fractional_weights_take_the_stack_route_and_agree() -> None:
 
 
 def test_chunks_of_pilots_give_the_same_values(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The chunk size of the stack route (used by both routes' fallbacks) changes nothing."""
     solved = _matrix(8)
     pilots = _pilots(8, solved.shape[0], 10, 11)
     weights = np.arange(solved.shape[1], dtype=np.float64) % 3
@@ -87,3 +88,30 @@ def test_histogram_counts_by_hand() -> None:
 def test_weights_must_be_one_per_task(bad: np.ndarray) -> None:
     with pytest.raises(ValueError, match="one multiplicity per task"):
         pilot_stats(np.ones((3, 4), dtype=bool), [[0, 1]], bad)
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered in sqrt:RuntimeWarning")
+@pytest.mark.parametrize("weights", [
+    [2.0**24 + 1, 1.0, 0.0, 2.0],  # a total past float32's exact integers
+    [2.0**25, -(2.0**25) + 1, 3.0, 1.0],  # negative weights
+])
+def test_weights_outside_the_exact_range_give_the_stacks_values(weights: list[float]) -> None:
+    solved = np.array([[1, 1, 0, 1], [1, 0, 1, 1], [0, 1, 1, 1], [1, 1, 1, 0],
+                       [0, 0, 1, 1]], dtype=bool)
+    pilots = np.array([[0, 1, 2], [1, 3, 4], [0, 2, 4]])
+    _same(pilot_stats(solved, pilots, weights), PilotStats.from_pilot(solved[pilots], weights))
+
+
+def test_no_pilots_give_empty_statistics() -> None:
+    solved = _matrix(1)
+    stats = pilot_stats(solved, np.zeros((0, 3), dtype=np.int64))
+    _same(stats, PilotStats.from_pilot(solved[np.zeros((0, 3), dtype=np.int64)]))
+    assert stats.histogram.shape == (0, 4)
+
+
+def test_pilots_too_large_for_the_counters_take_the_stack(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("foreseen.teams.forecasters.indexed_pilots.MAX_COUNTED_K", 4)
+    solved = _matrix(2, tasks=600)
+    pilots = _pilots(2, solved.shape[0], 5, 4)
+    _same(pilot_stats(solved, pilots), PilotStats.from_pilot(solved[pilots]))

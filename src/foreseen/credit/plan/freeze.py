@@ -245,9 +245,11 @@ def outcome_execution_commitment(modules: Sequence[str], inputs: Mapping[str, An
     return commitment
 
 
-def check_outcome_code(plan: FrozenPlan) -> str:
-    """The committed outcome-execution code digest; IntegrityError if the code or a
-    committed library version changed since."""
+def check_outcome_code(plan: FrozenPlan, *, libraries: bool = False) -> str:
+    """The committed outcome-execution code digest; IntegrityError if the code changed
+    since — and, with ``libraries`` (before executing the outcomes), if a committed
+    library version differs from the installed one. Outcomes already executed are
+    not re-checked against the libraries: upgrading one afterwards changes nothing."""
     commitment = plan.body["outcome_commitment"]
     if commitment.get("kind") != OUTCOME_EXECUTION:
         raise UserInputError("plan: not a prospective plan (its outcomes are a sealed file)")
@@ -261,11 +263,11 @@ def check_outcome_code(plan: FrozenPlan) -> str:
         raise IntegrityError(
             f"outcome-execution code changed since the plan was frozen (sha256 {now[:12]}…,"
             f" plan commits to {expected[:12]}…)")
-    committed = commitment.get("libraries", {})
+    committed = commitment.get("libraries", {}) if libraries else {}
     for name, version in sorted(committed.items()):
         try:
             installed = metadata.version(name)
-        except metadata.PackageNotFoundError:
+        except (metadata.PackageNotFoundError, ValueError):
             installed = "not installed"
         if installed != version:
             raise IntegrityError(

@@ -93,7 +93,7 @@ def _check_scalars(body: Mapping[str, Any], name: str) -> None:
     if not isinstance(commitment.get(key), str):
         raise SourceError(f"plan file {name}: outcome_commitment.{key} must be a string")
     libraries = commitment.get("libraries", {})
-    if not (isinstance(libraries, dict)
+    if not (isinstance(libraries, dict) and all(key for key in libraries)
             and all(isinstance(v, str) for v in libraries.values())):
         raise SourceError(f"plan file {name}: outcome_commitment.libraries must map library"
                           " names to versions")

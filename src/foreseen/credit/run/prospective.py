@@ -96,7 +96,7 @@ def record_outcome_execution(plan: FrozenPlan, ledger_path: str | os.PathLike[st
     done = _execution_event(view.kept)
     if done is not None:
         return _checked_record(plan, view.kept)
-    code = check_outcome_code(plan)
+    code = check_outcome_code(plan, libraries=True)
     outcomes = dict(execute())
     target = Path(sealed)
     digest = write_outcomes(target, plan.study, outcomes)

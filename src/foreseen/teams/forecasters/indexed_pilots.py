@@ -18,12 +18,16 @@ the stack (and its float32 copy for the Gram matrix) would take gigabytes.
 
 Memory: one N-vector per pilot at a time, instead of the P × k × N stack.
 
-Every entry is a sum of integer weights below 2^53, so each route gives the
-same float64 values as :meth:`PilotStats.from_pilot`, whatever the order of
-summation; φ̄ then comes from the same :func:`mean_phi_from_gram`. Small
-inputs (at most :data:`STACK_CELLS` cells in the stack) and non-integer weights
-take the stack route (a few pilots at a time), the latter so that the sums run
-in the same order as there.
+With no weights, or non-negative integer weights totalling less than 2^24
+(bootstrap multiplicities), every entry is an integer that both these routes
+and the stack's float32 products hold exactly, so each route gives the same
+float64 values as :meth:`PilotStats.from_pilot`, whatever the order of
+summation; φ̄ then comes from the same :func:`mean_phi_from_gram` over the whole
+batch of pilots. Everything else takes the stack route (a few pilots at a
+time, the same arithmetic as there): small inputs (at most :data:`STACK_CELLS`
+cells in the stack), other weights, pilots of more than :data:`MAX_COUNTED_K`
+agents, and weighted φ̄ when 2^k exceeds the number of tasks or k exceeds
+:data:`PATTERN_MAX_K`.
 """
 
 from __future__ import annotations
@@ -42,6 +46,8 @@ PATTERN_MAX_K = 12
 CELLS_PER_CHUNK = 8_000_000
 #: a pilot stack of at most this many cells is simply built (cheapest when small)
 STACK_CELLS = 4_000_000
+#: pilot sizes whose solver counts fit the 16-bit counters
+MAX_COUNTED_K = 65_535
 
 
 def _pilots_per_chunk(n_tasks: int, per_pilot: int = 1) -> int:
@@ -98,9 +104,11 @@ def _weighted_by_pattern(rows: npt.NDArray[np.uint8], pilots: IntArray,
     return histogram, gram
 
 
-def _is_integral(weights: FloatArray) -> bool:
-    return bool(np.all(np.isfinite(weights)) and np.all(weights == np.round(weights))
-                and float(np.sum(np.abs(weights))) < 2.0**53)
+def _exact_in_float32(weights: FloatArray) -> bool:
+    """Non-negative integer weights whose total stays below 2^24: then the stack's float32
+    joint counts (:func:`gram_matrix`) are exact, and so equal the integer routes'."""
+    return bool(np.all(np.isfinite(weights)) and np.all(weights >= 0)
+                and np.all(weights == np.round(weights)) and float(np.sum(weights)) < 2.0**24)
 
 
 def pilot_stats(solved: BoolArray, pilots: npt.ArrayLike,
@@ -118,10 +126,12 @@ def pilot_stats(solved: BoolArray, pilots: npt.ArrayLike,
     if task_weights is not None and task_weights.shape != (solved.shape[1],):
         raise ValueError("weights must give one multiplicity per task")
     k = index.shape[1]
-    small = index.size * solved.shape[1] <= STACK_CELLS
+    n_tasks = solved.shape[1]
     weighted = task_weights is not None
-    if (small or (task_weights is not None and not _is_integral(task_weights))
-            or (weighted and with_phi and k > PATTERN_MAX_K)):
+    if (index.size * n_tasks <= STACK_CELLS  # small: the stack is cheapest
+            or k > MAX_COUNTED_K  # 16-bit counts would wrap
+            or (task_weights is not None and not _exact_in_float32(task_weights))
+            or (weighted and with_phi and (k > PATTERN_MAX_K or (1 << k) > n_tasks))):
         return _stacked(solved, index, task_weights, with_phi)
     rows = solved.view(np.uint8)
     if task_weights is not None and with_phi:
@@ -145,7 +155,7 @@ def _stacked(solved: BoolArray, pilots: IntArray, weights: FloatArray | None,
     those of the whole stack.
     """
     step = _pilots_per_chunk(solved.shape[1], pilots.shape[1])
-    chunks = [pilots[start:start + step] for start in range(0, pilots.shape[0], step)]
+    chunks = [pilots[start:start + step] for start in range(0, pilots.shape[0], step)] or [pilots]
     histogram = np.concatenate([
         PilotStats.from_pilot(solved[chunk], weights, with_phi=False).histogram
         for chunk in chunks])
