@@ -33,8 +33,17 @@ def _reference_resplit(rng: random.Random, n: int) -> np.ndarray:
     return mask
 
 
+@pytest.fixture(params=["bulk", "direct below the thresholds"])
+def route(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The bulk reading on every size, or ``random``'s own methods on small sizes."""
+    if request.param == "bulk":
+        monkeypatch.setattr("foreseen.teams.e046.draws.DIRECT_CHOICE_MAX", 0)
+        monkeypatch.setattr("foreseen.teams.e046.draws.DIRECT_SHUFFLE_MAX", 0)
+    return str(request.param)
+
+
 @pytest.mark.parametrize("seed", range(0, 400, 7))
-def test_task_weights_and_resplits_equal_choice_and_shuffle(seed: int) -> None:
+def test_task_weights_and_resplits_equal_choice_and_shuffle(seed: int, route: str) -> None:
     fast, slow = random.Random(seed), random.Random(seed)
     for rng in (fast, slow):  # start somewhere inside the state block, not at its boundary
         rng.sample(range(50), 7)
@@ -79,7 +88,7 @@ def test_word_stream_reads_without_moving_and_consumes_exactly() -> None:
 
 @pytest.mark.parametrize("n", [63, 64, 65, 66, 129, 2**14 - 1, 2**14, 2**14 + 1, 65_537])
 @pytest.mark.parametrize("seed", [3, 20261009])
-def test_resplits_of_larger_lists_equal_shuffle(n: int, seed: int) -> None:
+def test_resplits_of_larger_lists_equal_shuffle(n: int, seed: int, route: str) -> None:
     """Block acceptance (several blocks per bit length) and the carried-element pointers."""
     fast, slow = random.Random(seed), random.Random(seed)
     for _ in range(2):

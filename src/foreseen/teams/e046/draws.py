@@ -236,12 +236,28 @@ def calibration_of_shuffle(draws: IntArray, n: int) -> BoolArray:
     return calibration
 
 
+#: up to these sizes ``random``'s own ``choice`` / ``shuffle`` are faster than reading
+#: the stream in bulk (measured; either way the draws are the same)
+DIRECT_CHOICE_MAX = 512
+DIRECT_SHUFFLE_MAX = 4096
+
+
 def draw_task_weights(rng: random.Random, n_tasks: int) -> FloatArray:
     """N × ``rng.choice(tasks)``; returns how often each task was drawn."""
-    draws = randbelow_many(rng, n_tasks, n_tasks)
+    if n_tasks <= DIRECT_CHOICE_MAX:
+        tasks = range(n_tasks)
+        draws = np.asarray([rng.choice(tasks) for _ in range(n_tasks)], dtype=np.int64)
+    else:
+        draws = randbelow_many(rng, n_tasks, n_tasks)
     return np.bincount(draws, minlength=n_tasks).astype(np.float64)
 
 
 def draw_resplit(rng: random.Random, n_tasks: int) -> BoolArray:
     """``rng.shuffle`` of a fresh task list; calibration mask = its first ⌊N/2⌋ tasks."""
-    return calibration_of_shuffle(randbelow_descending(rng, n_tasks), n_tasks)
+    if n_tasks > DIRECT_SHUFFLE_MAX:
+        return calibration_of_shuffle(randbelow_descending(rng, n_tasks), n_tasks)
+    order = list(range(n_tasks))
+    rng.shuffle(order)
+    calibration = np.zeros(n_tasks, dtype=np.bool_)
+    calibration[np.asarray(order[: n_tasks // 2], dtype=np.int64)] = True
+    return calibration
