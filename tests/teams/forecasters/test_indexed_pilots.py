@@ -92,12 +92,13 @@ def test_weights_must_be_one_per_task(bad: np.ndarray) -> None:
 
 @pytest.mark.filterwarnings("ignore:invalid value encountered in sqrt:RuntimeWarning")
 @pytest.mark.parametrize("weights", [
-    [2.0**24 + 1, 1.0, 0.0, 2.0],  # a total past float32's exact integers
-    [2.0**25, -(2.0**25) + 1, 3.0, 1.0],  # negative weights
+    [2.0**24 + 1, 1.0, 0.0, 2.0] * 3,  # a total past float32's exact integers
+    [2.0**25, -(2.0**25) + 1, 3.0, 1.0] * 3,  # negative weights
 ])
 def test_weights_outside_the_exact_range_give_the_stacks_values(weights: list[float]) -> None:
-    solved = np.array([[1, 1, 0, 1], [1, 0, 1, 1], [0, 1, 1, 1], [1, 1, 1, 0],
-                       [0, 0, 1, 1]], dtype=bool)
+    """12 tasks ≥ 2^3 codes: without the guard these weights would take the code route."""
+    solved = np.tile(np.array([[1, 1, 0, 1], [1, 0, 1, 1], [0, 1, 1, 1], [1, 1, 1, 0],
+                               [0, 0, 1, 1]], dtype=bool), 3)
     pilots = np.array([[0, 1, 2], [1, 3, 4], [0, 2, 4]])
     _same(pilot_stats(solved, pilots, weights), PilotStats.from_pilot(solved[pilots], weights))
 
