@@ -341,3 +341,64 @@ def test_other_studies_get_notes_and_cards_for_the_assigned_change_without_propo
             assert "higher accuracy is better" in request.prompt
     assert all(run.explanations[s.id].card.completeness == 0  # type: ignore[union-attr]
                for s in ordinary)
+
+
+@pytest.mark.parametrize("api", ["openai", "anthropic"])
+def test_a_refused_or_failed_note_or_card_call_leaves_the_part_empty(
+        api: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A final error answer of a note, card or extract call through an HTTP backend is
+    never the explanation (its text would be the raw response body): the part is empty
+    and the reason is ``<task>: refusal`` or ``<task>: answer_error``."""
+    from foreseen.credit.backends.registry import make_backend
+
+    from support.fake_llm_server import FakeLLMServer
+    from support.http import API_NAMES, KEY, KEY_ENV, backend_options
+
+    monkeypatch.setenv(KEY_ENV, KEY)
+    study = _study()
+    refusal = "I will not write about this change."
+    with FakeLLMServer(key=KEY) as server:
+        server.scripted.update({
+            "explain:note|s0": f"refuse:{refusal}",  # ordinary: refused note
+            "explain:note|s1": f"text:{NOTE}",
+            "explain:extract|s1": f"refuse:{refusal}",  # ordinary: refused extraction
+            "explain:card|s2": f"refuse:{refusal}",  # elicited: refused card
+            "explain:card|s3": f"json:{json.dumps(GOOD_CARD)}",
+            "explain:card|s4": f"json:{json.dumps(GOOD_CARD)}",
+            "explain:note|s5": f"text:{NOTE}",
+            "explain:extract|s5": "json:{}"})
+        backend = make_backend({"backend": API_NAMES[api],
+                                "options": backend_options(api, server.base_url,
+                                                           max_tokens=400)})
+        run = LLMExplainer(backend, seed=3, extractor="llm", sleep=_no_sleep,
+                           max_attempts=1).explain(study)
+    explanations = run.explanations
+    assert explanations["s0"].note is None and explanations["s0"].card is None
+    assert run.issues["s0"] == ["note: refusal"]
+    assert explanations["s1"].note == NOTE and explanations["s1"].card is not None
+    assert explanations["s1"].card.direction is None
+    assert run.issues["s1"] == ["extract: refusal"]
+    assert explanations["s2"].note is None and explanations["s2"].card is None
+    assert run.issues["s2"] == ["card: refusal"]
+    assert explanations["s3"].card is not None and explanations["s3"].card.direction == "improve"
+    for explanation in explanations.values():
+        assert refusal not in (explanation.note or "")
+        assert "{" not in (explanation.note or "")  # never a response envelope
+
+
+def test_an_answer_error_of_a_note_or_card_is_recorded_not_explained() -> None:
+    """A final error that is no refusal (e.g. an HTTP 400 whose body is the text)."""
+    script = _script()
+    envelope = '{"type": "error", "error": {"type": "invalid_request_error"}}'
+    broken = BackendResponse(text=envelope, requested_model="fake-1", returned_model="fake-1",
+                             error="HTTP 400: invalid_request_error")
+    refused = BackendResponse(text=envelope, requested_model="fake-1", returned_model="fake-1",
+                              error="model refused: no")
+    script[("note", "s0")] = [broken]
+    script[("card", "s2")] = [refused]
+    script[("card", "s3")] = [broken]
+    run = LLMExplainer(ScriptedBackend(script), seed=5, extractor="llm",
+                       sleep=_no_sleep).explain(_study())
+    assert run.explanations["s0"].note is None and run.issues["s0"] == ["note: answer_error"]
+    assert run.explanations["s2"].note is None and run.issues["s2"] == ["card: refusal"]
+    assert run.explanations["s3"].card is None and run.issues["s3"] == ["card: answer_error"]

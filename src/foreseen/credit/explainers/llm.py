@@ -45,7 +45,9 @@ Transport failures are retried by one policy
 (:class:`foreseen.core.retry.RetryPolicy`: ``max_attempts``; wait = the
 server's retry-after or ``min(2, 0.05·2^i)·(0.5 + u)``, u seeded by (seed,
 call, attempt)); an exhausted call leaves the state with an empty explanation
-(intention to treat) and its reason in :attr:`ExplainerRun.issues`. Each
+(intention to treat) and its reason in :attr:`ExplainerRun.issues`; so does a
+final error answer of a note, card or extract call (``<task>: refusal`` or
+``<task>: answer_error`` — the response's raw body is never the note). Each
 call's ``request.seed`` is :func:`~foreseen.credit.plan.freeze.slot_seed` of
 (seed, call slot id), so a seeded backend is reproducible call by call.
 """
@@ -308,8 +310,21 @@ class LLMExplainer(Explainer):
 
     async def _call(self, run: ExplainerRun, state: State, task: str, prompt: str,
                     schema: Mapping[str, Any] | None) -> str | None:
+        """The answer's text; None when the transport is exhausted or the answer is an error.
+
+        A final error answer (``response.error``: a refusal, an HTTP error, a body
+        without an answer) is never an explanation — its ``text`` may be the raw
+        response body — so it is recorded as ``"<task>: refusal"`` or
+        ``"<task>: answer_error"`` and the part stays empty (intention to treat).
+        """
         response = await self._respond(run, state, task, prompt, schema)
-        return None if response is None else response.text
+        if response is None:
+            return None
+        if response.error is not None:
+            reason = "refusal" if response.error.startswith(REFUSED) else "answer_error"
+            run.issues.setdefault(state.id, []).append(f"{task}: {reason}")
+            return None
+        return response.text
 
     async def _respond(self, run: ExplainerRun, state: State, task: str, prompt: str,
                        schema: Mapping[str, Any] | None) -> BackendResponse | None:
