@@ -14,7 +14,12 @@ from foreseen.credit.backends.base import Backend, BackendResponse, ForecastRequ
 from foreseen.credit.backends.grammar import gbnf_grammar, max_output_chars
 from foreseen.credit.backends.schemas import FORECAST_SCHEMA, response_schema
 from foreseen.credit.explainers import templates as tpl
-from foreseen.credit.explainers.llm import LLMExplainer, card_from_answer, locate_quotes
+from foreseen.credit.explainers.llm import (
+    LLMExplainer,
+    card_from_answer,
+    locate_quotes,
+    proposal_call_ids,
+)
 from foreseen.credit.model import Intervention, State, Study, Task
 
 NOTE = ("I expect stronger L2 to improve the held-out log-loss by about 0.02. "
@@ -46,6 +51,10 @@ def _study() -> Study:
                  interventions, tuple(states))
 
 
+#: the proposal calls' ids of :func:`_study` → its state ids
+_CALLED_STATES = {called: sid for sid, called in proposal_call_ids(_study()).items()}
+
+
 @dataclass
 class ScriptedBackend(Backend):
     """Answers each (call, state) from a script; a script entry may be an exception."""
@@ -59,7 +68,11 @@ class ScriptedBackend(Backend):
 
     async def complete(self, request: ForecastRequest) -> BackendResponse:
         self.requests.append(request)
-        key = (str(request.context["llm_task"]), request.state_id)
+        task = str(request.context["llm_task"])
+        # a proposal call names its state by its opaque call id: the script by the state id
+        state_id = _CALLED_STATES.get(request.state_id, request.state_id) \
+            if task == "propose" else request.state_id
+        key = (task, state_id)
         queue = self.script[key]
         answer = queue.pop(0) if len(queue) > 1 else queue[0]
         if isinstance(answer, Exception):
@@ -156,7 +169,7 @@ def test_a_proposal_hook_explains_the_proposed_change_and_names_refusals() -> No
 
 def test_proposal_prompt_uses_the_public_state_only() -> None:
     _, backend = _run()
-    prompts = {r.state_id: r.prompt for r in backend.requests
+    prompts = {_CALLED_STATES[r.state_id]: r.prompt for r in backend.requests
                if r.context["llm_task"] == "propose"}
     # states differ only in their assigned intervention (and its prior): identical prompts
     assert len(set(prompts.values())) == 1
@@ -402,3 +415,20 @@ def test_an_answer_error_of_a_note_or_card_is_recorded_not_explained() -> None:
     assert run.explanations["s0"].note is None and run.issues["s0"] == ["note: answer_error"]
     assert run.explanations["s2"].note is None and run.issues["s2"] == ["card: refusal"]
     assert run.explanations["s3"].card is None and run.issues["s3"] == ["card: answer_error"]
+
+
+def test_a_proposal_call_never_names_the_state_by_its_id() -> None:
+    """The proposal call's state and slot ids are ``<task>-b<budget>-s<seed>-p<rank>``:
+    no state id (which may name the assigned change) and no intervention id."""
+    _, backend = _run()
+    study = _study()
+    calls = [r for r in backend.requests if r.context["llm_task"] == "propose"]
+    assert sorted({r.state_id for r in calls}) == [f"t0-b0-s0-p{k}" for k in range(1, 7)]
+    for request in calls:
+        assert request.slot_id == f"explain:propose|{request.state_id}"
+        assert not any(i.id in request.slot_id for i in study.interventions)
+        assert request.state_id not in {s.id for s in study.states}
+    ranks = proposal_call_ids(replace(study, states=tuple(
+        replace(s, seed=index % 2) for index, s in enumerate(study.states))))
+    assert ranks == {"s0": "t0-b0-s0-p1", "s1": "t0-b0-s1-p1", "s2": "t0-b0-s0-p2",
+                     "s3": "t0-b0-s1-p2", "s4": "t0-b0-s0-p3", "s5": "t0-b0-s1-p3"}

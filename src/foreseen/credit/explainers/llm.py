@@ -6,14 +6,15 @@ For every state of a study, :class:`LLMExplainer` makes (prompts in
 1. **proposal** (``propose=True``, the controlled study): the model picks one
    intervention of the study's public catalog from the public state only (the
    state's ``intervention_prior``, which names its assigned change, is
-   withheld). The answer is validated — JSON object, ``intervention_id`` in
-   the catalog — and an invalid answer (not JSON, no id, an id not in the
-   catalog, a refusal) or an exhausted transport gets the declared fallback,
-   the first catalog entry, with the reason (:class:`Proposal`). With a
-   ``proposal_state`` hook (the controlled study's
+   withheld; the call names the state by :func:`proposal_call_ids`, not by its
+   id, which may name the assigned change). The answer is validated — JSON
+   object, ``intervention_id`` in the catalog — and an invalid answer (not
+   JSON, no id, an id not in the catalog, a refusal) or an exhausted
+   transport gets the declared fallback, the first catalog entry, with the
+   reason (:class:`Proposal`). With a ``proposal_state`` hook (the controlled study's
    :func:`foreseen.credit.studies.controlled.proposals.proposal_state`) the
    explainer then explains the **proposal state** the hook returns — the same
-   experiment with the proposed (or fallback) intervention, ``S~<explainer>`` —
+   experiment with the proposed (or fallback) intervention, ``…~<explainer>`` —
    so the note or card below is about the model's own choice, and the study
    executes that intervention's outcome. Without a hook (a study that cannot
    execute a proposal) the note or card is about the state's assigned
@@ -206,6 +207,28 @@ def locate_quotes(note: str, quotes: Mapping[str, Any]) -> tuple[Card, list[str]
     return card, reasons
 
 
+# --------------------------------------------------------------------------- proposal call ids
+
+
+def proposal_call_ids(study: Study) -> dict[str, str]:
+    """State id → the id a proposal call names instead: ``<task>-b<budget index>-s<seed>-p<rank>``.
+
+    ``rank`` (from 1) is the state's place among the states of its (task, budget
+    index, seed) in the study's order. A state id may name the state's assigned
+    intervention (the controlled study's do), which the proposal call withholds;
+    this id names only what the public state already shows, so neither the
+    request's ``state_id``/``slot_id`` (an HTTP header, a command's environment)
+    nor the prompts reveal the assigned change.
+    """
+    seen: dict[tuple[str, int, int], int] = {}
+    ids: dict[str, str] = {}
+    for state in study.states:
+        key = (state.task_id, state.budget_index, state.seed)
+        seen[key] = seen.get(key, 0) + 1
+        ids[state.id] = f"{state.task_id}-b{state.budget_index}-s{state.seed}-p{seen[key]}"
+    return ids
+
+
 # --------------------------------------------------------------------------- the explainer
 
 
@@ -250,10 +273,11 @@ class LLMExplainer(Explainer):
     async def explain_async(self, study: Study) -> ExplainerRun:
         run = ExplainerRun(explanations={})
         gate = asyncio.Semaphore(self.concurrency)
+        call_ids = proposal_call_ids(study) if self.propose else {}
 
         async def one(state: State) -> None:
             async with gate:
-                await self._explain_state(study, state, run)
+                await self._explain_state(study, state, run, call_ids.get(state.id))
 
         await asyncio.gather(*(one(state) for state in study.states))
         run.explanations = dict(sorted(run.explanations.items()))
@@ -262,11 +286,17 @@ class LLMExplainer(Explainer):
         return run
 
     def request(self, state: State, task: str, prompt: str,
-                schema: Mapping[str, Any] | None) -> ForecastRequest:
-        """The backend request of one explainer call (``task``: propose, note, card, extract)."""
-        call_id = f"explain:{task}|{state.id}"
+                schema: Mapping[str, Any] | None, state_id: str | None = None
+                ) -> ForecastRequest:
+        """The backend request of one explainer call (``task``: propose, note, card, extract).
+
+        ``state_id`` (default ``state.id``) is the id the call names: a proposal
+        call names its :func:`proposal_call_ids` id.
+        """
+        named = state.id if state_id is None else state_id
+        call_id = f"explain:{task}|{named}"
         return ForecastRequest(
-            slot_id=call_id, state_id=state.id, context_kind=f"explain:{task}", repeat=1,
+            slot_id=call_id, state_id=named, context_kind=f"explain:{task}", repeat=1,
             prompt=prompt, seed=slot_seed(self.seed, call_id),
             context={"llm_task": task, "template_version": tpl.VERSIONS[task],
                      "response_schema": None if schema is None else {
@@ -283,12 +313,13 @@ class LLMExplainer(Explainer):
         """
         requests = []
         catalog = tuple(i.id for i in study.interventions)
+        call_ids = proposal_call_ids(study) if self.propose else {}
         for state in study.states:
             intervention = study.intervention(state.intervention_id)
             if self.propose:
                 requests.append(self.request(state, "propose",
                                              tpl.render_propose(study, state, self.brief),
-                                             tpl.proposal_schema(catalog)))
+                                             tpl.proposal_schema(catalog), call_ids[state.id]))
                 if self.proposal_state is not None:
                     intervention = max(study.interventions, key=lambda i: len(
                         tpl.render_note(study, state, i, self.brief)
@@ -327,9 +358,10 @@ class LLMExplainer(Explainer):
         return response.text
 
     async def _respond(self, run: ExplainerRun, state: State, task: str, prompt: str,
-                       schema: Mapping[str, Any] | None) -> BackendResponse | None:
+                       schema: Mapping[str, Any] | None, state_id: str | None = None
+                       ) -> BackendResponse | None:
         """The backend's response (None: transport exhausted, the reason recorded)."""
-        request = self.request(state, task, prompt, schema)
+        request = self.request(state, task, prompt, schema, state_id)
         call_id = request.slot_id
         run.prompts[call_id] = prompt
         for attempt in range(1, self.retry.max_attempts + 1):
@@ -347,9 +379,10 @@ class LLMExplainer(Explainer):
         run.issues.setdefault(state.id, []).append(f"{task}: transport_exhausted")
         return None
 
-    async def _explain_state(self, study: Study, state: State, run: ExplainerRun) -> None:
+    async def _explain_state(self, study: Study, state: State, run: ExplainerRun,
+                             call_id: str | None) -> None:
         if self.propose:
-            proposal = await self._propose(study, state, run)
+            proposal = await self._propose(study, state, run, call_id)
             run.proposals[state.id] = proposal
             if self.proposal_state is not None:
                 state = self.proposal_state(study, state, proposal)
@@ -369,11 +402,12 @@ class LLMExplainer(Explainer):
         if not issues:
             del run.issues[state.id]
 
-    async def _propose(self, study: Study, state: State, run: ExplainerRun) -> Proposal:
+    async def _propose(self, study: Study, state: State, run: ExplainerRun,
+                       call_id: str | None) -> Proposal:
         catalog = tuple(i.id for i in study.interventions)
         response = await self._respond(run, state, "propose",
                                        tpl.render_propose(study, state, self.brief),
-                                       tpl.proposal_schema(catalog))
+                                       tpl.proposal_schema(catalog), call_id)
         text = None if response is None else response.text
         chosen: str | None
         reason: str | None

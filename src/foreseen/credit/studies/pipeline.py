@@ -11,7 +11,7 @@
    configuration (a paid call is never repeated). An explainer with
    ``propose = true`` on a study that executes proposals (the controlled
    study, :mod:`foreseen.credit.studies.controlled.proposals`) explains its
-   own proposal states ``S~<name>``; they join the study (their outcomes
+   own proposal states ``…~<name>``; they join the study (their outcomes
    executed now in a sealed-file run, with the others after the forecasts in
    a prospective run), the explainer's contexts (the study's
    ``proposal_contexts``) cover them only (``scopes`` in ``design.json``) and

@@ -4,7 +4,8 @@ A scripted server answers the controlled study's proposal calls — valid ids
 (one the state's own assigned change, one the other heuristic choice), an id
 not in the catalog, prose, a refusal and a dead slot (transport exhausted) —
 in a sealed-file run (OpenAI-compatible API) and a prospective run (Anthropic
-API). Checked: each proposal state ``S~llm`` executes the proposed id or the
+API). Checked: each proposal state (``<task>-b<budget>-<executed>-s<seed>-p<rank>~llm``,
+never naming the assigned change) executes the proposed id or the
 declared fallback; its outcome equals a direct execution of the same (task,
 budget, seed, intervention), and equals the assigned state's outcome when the
 proposal is the assigned change; the counts in report.json / report.md / the
@@ -130,6 +131,25 @@ def _expected_counts(rows: dict[str, dict[str, Any]]) -> dict[str, Any]:
             "matching_heuristic": sum(r["matches_heuristic"] for r in rows.values())}
 
 
+def _call_id(study: Study, state: State) -> str:
+    """The proposal call's id: the state's rank among its (task, budget index, seed)."""
+    same = [s.id for s in study.states
+            if (s.task_id, s.budget_index, s.seed) == (state.task_id, state.budget_index,
+                                                        state.seed)]
+    return f"{state.task_id}-b{state.budget_index}-s{state.seed}-p{same.index(state.id) + 1}"
+
+
+def _proposal_id(study: Study, state: State, executed: str) -> str:
+    rank = _call_id(study, state).rsplit("-", 1)[1]
+    return f"{state.task_id}-b{state.budget_index}-{executed}-s{state.seed}-{rank}~llm"
+
+
+def _scripted(study: Study, script: dict[str, tuple[str, str | None, str | None]]
+              ) -> dict[str, str]:
+    return {f"explain:propose|{_call_id(study, study.state(sid))}": directive
+            for sid, (directive, _, _) in script.items()}
+
+
 def _propose_requests(server: FakeLLMServer) -> list[str]:
     return [slot for slot, _, _, _ in server.log if slot.startswith("explain:propose|")]
 
@@ -144,25 +164,27 @@ def test_the_proposal_is_what_runs(api: str, prospective: bool, tmp_path: Path, 
     expected = _expected_rows(public_study, script)
     run = tmp_path / "run"
     with FakeLLMServer(key=KEY) as server:
-        server.scripted.update({f"explain:propose|{sid}": directive
-                                for sid, (directive, _, _) in script.items()})
+        server.scripted.update(_scripted(public_study, script))
         result = run_study(study_named("controlled"), run,
                            _settings(api, server, cache, prospective))
         assert Counter(_propose_requests(server)) == Counter(
-            {f"explain:propose|{s.id}": 2 if script[s.id][0] == "down" else 1
-             for s in public_study.states})
+            {f"explain:propose|{_call_id(public_study, s)}": 2 if script[s.id][0] == "down"
+             else 1 for s in public_study.states})
     plan = result.plan
     assert plan.prospective is prospective
     study = plan.study
     base_ids = [s.id for s in public_study.states]
-    assert [s.id for s in study.states] == [*base_ids, *(f"{sid}~llm" for sid in base_ids)]
+    proposal_ids = {s.id: _proposal_id(public_study, s, expected[s.id]["executed"])
+                    for s in public_study.states}
+    assert [s.id for s in study.states] == [*base_ids, *proposal_ids.values()]
+    assert len(set(proposal_ids.values())) == len(base_ids)
 
     # the executed intervention of each proposal state is the proposal or the fallback
     outcomes = reveal(plan, run / "outcomes.sealed.json",
                       executed_sha256=_executed_sha(run) if prospective else None)
     seed = int(study.notes["build"]["seed"])
     for base in public_study.states:
-        proposal = study.state(f"{base.id}~llm")
+        proposal = study.state(proposal_ids[base.id])
         row = expected[base.id]
         assert proposal.intervention_id == row["executed"]
         assert (proposal.task_id, proposal.budget, proposal.seed, proposal.condition) == (
@@ -207,8 +229,9 @@ def test_the_proposal_is_what_runs(api: str, prospective: bool, tmp_path: Path, 
     assert "proposals executed: " + line in html
 
     # the explainer explains its own choice: its explanations are of the proposal states
-    assert set(plan.explanations()["llm"]) == {f"{sid}~llm" for sid in base_ids}
-    _check_scopes(plan, base_ids)
+    assert set(plan.explanations()["llm"]) == set(proposal_ids.values())
+    _check_scopes(plan, base_ids, set(proposal_ids.values()))
+    _check_no_assigned_change_named(run, public_study, proposal_ids, server.log)
 
 
 def _executed_sha(run: Path) -> str:
@@ -219,8 +242,45 @@ def _executed_sha(run: Path) -> str:
     return str(events[0].payload["sha256"])
 
 
-def _check_scopes(plan: FrozenPlan, base_ids: list[str]) -> None:
-    proposal_ids = {f"{sid}~llm" for sid in base_ids}
+def _check_no_assigned_change_named(run: Path, public: Study, proposal_ids: dict[str, str],
+                                    log: list[tuple[str, int, str, str]]) -> None:
+    """No forecaster prompt of a proposal state, no explainer prompt of it and no proposal
+    call's slot id names the assigned change (when it is not also the executed one)."""
+    from foreseen.credit.run.runner import build_requests
+
+    plan = load_plan(run / "plan.json")
+    assigned = {proposal_ids[s.id]: s.intervention_id for s in public.states}
+    executed = {pid: plan.study.state(pid).intervention_id for pid in proposal_ids.values()}
+    requests = build_requests(plan)
+    by_state: dict[str, list[str]] = {}
+    for _, request in requests:
+        by_state.setdefault(request.state_id, []).append(request.prompt)
+    stored = json.loads((run / "explainers" / "llm.json").read_text(encoding="utf-8"))
+    calls = {_call_id(public, s): s.id for s in public.states}
+    hidden = 0
+    for pid, change in assigned.items():
+        assert change not in pid or change == executed[pid]
+        if change == executed[pid]:
+            continue
+        hidden += 1
+        assert by_state[pid]  # every proposal state is forecast
+        for prompt in by_state[pid]:
+            assert change not in prompt, (pid, change)
+        for call_id, prompt in stored["prompts"].items():
+            if call_id.endswith(f"|{pid}"):
+                assert change not in prompt, (call_id, change)
+    assert hidden >= 4
+    for call_id in stored["prompts"]:  # a proposal prompt lists the whole catalog
+        if call_id.startswith("explain:propose|"):
+            called = calls[call_id.split("|", 1)[1]]
+            assert public.state(called).intervention_id not in call_id
+    for slot, _, _, _ in log:
+        if slot.startswith("explain:propose|"):
+            assert not any(i.id in slot for i in public.interventions), slot
+            assert not any(s.id in slot for s in public.states), slot
+
+
+def _check_scopes(plan: FrozenPlan, base_ids: list[str], proposal_ids: set[str]) -> None:
     by_explainer: dict[str | None, set[str]] = {}
     contexts: dict[str | None, set[str]] = {}
     for slot in plan.slots:
@@ -279,8 +339,7 @@ def test_a_killed_run_resumes_with_the_stored_proposals(
 
     script = _script(public_study)
     with FakeLLMServer(key=KEY) as server:
-        server.scripted.update({f"explain:propose|{sid}": directive
-                                for sid, (directive, _, _) in script.items()})
+        server.scripted.update(_scripted(public_study, script))
         settings = _settings("openai_compatible", server, cache, True)
         monkeypatch.setattr(pipeline, "run_with_signal_plan", killed)
         with pytest.raises(Killed):
