@@ -79,7 +79,7 @@ LEAK_CHECK_FILE = "leak_check.json"
 
 Analyzer = Callable[[Study, Mapping[str, Mapping[str, Explanation]], Sequence[SlotRecord],
                      Mapping[str, float], Mapping[str, Any], Sequence[SlotRecord],
-                     Mapping[str, Estimate] | None],
+                     Mapping[str, Estimate] | None, Mapping[str, Sequence[str]]],
                     CreditAnalysis]
 MarkdownRenderer = Callable[[CreditReport], str]
 
@@ -87,14 +87,17 @@ MarkdownRenderer = Callable[[CreditReport], str]
 def default_analyzer(study: Study, explanations: Mapping[str, Mapping[str, Explanation]],
                      slots: Sequence[SlotRecord], outcomes: Mapping[str, float],
                      config: Mapping[str, Any], calibration: Sequence[SlotRecord],
-                     reference: Mapping[str, Estimate] | None = None) -> CreditAnalysis:
+                     reference: Mapping[str, Estimate] | None = None,
+                     scopes: Mapping[str, Sequence[str]] | None = None) -> CreditAnalysis:
     """:func:`~foreseen.credit.analysis.analyze.analyze` with the plan's frozen configuration.
 
-    ``reference`` is the reference run's estimate table (replication gates).
+    ``reference`` is the reference run's estimate table (replication gates);
+    ``scopes`` the plan's (base states carry the scales, baselines and the
+    shared description arm).
     """
     frozen = AnalysisConfig.from_json(config)
     return analyze(study, explanations, slots, outcomes, frozen, calibration=calibration,
-                   reference_estimates=reference)
+                   reference_estimates=reference, scopes=scopes)
 
 
 @dataclass(frozen=True)
@@ -290,7 +293,7 @@ def _analyze_checked(plan: FrozenPlan, run: RunInputs, ledger: Ledger, observed:
     header = _header(plan, run, child_run, observed, read_leak_check(folder), reference)
     analysis = analyzer(plan.study, plan.explanations(), run.slots, outcomes,
                         plan.body["analysis"], child_run.slots if child_run else [],
-                        None if reference is None else reference.estimates)
+                        None if reference is None else reference.estimates, plan.scopes())
     report = CreditReport.assemble(
         header, analysis, study_section=None if section is None else section.section,
         run_metadata=RunMetadata(
