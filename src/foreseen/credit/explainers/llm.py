@@ -422,8 +422,9 @@ class LLMExplainer(Explainer):
         if chosen is None:
             run.issues.setdefault(state.id, []).append(f"propose: {reason}")
             chosen = catalog[0]
+        # a fallback is no choice: it never "matches" the assigned intervention
         return Proposal(state.id, chosen, reason is None, reason, text,
-                        chosen == state.intervention_id)
+                        reason is None and chosen == state.intervention_id)
 
     async def _extract(self, state: State, note: str, run: ExplainerRun) -> Card | None:
         if self.extractor == "rules":

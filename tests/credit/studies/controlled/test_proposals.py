@@ -115,10 +115,12 @@ def _expected_rows(study: Study, script: dict[str, tuple[str, str | None, str | 
         executed = proposed or fallback
         heuristic = {s.intervention_id for s in study.states
                      if (s.task_id, s.budget_index) == (state.task_id, state.budget_index)}
+        # matches count the model's own (valid) choices only, never a fallback
         rows[state.id] = {"executed": executed, "proposed": proposed, "reason": reason,
                           "valid": reason is None,
-                          "matches_assigned": executed == state.intervention_id,
-                          "matches_heuristic": executed in heuristic}
+                          "matches_assigned": proposed is not None
+                          and proposed == state.intervention_id,
+                          "matches_heuristic": proposed is not None and proposed in heuristic}
     return rows
 
 
@@ -225,6 +227,8 @@ def test_the_proposal_is_what_runs(api: str, prospective: bool, tmp_path: Path, 
     line = (f"llm: {counts['made']} proposals made, {counts['valid']} valid,"
             f" {counts['fallbacks']} fallbacks")
     assert line in (run / "report.md").read_text(encoding="utf-8")
+    assert (f"of the valid, {counts['matching_assigned']} match the assigned intervention"
+            in (run / "report.md").read_text(encoding="utf-8"))
     html = write_run_reports(run)[-1].read_text(encoding="utf-8")
     assert "proposals executed: " + line in html
 
@@ -403,3 +407,42 @@ def test_the_dry_run_counts_the_proposal_states_slots(
     labels = {g.context for g in estimate.groups if g.role == "forecaster"}
     assert {"llm|matched_card", "llm|matched_note", "llm|description"} <= labels
     assert "llm|donor_card@other_intervention" not in labels
+
+
+def test_a_fallback_equal_to_an_assigned_change_is_no_match(public_study: Study) -> None:
+    """Matches are counted over valid proposals: a fallback (the first catalog entry)
+    on a state assigned that very entry matches neither the assigned change nor the
+    heuristic's choices, while a valid proposal of the same entry does."""
+    from dataclasses import replace
+
+    from foreseen.credit.explainers.base import Proposal
+    from foreseen.credit.studies.controlled.proposals import proposal_line, proposals_record
+
+    fallback = public_study.interventions[0].id
+    states = list(public_study.states)
+    states[0] = replace(states[0], intervention_id=fallback)  # valid, proposes the fallback id
+    states[1] = replace(states[1], intervention_id=fallback)  # invalid → fallback
+    study = replace(public_study, states=tuple(states))
+    other = next(i.id for i in study.interventions if i.id != fallback
+                 and all(i.id != s.intervention_id for s in study.states[:2]))
+    proposals = {states[0].id: Proposal(states[0].id, fallback, True, None, "{}", True),
+                 states[1].id: Proposal(states[1].id, fallback, False, "refusal", "no", False)}
+    for state in states[2:]:
+        proposals[state.id] = Proposal(state.id, other, True, None, "{}", False)
+    record = proposals_record(study, {"llm": proposals})
+    rows = {r["state_id"]: r for r in record["explainers"]["llm"]["states"]}
+    assert rows[states[0].id]["matches_assigned"] is True
+    assert rows[states[0].id]["matches_heuristic"] is True
+    assert rows[states[1].id]["executed"] == fallback == states[1].intervention_id
+    assert rows[states[1].id]["matches_assigned"] is False
+    assert rows[states[1].id]["matches_heuristic"] is False
+    counts = record["explainers"]["llm"]["counts"]
+    assigned_others = sum(1 for s in states[2:] if s.intervention_id == other)
+    heuristic_others = sum(1 for s in states[2:] if other in {
+        t.intervention_id for t in states if (t.task_id, t.budget_index)
+        == (s.task_id, s.budget_index)})
+    assert (counts["valid"], counts["fallbacks"]) == (7, 1)
+    assert counts["matching_assigned"] == 1 + assigned_others
+    assert counts["matching_heuristic"] == 1 + heuristic_others
+    line = proposal_line("llm", counts)
+    assert f"; of the valid, {1 + assigned_others} match the assigned intervention" in line

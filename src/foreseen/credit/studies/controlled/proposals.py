@@ -29,9 +29,10 @@ parse (the proposed id, valid), the fallback reason and the executed
 intervention, so a reader can check that each proposal state's intervention
 in ``study.json`` is the one proposed; plus the counts (intention to treat:
 proposal states with a fallback stay in the analysis) — proposals made, valid,
-fallbacks by reason, matching the state's assigned intervention, and matching
-the heuristic proposer's choices (:func:`~.build.propose`: the assigned
-interventions of the same task and budget).
+fallbacks by reason, and — over the VALID proposals only (a fallback is no
+choice, even when it equals an assigned intervention) — matching the state's
+assigned intervention and matching the heuristic proposer's choices
+(:func:`~.build.propose`: the assigned interventions of the same task and budget).
 
 :func:`proposal_section` is the study's report section: those counts per
 explainer and the mean outcome of the proposal states beside the mean of the
@@ -126,8 +127,9 @@ def proposals_record(study: Study, proposals: Mapping[str, Mapping[str, Proposal
                 "proposed": proposal.intervention_id if proposal.valid else None,
                 "executed": proposal.intervention_id, "assigned": state.intervention_id,
                 "heuristic_choices": sorted(chosen),
-                "matches_assigned": proposal.intervention_id == state.intervention_id,
-                "matches_heuristic": proposal.intervention_id in chosen})
+                "matches_assigned": proposal.valid
+                and proposal.intervention_id == state.intervention_id,
+                "matches_heuristic": proposal.valid and proposal.intervention_id in chosen})
         explainers[name] = {"counts": _counts(rows), "states": rows}
     return {"fallback": study.interventions[0].id, "separator": SEPARATOR, "explainers": explainers}
 
@@ -211,5 +213,5 @@ def proposal_line(name: str, counts: Mapping[str, Any]) -> str:
              f"; mean y {mean_p:.4f} on the proposal states vs {mean_a:.4f} on the assigned")
     return (f"- {name}: {counts['made']} proposals made, {counts['valid']} valid,"
             f" {counts['fallbacks']} fallbacks" + (f" ({reasons})" if reasons else "") +
-            f"; {counts['matching_assigned']} match the assigned intervention,"
+            f"; of the valid, {counts['matching_assigned']} match the assigned intervention,"
             f" {counts['matching_heuristic']} the heuristic proposer's choices" + means)
