@@ -20,6 +20,8 @@ without a second proposal call.
 from __future__ import annotations
 
 import json
+import re
+import shutil
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -312,6 +314,19 @@ def test_a_changed_proposal_file_is_refused_at_the_run_and_the_reveal(
                            _settings("openai_compatible", server, cache, False))
     reveal(result.plan, run / "outcomes.sealed.json")  # intact: accepted
     run_plan(result.plan, run / "ledger.jsonl")  # intact: nothing left to run, accepted
+    # the manual workflow outside the study folder: the message says where to put the file
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    shutil.copy(run / "outcomes.sealed.json", elsewhere / "outcomes.sealed.json")
+    missing = re.escape(str(elsewhere / "proposals.json"))
+    with pytest.raises(IntegrityError, match=rf"proposals\.json is missing: looked for {missing}"
+                       r" — it must sit beside the ledger: copy it from the study folder"):
+        run_plan(result.plan, elsewhere / "ledger.jsonl")
+    assert not (elsewhere / "ledger.jsonl").exists()
+    with pytest.raises(IntegrityError, match=r"must sit beside the outcome file"):
+        reveal(result.plan, elsewhere / "outcomes.sealed.json")
+    shutil.copy(run / "proposals.json", elsewhere / "proposals.json")
+    assert reveal(result.plan, elsewhere / "outcomes.sealed.json")  # copied: accepted
     path = run / "proposals.json"
     record = json.loads(path.read_text(encoding="utf-8"))
     first = record["explainers"]["llm"]["states"][0]
