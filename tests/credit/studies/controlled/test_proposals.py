@@ -461,3 +461,38 @@ def test_a_fallback_equal_to_an_assigned_change_is_no_match(public_study: Study)
     assert counts["matching_heuristic"] == 1 + heuristic_others
     line = proposal_line("llm", counts)
     assert f"; of the valid, {1 + assigned_others} match the assigned intervention" in line
+
+
+def test_an_edited_study_section_does_not_reach_the_report(
+        tmp_path: Path, cache: Path, public_study: Study, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """``study_section.json`` is not committed: ``credit analyze`` and the HTML page report
+    the counts recomputed from the committed ``proposals.json``, not an edited file's."""
+    from support.credit_cli import call_credit
+
+    monkeypatch.setenv(KEY_ENV, KEY)
+    run = tmp_path / "run"
+    script = _script(public_study)
+    with FakeLLMServer(key=KEY) as server:
+        server.scripted.update(_scripted(public_study, script))
+        run_study(study_named("controlled"), run,
+                  _settings("openai_compatible", server, cache, False))
+    counts = _expected_counts(_expected_rows(public_study, script))
+    path = run / "study_section.json"
+    section = json.loads(path.read_text(encoding="utf-8"))
+    entry = section["data"]["proposals"]["llm"]
+    assert (entry["valid"], entry["made"]) == (counts["valid"], counts["made"])
+    entry["valid"], entry["fallbacks"] = 8, 0
+    section["markdown"] = section["markdown"].replace(
+        f"{counts['valid']} valid, {counts['fallbacks']} fallbacks", "8 valid, 0 fallbacks")
+    path.write_text(json.dumps(section), encoding="utf-8")
+    code, _, err = call_credit(capsys, "analyze", str(run))
+    assert code == 0, err
+    line = (f"llm: {counts['made']} proposals made, {counts['valid']} valid,"
+            f" {counts['fallbacks']} fallbacks")
+    markdown = (run / "report.md").read_text(encoding="utf-8")
+    assert line in markdown and "8 valid, 0 fallbacks" not in markdown
+    report = json.loads((run / "report.json").read_text(encoding="utf-8"))
+    assert report["study_section"]["data"]["proposals"]["llm"]["valid"] == counts["valid"]
+    html = write_run_reports(run)[-1].read_text(encoding="utf-8")
+    assert "proposals executed: " + line in html and "8 valid, 0 fallbacks" not in html

@@ -41,15 +41,20 @@ assigned states they stand beside (descriptive).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from foreseen.core.errors import IntegrityError
 from foreseen.core.parallel import Executor, SerialExecutor
+from foreseen.credit.analysis.report import StudySection as ReportSection
 from foreseen.credit.explainers.base import Proposal
 from foreseen.credit.explainers.llm import ProposalState, proposal_call_ids
 from foreseen.credit.model import Outcome, State, Study
+from foreseen.credit.plan.committed_files import FIELD, check_committed_files
+from foreseen.credit.run.pipeline import StudySectionFile
 from foreseen.credit.studies.base import BuiltStudy, StudySection
 
 PROPOSALS_FILE = "proposals.json"
@@ -182,6 +187,23 @@ def with_proposals(built: BuiltStudy, proposals: Mapping[str, Mapping[str, Propo
                                                      executor))
     return replace(built, build=replace(built.build, study=study, outcomes=outcomes),
                    files={**built.files, PROPOSALS_FILE: record})
+
+
+def committed_section(body: Mapping[str, Any], folder: Path, outcomes: Mapping[str, float]
+                      ) -> StudySectionFile | None:
+    """The proposals section recomputed from the committed ``proposals.json`` at analyze time.
+
+    ``study_section.json`` is not committed (editable after the fact); a plan
+    that commits ``proposals.json`` reports the counts and means computed from
+    that file (its digest checked beside the ledger) and the revealed outcomes.
+    """
+    if PROPOSALS_FILE not in dict(body.get(FIELD) or {}):
+        return None
+    check_committed_files(body, folder, "the ledger")
+    record = json.loads((folder / PROPOSALS_FILE).read_text(encoding="utf-8"))
+    section = proposal_section(record, outcomes)
+    return StudySectionFile(ReportSection(name=section.name, data=section.data),
+                            section.markdown)
 
 
 def _mean(values: Sequence[float]) -> float | None:
