@@ -432,3 +432,43 @@ def test_a_proposal_call_never_names_the_state_by_its_id() -> None:
         replace(s, seed=index % 2) for index, s in enumerate(study.states))))
     assert ranks == {"s0": "t0-b0-s0-p1", "s1": "t0-b0-s1-p1", "s2": "t0-b0-s0-p2",
                      "s3": "t0-b0-s1-p2", "s4": "t0-b0-s0-p3", "s5": "t0-b0-s1-p3"}
+
+
+@pytest.mark.parametrize("api", ["openai", "anthropic"])
+def test_an_http_error_answer_is_an_answer_error_for_every_call(
+        api: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A final HTTP 400 (its body echoing the key) through a real HTTP backend: the proposal
+    falls back with reason ``answer_error`` and a note call leaves the note empty with
+    ``note: answer_error``; the key appears nowhere."""
+    from foreseen.credit.backends.registry import make_backend
+
+    from support.fake_llm_server import FakeLLMServer
+    from support.http import API_NAMES, KEY, KEY_ENV, backend_options
+
+    monkeypatch.setenv(KEY_ENV, KEY)
+    study = _study()
+    calls = proposal_call_ids(study)
+    with FakeLLMServer(key=KEY) as server:
+        server.scripted.update({f"explain:propose|{calls[s.id]}": 'json:{"intervention_id": "quad"}'
+                                for s in study.states})
+        server.scripted[f"explain:propose|{calls['s0']}"] = "fault:http_400_error_body"
+        server.scripted["explain:note|s0"] = "fault:http_400_error_body"
+        server.scripted["explain:note|s1"] = f"text:{NOTE}"
+        server.scripted["explain:extract|s1"] = "json:{}"
+        backend = make_backend({"backend": API_NAMES[api],
+                                "options": backend_options(api, server.base_url,
+                                                           max_tokens=400)})
+        run = LLMExplainer(backend, seed=3, propose=True, extractor="llm", sleep=_no_sleep,
+                           max_attempts=2).explain(study)
+    proposal = run.proposals["s0"]
+    assert (proposal.valid, proposal.reason, proposal.intervention_id) == (
+        False, "answer_error", "l2")
+    assert proposal.raw is not None and proposal.raw.startswith("HTTP 400")
+    assert run.proposals["s1"].valid and run.proposals["s1"].intervention_id == "quad"
+    assert run.explanations["s0"].note is None and run.explanations["s0"].card is None
+    assert run.issues["s0"] == ["propose: answer_error", "note: answer_error"]
+    assert run.explanations["s1"].note == NOTE
+    stored = json.dumps({"proposals": {k: p.to_json() for k, p in run.proposals.items()},
+                         "explanations": {k: e.to_json() for k, e in run.explanations.items()},
+                         "issues": run.issues})
+    assert KEY not in stored

@@ -346,9 +346,12 @@ class Killed(Exception):
     """Stands for the process being killed once the plan is frozen."""
 
 
+@pytest.mark.parametrize("prospective", [True, False])
 def test_a_killed_run_resumes_with_the_stored_proposals(
-        tmp_path: Path, cache: Path, public_study: Study,
+        prospective: bool, tmp_path: Path, cache: Path, public_study: Study,
         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Killed once the plan is frozen (prospective, or sealed: the proposal states'
+    outcomes already executed), the run resumes without a second proposal call."""
     monkeypatch.setenv(KEY_ENV, KEY)
     run = tmp_path / "run"
     real = pipeline.run_with_signal_plan
@@ -359,7 +362,7 @@ def test_a_killed_run_resumes_with_the_stored_proposals(
     script = _script(public_study)
     with FakeLLMServer(key=KEY) as server:
         server.scripted.update(_scripted(public_study, script))
-        settings = _settings("openai_compatible", server, cache, True)
+        settings = _settings("openai_compatible", server, cache, prospective)
         monkeypatch.setattr(pipeline, "run_with_signal_plan", killed)
         with pytest.raises(Killed):
             run_study(study_named("controlled"), run, settings)
