@@ -24,8 +24,8 @@ Faults (each has a class: transport → retried; content → fallback; benign):
 for a slot: ``json:<text>`` answers ``<text>`` as the structured answer (an
 Anthropic tool call with that input, or OpenAI content), ``text:<text>`` as
 prose, ``refuse:<text>`` as a refusal (OpenAI ``message.refusal``; Anthropic
-``stop_reason = "refusal"`` with the text) and ``down`` answers ``http_500``
-on every attempt.
+``stop_reason = "refusal"`` with the text), ``down`` answers ``http_500``
+on every attempt and ``fault:<fault>`` answers that fault (above) on every attempt.
 
 Run as a script (``python fake_llm_server.py --latency 0.1``) it prints
 ``port <n>`` and serves until its standard input closes.
@@ -250,11 +250,12 @@ class FakeLLMServer:
             fault = "http_overloaded"
         directive = self.scripted.get(slot)
         if directive is not None:
-            fault = "http_500" if directive == "down" else "none"
+            fault = ("http_500" if directive == "down" else directive.removeprefix("fault:")
+                     if directive.startswith("fault:") else "none")
         self.log.append((slot, attempt, fault, api))
         if self.latency_s:
             await asyncio.sleep(self.latency_s)
-        if directive is not None and directive != "down":
+        if directive is not None and directive != "down" and not directive.startswith("fault:"):
             return 200, {}, _scripted(api, directive, request)
         return await self._reply(api, fault, slot, request)
 

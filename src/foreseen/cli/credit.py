@@ -160,6 +160,7 @@ def analyze_command(
     """Reveal, analyse, and write report.json and report.md."""
     from foreseen.credit.plan.freeze import load_plan
     from foreseen.credit.run.pipeline import analyze_run
+    from foreseen.credit.studies.registry import committed_study_section
 
     if path.is_dir():
         folder = path
@@ -180,7 +181,8 @@ def analyze_command(
     calibration = None
     if calibration_plan is not None and calibration_ledger is not None:
         calibration = (load_plan(calibration_plan), calibration_ledger)
-    analyze_run(plan, ledger, outcomes, out, calibration=calibration)
+    analyze_run(plan, ledger, outcomes, out, calibration=calibration,
+                committed_section=committed_study_section)
     typer.echo(f"report -> {out / 'report.json'}")
 
 

@@ -14,7 +14,12 @@ from foreseen.credit.backends.base import Backend, BackendResponse, ForecastRequ
 from foreseen.credit.backends.grammar import gbnf_grammar, max_output_chars
 from foreseen.credit.backends.schemas import FORECAST_SCHEMA, response_schema
 from foreseen.credit.explainers import templates as tpl
-from foreseen.credit.explainers.llm import LLMExplainer, card_from_answer, locate_quotes
+from foreseen.credit.explainers.llm import (
+    LLMExplainer,
+    card_from_answer,
+    locate_quotes,
+    proposal_call_ids,
+)
 from foreseen.credit.model import Intervention, State, Study, Task
 
 NOTE = ("I expect stronger L2 to improve the held-out log-loss by about 0.02. "
@@ -46,6 +51,10 @@ def _study() -> Study:
                  interventions, tuple(states))
 
 
+#: the proposal calls' ids of :func:`_study` → its state ids
+_CALLED_STATES = {called: sid for sid, called in proposal_call_ids(_study()).items()}
+
+
 @dataclass
 class ScriptedBackend(Backend):
     """Answers each (call, state) from a script; a script entry may be an exception."""
@@ -59,7 +68,11 @@ class ScriptedBackend(Backend):
 
     async def complete(self, request: ForecastRequest) -> BackendResponse:
         self.requests.append(request)
-        key = (str(request.context["llm_task"]), request.state_id)
+        task = str(request.context["llm_task"])
+        # a proposal call names its state by its opaque call id: the script by the state id
+        state_id = _CALLED_STATES.get(request.state_id, request.state_id) \
+            if task == "propose" else request.state_id
+        key = (task, state_id)
         queue = self.script[key]
         answer = queue.pop(0) if len(queue) > 1 else queue[0]
         if isinstance(answer, Exception):
@@ -156,7 +169,7 @@ def test_a_proposal_hook_explains_the_proposed_change_and_names_refusals() -> No
 
 def test_proposal_prompt_uses_the_public_state_only() -> None:
     _, backend = _run()
-    prompts = {r.state_id: r.prompt for r in backend.requests
+    prompts = {_CALLED_STATES[r.state_id]: r.prompt for r in backend.requests
                if r.context["llm_task"] == "propose"}
     # states differ only in their assigned intervention (and its prior): identical prompts
     assert len(set(prompts.values())) == 1
@@ -341,3 +354,121 @@ def test_other_studies_get_notes_and_cards_for_the_assigned_change_without_propo
             assert "higher accuracy is better" in request.prompt
     assert all(run.explanations[s.id].card.completeness == 0  # type: ignore[union-attr]
                for s in ordinary)
+
+
+@pytest.mark.parametrize("api", ["openai", "anthropic"])
+def test_a_refused_or_failed_note_or_card_call_leaves_the_part_empty(
+        api: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A final error answer of a note, card or extract call through an HTTP backend is
+    never the explanation (its text would be the raw response body): the part is empty
+    and the reason is ``<task>: refusal`` or ``<task>: answer_error``."""
+    from foreseen.credit.backends.registry import make_backend
+
+    from support.fake_llm_server import FakeLLMServer
+    from support.http import API_NAMES, KEY, KEY_ENV, backend_options
+
+    monkeypatch.setenv(KEY_ENV, KEY)
+    study = _study()
+    refusal = "I will not write about this change."
+    with FakeLLMServer(key=KEY) as server:
+        server.scripted.update({
+            "explain:note|s0": f"refuse:{refusal}",  # ordinary: refused note
+            "explain:note|s1": f"text:{NOTE}",
+            "explain:extract|s1": f"refuse:{refusal}",  # ordinary: refused extraction
+            "explain:card|s2": f"refuse:{refusal}",  # elicited: refused card
+            "explain:card|s3": f"json:{json.dumps(GOOD_CARD)}",
+            "explain:card|s4": f"json:{json.dumps(GOOD_CARD)}",
+            "explain:note|s5": f"text:{NOTE}",
+            "explain:extract|s5": "json:{}"})
+        backend = make_backend({"backend": API_NAMES[api],
+                                "options": backend_options(api, server.base_url,
+                                                           max_tokens=400)})
+        run = LLMExplainer(backend, seed=3, extractor="llm", sleep=_no_sleep,
+                           max_attempts=1).explain(study)
+    explanations = run.explanations
+    assert explanations["s0"].note is None and explanations["s0"].card is None
+    assert run.issues["s0"] == ["note: refusal"]
+    assert explanations["s1"].note == NOTE and explanations["s1"].card is not None
+    assert explanations["s1"].card.direction is None
+    assert run.issues["s1"] == ["extract: refusal"]
+    assert explanations["s2"].note is None and explanations["s2"].card is None
+    assert run.issues["s2"] == ["card: refusal"]
+    assert explanations["s3"].card is not None and explanations["s3"].card.direction == "improve"
+    for explanation in explanations.values():
+        assert refusal not in (explanation.note or "")
+        assert "{" not in (explanation.note or "")  # never a response envelope
+
+
+def test_an_answer_error_of_a_note_or_card_is_recorded_not_explained() -> None:
+    """A final error that is no refusal (e.g. an HTTP 400 whose body is the text)."""
+    script = _script()
+    envelope = '{"type": "error", "error": {"type": "invalid_request_error"}}'
+    broken = BackendResponse(text=envelope, requested_model="fake-1", returned_model="fake-1",
+                             error="HTTP 400: invalid_request_error")
+    refused = BackendResponse(text=envelope, requested_model="fake-1", returned_model="fake-1",
+                              error="model refused: no")
+    script[("note", "s0")] = [broken]
+    script[("card", "s2")] = [refused]
+    script[("card", "s3")] = [broken]
+    run = LLMExplainer(ScriptedBackend(script), seed=5, extractor="llm",
+                       sleep=_no_sleep).explain(_study())
+    assert run.explanations["s0"].note is None and run.issues["s0"] == ["note: answer_error"]
+    assert run.explanations["s2"].note is None and run.issues["s2"] == ["card: refusal"]
+    assert run.explanations["s3"].card is None and run.issues["s3"] == ["card: answer_error"]
+
+
+def test_a_proposal_call_never_names_the_state_by_its_id() -> None:
+    """The proposal call's state and slot ids are ``<task>-b<budget>-s<seed>-p<rank>``:
+    no state id (which may name the assigned change) and no intervention id."""
+    _, backend = _run()
+    study = _study()
+    calls = [r for r in backend.requests if r.context["llm_task"] == "propose"]
+    assert sorted({r.state_id for r in calls}) == [f"t0-b0-s0-p{k}" for k in range(1, 7)]
+    for request in calls:
+        assert request.slot_id == f"explain:propose|{request.state_id}"
+        assert not any(i.id in request.slot_id for i in study.interventions)
+        assert request.state_id not in {s.id for s in study.states}
+    ranks = proposal_call_ids(replace(study, states=tuple(
+        replace(s, seed=index % 2) for index, s in enumerate(study.states))))
+    assert ranks == {"s0": "t0-b0-s0-p1", "s1": "t0-b0-s1-p1", "s2": "t0-b0-s0-p2",
+                     "s3": "t0-b0-s1-p2", "s4": "t0-b0-s0-p3", "s5": "t0-b0-s1-p3"}
+
+
+@pytest.mark.parametrize("api", ["openai", "anthropic"])
+def test_an_http_error_answer_is_an_answer_error_for_every_call(
+        api: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A final HTTP 400 (its body echoing the key) through a real HTTP backend: the proposal
+    falls back with reason ``answer_error`` and a note call leaves the note empty with
+    ``note: answer_error``; the key appears nowhere."""
+    from foreseen.credit.backends.registry import make_backend
+
+    from support.fake_llm_server import FakeLLMServer
+    from support.http import API_NAMES, KEY, KEY_ENV, backend_options
+
+    monkeypatch.setenv(KEY_ENV, KEY)
+    study = _study()
+    calls = proposal_call_ids(study)
+    with FakeLLMServer(key=KEY) as server:
+        server.scripted.update({f"explain:propose|{calls[s.id]}": 'json:{"intervention_id": "quad"}'
+                                for s in study.states})
+        server.scripted[f"explain:propose|{calls['s0']}"] = "fault:http_400_error_body"
+        server.scripted["explain:note|s0"] = "fault:http_400_error_body"
+        server.scripted["explain:note|s1"] = f"text:{NOTE}"
+        server.scripted["explain:extract|s1"] = "json:{}"
+        backend = make_backend({"backend": API_NAMES[api],
+                                "options": backend_options(api, server.base_url,
+                                                           max_tokens=400)})
+        run = LLMExplainer(backend, seed=3, propose=True, extractor="llm", sleep=_no_sleep,
+                           max_attempts=2).explain(study)
+    proposal = run.proposals["s0"]
+    assert (proposal.valid, proposal.reason, proposal.intervention_id) == (
+        False, "answer_error", "l2")
+    assert proposal.raw is not None and proposal.raw.startswith("HTTP 400")
+    assert run.proposals["s1"].valid and run.proposals["s1"].intervention_id == "quad"
+    assert run.explanations["s0"].note is None and run.explanations["s0"].card is None
+    assert run.issues["s0"] == ["propose: answer_error", "note: answer_error"]
+    assert run.explanations["s1"].note == NOTE
+    stored = json.dumps({"proposals": {k: p.to_json() for k, p in run.proposals.items()},
+                         "explanations": {k: e.to_json() for k, e in run.explanations.items()},
+                         "issues": run.issues})
+    assert KEY not in stored

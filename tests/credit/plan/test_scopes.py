@@ -101,13 +101,13 @@ def test_a_committed_file_is_checked_by_digest(tmp_path: Path) -> None:
     plan = _freeze(study, {"e": _explanations(study)}, {None: ["description"], "e": BASE_CONTEXTS},
                    tmp_path / "outcomes.sealed.json", committed_files=digests)
     assert plan.body["committed_files"] == digests
-    check_committed_files(plan.body, tmp_path)  # unchanged: accepted
+    check_committed_files(plan.body, tmp_path, "the ledger")  # unchanged: accepted
     (tmp_path / "audit.json").write_text('{"a": 2}', encoding="utf-8")
     with pytest.raises(IntegrityError, match=r"audit\.json changed since the plan was frozen"):
-        check_committed_files(plan.body, tmp_path)
+        check_committed_files(plan.body, tmp_path, "the ledger")
     (tmp_path / "audit.json").unlink()
     with pytest.raises(IntegrityError, match=r"audit\.json is missing"):
-        check_committed_files(plan.body, tmp_path)
+        check_committed_files(plan.body, tmp_path, "the ledger")
     with pytest.raises(UserInputError, match="must be a plain file name"):
         commit_files(tmp_path, ["../audit.json"])
     with pytest.raises(UserInputError, match="does not exist"):

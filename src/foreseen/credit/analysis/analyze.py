@@ -22,6 +22,15 @@ Estimate names (for gates): ``delta_desc/<explainer>/<context>/<loss>/<variant>`
 ``commitment/<explainer>/complete_rate_difference``, ``integrity/<arm>``;
 variants ``itt`` and ``valid_only``.
 
+**Scopes** (``scopes``: explainer → the state ids its slots cover, e.g. the
+controlled study's proposal states): task scales, the baselines, their
+per-state losses and the shared ``description`` arm (``-|description``) are
+computed on the **base** states (in no scope), so adding a scoped explainer
+changes no other explainer's numbers. A description slot on a state of
+explainer E's scope belongs to the arm ``E|description``, E's own comparator
+for Δ_desc; E's baseline losses are computed on the base states plus E's
+scope (the leave-one-cell-out prior pools a scoped state with its cell).
+
 Beside them: every arm paired against the constant baselines
 (:mod:`~foreseen.credit.analysis.baseline_contrasts`), the design's declared
 secondary estimates (``secondary``; the rest of the table is exploratory and
@@ -71,7 +80,7 @@ from foreseen.credit.analysis.metrics import (
 )
 from foreseen.credit.analysis.record import OPTIONAL, Record
 from foreseen.credit.analysis.verdicts import CheckVerdicts, check_verdicts
-from foreseen.credit.model import Explanation, SlotRecord, Study
+from foreseen.credit.model import Explanation, SlotRecord, State, Study
 
 __all__ = ["AnalysisConfig", "CreditAnalysis", "analyze", "arm_label", "matched_counterpart"]
 
@@ -195,10 +204,14 @@ def matched_counterpart(context: str) -> str | None:
     return _COUNTERPART.get(kind)
 
 
-def _group_slots(slots: Sequence[SlotRecord]) -> dict[str, ArmSlots]:
+def _group_slots(slots: Sequence[SlotRecord], scope_of: Mapping[str, str] | None = None
+                 ) -> dict[str, ArmSlots]:
+    """Slots by arm; a description slot on a scoped state joins ``<scope owner>|description``."""
     arms: dict[str, ArmSlots] = {}
+    owners = scope_of or {}
     for slot in slots:
-        explainer = None if slot.context_id == "description" else slot.explainer
+        explainer = owners.get(slot.state_id) if slot.context_id == "description" \
+            else slot.explainer
         label = arm_label(explainer, slot.context_id)
         arms.setdefault(label, (explainer, slot.context_id, []))[2].append(slot)
     return arms
@@ -234,6 +247,25 @@ def _validate(study: Study, outcomes: Mapping[str, float], slots: Sequence[SlotR
         raise UserInputError("slot records contain a duplicated slot id")
 
 
+def _baseline_losses(study: Study, base_states: Sequence[State],
+                     scopes: Mapping[str, Sequence[str]], outcomes: Mapping[str, float],
+                     scales: Mapping[str, float], config: AnalysisConfig
+                     ) -> dict[tuple[str, str], dict[str, float]]:
+    """Per-state baseline losses: base states from the base states alone; a scope's states
+    from the base states plus that scope (module docstring)."""
+    losses = baseline_state_losses(base_states, outcomes, scales, config.alpha,
+                                   config.baseline_interval)
+    for ids in scopes.values():
+        wanted = set(ids)
+        pooled = [*base_states, *(s for s in study.states if s.id in wanted)]
+        scoped = baseline_state_losses(pooled, outcomes, scales, config.alpha,
+                                       config.baseline_interval)
+        for key, values in scoped.items():
+            losses.setdefault(key, {}).update(
+                {sid: v for sid, v in values.items() if sid in wanted})
+    return losses
+
+
 def _resampler(study: Study, config: AnalysisConfig) -> Resampler:
     strata = {t.id: t.kind for t in study.tasks} if config.stratify_by_kind else None
     paths = None
@@ -258,11 +290,12 @@ def _contrasts(arms: Mapping[str, ArmSlots],
                config: AnalysisConfig) -> _Contrasts:
     """Δ_desc, drift reduction and Δ_donor for every explanation arm (spec §7)."""
     out = _Contrasts([], [], {})
-    description = arm_label(None, "description")
     for label, (explainer, context, _) in sorted(arms.items()):
-        if explainer is None:
+        if explainer is None or context == "description":
             continue
         comparisons: list[tuple[ContrastKind, str]] = []
+        own = arm_label(explainer, "description")  # a scoped explainer's description arm
+        description = own if own in arms else arm_label(None, "description")
         if description in arms:
             comparisons.append(("delta_desc", description))
         counterpart = matched_counterpart(context)
@@ -305,17 +338,23 @@ def _contrasts(arms: Mapping[str, ArmSlots],
 def analyze(study: Study, explanations: Mapping[str, Mapping[str, Explanation]],
             slots: Sequence[SlotRecord], outcomes: Mapping[str, float], config: AnalysisConfig,
             calibration: Sequence[SlotRecord] = (), *,
-            reference_estimates: Mapping[str, Estimate] | None = None) -> CreditAnalysis:
+            reference_estimates: Mapping[str, Estimate] | None = None,
+            scopes: Mapping[str, Sequence[str]] | None = None) -> CreditAnalysis:
     """The analysis part of the report (see the module docstring for its structure).
 
     ``reference_estimates`` is the estimate table of a reference run, for
-    gates that test sign agreement (replication).
+    gates that test sign agreement (replication). ``scopes`` are the plan's
+    (module docstring: scales, baselines and the shared description arm use
+    the base states).
     """
     _validate(study, outcomes, slots)
+    scope_of = {sid: name for name, ids in (scopes or {}).items() for sid in ids}
+    base_states = tuple(s for s in study.states if s.id not in scope_of)
     task_of_state = {s.id: s.task_id for s in study.states}
-    scales = task_scales(outcomes, task_of_state)
+    scales = task_scales({sid: y for sid, y in outcomes.items() if sid not in scope_of},
+                         task_of_state)
     resampler = _resampler(study, config)
-    arms = _group_slots(slots)
+    arms = _group_slots(slots, scope_of)
 
     def build(group: Sequence[SlotRecord], valid_only: bool = False) -> ArmStates:
         return arm_states(group, outcomes, task_of_state, scales, config.alpha,
@@ -345,7 +384,7 @@ def analyze(study: Study, explanations: Mapping[str, Mapping[str, Explanation]],
         if difference is not None:
             estimates[f"commitment/{explainer}/complete_rate_difference"] = Estimate.of(
                 difference, None)
-    baseline = baselines(study.states, outcomes, scales, config.alpha, config.baseline_interval)
+    baseline = baselines(base_states, outcomes, scales, config.alpha, config.baseline_interval)
     description = arm_label(None, "description")
     description_arm = states[description]["itt"] if description in states else None
     checks = FiveChecks(
@@ -364,8 +403,8 @@ def analyze(study: Study, explanations: Mapping[str, Mapping[str, Explanation]],
                                 reference=reference_estimates) for spec in config.gates)
     against_baselines = baseline_contrasts(
         {label: states[label]["itt"] for label in sorted(arms)},
-        baseline_state_losses(study.states, outcomes, scales, config.alpha,
-                              config.baseline_interval), resampler)
+        _baseline_losses(study, base_states, scopes or {}, outcomes, scales, config),
+        resampler)
     secondary = tuple(
         SecondaryEstimate(name=name, estimate=estimates.get(name),
                           reason=None if name in estimates else "estimate_missing")

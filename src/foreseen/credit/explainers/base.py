@@ -29,7 +29,11 @@ from foreseen.credit.model import Explanation, Study
 
 @dataclass(frozen=True)
 class Proposal:
-    """A model's proposed intervention (or the declared fallback) for one state."""
+    """A model's proposed intervention (or the declared fallback) for one state.
+
+    ``matches_assigned``: a VALID proposal equal to the state's assigned
+    intervention (a fallback never matches).
+    """
 
     state_id: str
     intervention_id: str

@@ -6,14 +6,15 @@ For every state of a study, :class:`LLMExplainer` makes (prompts in
 1. **proposal** (``propose=True``, the controlled study): the model picks one
    intervention of the study's public catalog from the public state only (the
    state's ``intervention_prior``, which names its assigned change, is
-   withheld). The answer is validated — JSON object, ``intervention_id`` in
-   the catalog — and an invalid answer (not JSON, no id, an id not in the
-   catalog, a refusal) or an exhausted transport gets the declared fallback,
-   the first catalog entry, with the reason (:class:`Proposal`). With a
-   ``proposal_state`` hook (the controlled study's
+   withheld; the call names the state by :func:`proposal_call_ids`, not by its
+   id, which may name the assigned change). The answer is validated — JSON
+   object, ``intervention_id`` in the catalog — and an invalid answer (not
+   JSON, no id, an id not in the catalog, a refusal) or an exhausted
+   transport gets the declared fallback, the first catalog entry, with the
+   reason (:class:`Proposal`). With a ``proposal_state`` hook (the controlled study's
    :func:`foreseen.credit.studies.controlled.proposals.proposal_state`) the
    explainer then explains the **proposal state** the hook returns — the same
-   experiment with the proposed (or fallback) intervention, ``S~<explainer>`` —
+   experiment with the proposed (or fallback) intervention, ``…~<explainer>`` —
    so the note or card below is about the model's own choice, and the study
    executes that intervention's outcome. Without a hook (a study that cannot
    execute a proposal) the note or card is about the state's assigned
@@ -45,7 +46,9 @@ Transport failures are retried by one policy
 (:class:`foreseen.core.retry.RetryPolicy`: ``max_attempts``; wait = the
 server's retry-after or ``min(2, 0.05·2^i)·(0.5 + u)``, u seeded by (seed,
 call, attempt)); an exhausted call leaves the state with an empty explanation
-(intention to treat) and its reason in :attr:`ExplainerRun.issues`. Each
+(intention to treat) and its reason in :attr:`ExplainerRun.issues`; so does a
+final error answer of a note, card or extract call (``<task>: refusal`` or
+``<task>: answer_error`` — the response's raw body is never the note). Each
 call's ``request.seed`` is :func:`~foreseen.credit.plan.freeze.slot_seed` of
 (seed, call slot id), so a seeded backend is reproducible call by call.
 """
@@ -204,6 +207,28 @@ def locate_quotes(note: str, quotes: Mapping[str, Any]) -> tuple[Card, list[str]
     return card, reasons
 
 
+# --------------------------------------------------------------------------- proposal call ids
+
+
+def proposal_call_ids(study: Study) -> dict[str, str]:
+    """State id → the id a proposal call names instead: ``<task>-b<budget index>-s<seed>-p<rank>``.
+
+    ``rank`` (from 1) is the state's place among the states of its (task, budget
+    index, seed) in the study's order. A state id may name the state's assigned
+    intervention (the controlled study's do), which the proposal call withholds;
+    this id names only what the public state already shows, so neither the
+    request's ``state_id``/``slot_id`` (an HTTP header, a command's environment)
+    nor the prompts reveal the assigned change.
+    """
+    seen: dict[tuple[str, int, int], int] = {}
+    ids: dict[str, str] = {}
+    for state in study.states:
+        key = (state.task_id, state.budget_index, state.seed)
+        seen[key] = seen.get(key, 0) + 1
+        ids[state.id] = f"{state.task_id}-b{state.budget_index}-s{state.seed}-p{seen[key]}"
+    return ids
+
+
 # --------------------------------------------------------------------------- the explainer
 
 
@@ -248,10 +273,11 @@ class LLMExplainer(Explainer):
     async def explain_async(self, study: Study) -> ExplainerRun:
         run = ExplainerRun(explanations={})
         gate = asyncio.Semaphore(self.concurrency)
+        call_ids = proposal_call_ids(study) if self.propose else {}
 
         async def one(state: State) -> None:
             async with gate:
-                await self._explain_state(study, state, run)
+                await self._explain_state(study, state, run, call_ids.get(state.id))
 
         await asyncio.gather(*(one(state) for state in study.states))
         run.explanations = dict(sorted(run.explanations.items()))
@@ -260,11 +286,17 @@ class LLMExplainer(Explainer):
         return run
 
     def request(self, state: State, task: str, prompt: str,
-                schema: Mapping[str, Any] | None) -> ForecastRequest:
-        """The backend request of one explainer call (``task``: propose, note, card, extract)."""
-        call_id = f"explain:{task}|{state.id}"
+                schema: Mapping[str, Any] | None, state_id: str | None = None
+                ) -> ForecastRequest:
+        """The backend request of one explainer call (``task``: propose, note, card, extract).
+
+        ``state_id`` (default ``state.id``) is the id the call names: a proposal
+        call names its :func:`proposal_call_ids` id.
+        """
+        named = state.id if state_id is None else state_id
+        call_id = f"explain:{task}|{named}"
         return ForecastRequest(
-            slot_id=call_id, state_id=state.id, context_kind=f"explain:{task}", repeat=1,
+            slot_id=call_id, state_id=named, context_kind=f"explain:{task}", repeat=1,
             prompt=prompt, seed=slot_seed(self.seed, call_id),
             context={"llm_task": task, "template_version": tpl.VERSIONS[task],
                      "response_schema": None if schema is None else {
@@ -281,12 +313,13 @@ class LLMExplainer(Explainer):
         """
         requests = []
         catalog = tuple(i.id for i in study.interventions)
+        call_ids = proposal_call_ids(study) if self.propose else {}
         for state in study.states:
             intervention = study.intervention(state.intervention_id)
             if self.propose:
                 requests.append(self.request(state, "propose",
                                              tpl.render_propose(study, state, self.brief),
-                                             tpl.proposal_schema(catalog)))
+                                             tpl.proposal_schema(catalog), call_ids[state.id]))
                 if self.proposal_state is not None:
                     intervention = max(study.interventions, key=lambda i: len(
                         tpl.render_note(study, state, i, self.brief)
@@ -308,13 +341,27 @@ class LLMExplainer(Explainer):
 
     async def _call(self, run: ExplainerRun, state: State, task: str, prompt: str,
                     schema: Mapping[str, Any] | None) -> str | None:
+        """The answer's text; None when the transport is exhausted or the answer is an error.
+
+        A final error answer (``response.error``: a refusal, an HTTP error, a body
+        without an answer) is never an explanation — its ``text`` may be the raw
+        response body — so it is recorded as ``"<task>: refusal"`` or
+        ``"<task>: answer_error"`` and the part stays empty (intention to treat).
+        """
         response = await self._respond(run, state, task, prompt, schema)
-        return None if response is None else response.text
+        if response is None:
+            return None
+        if response.error is not None:
+            reason = "refusal" if response.error.startswith(REFUSED) else "answer_error"
+            run.issues.setdefault(state.id, []).append(f"{task}: {reason}")
+            return None
+        return response.text
 
     async def _respond(self, run: ExplainerRun, state: State, task: str, prompt: str,
-                       schema: Mapping[str, Any] | None) -> BackendResponse | None:
+                       schema: Mapping[str, Any] | None, state_id: str | None = None
+                       ) -> BackendResponse | None:
         """The backend's response (None: transport exhausted, the reason recorded)."""
-        request = self.request(state, task, prompt, schema)
+        request = self.request(state, task, prompt, schema, state_id)
         call_id = request.slot_id
         run.prompts[call_id] = prompt
         for attempt in range(1, self.retry.max_attempts + 1):
@@ -332,9 +379,10 @@ class LLMExplainer(Explainer):
         run.issues.setdefault(state.id, []).append(f"{task}: transport_exhausted")
         return None
 
-    async def _explain_state(self, study: Study, state: State, run: ExplainerRun) -> None:
+    async def _explain_state(self, study: Study, state: State, run: ExplainerRun,
+                             call_id: str | None) -> None:
         if self.propose:
-            proposal = await self._propose(study, state, run)
+            proposal = await self._propose(study, state, run, call_id)
             run.proposals[state.id] = proposal
             if self.proposal_state is not None:
                 state = self.proposal_state(study, state, proposal)
@@ -354,11 +402,12 @@ class LLMExplainer(Explainer):
         if not issues:
             del run.issues[state.id]
 
-    async def _propose(self, study: Study, state: State, run: ExplainerRun) -> Proposal:
+    async def _propose(self, study: Study, state: State, run: ExplainerRun,
+                       call_id: str | None) -> Proposal:
         catalog = tuple(i.id for i in study.interventions)
         response = await self._respond(run, state, "propose",
                                        tpl.render_propose(study, state, self.brief),
-                                       tpl.proposal_schema(catalog))
+                                       tpl.proposal_schema(catalog), call_id)
         text = None if response is None else response.text
         chosen: str | None
         reason: str | None
@@ -373,8 +422,9 @@ class LLMExplainer(Explainer):
         if chosen is None:
             run.issues.setdefault(state.id, []).append(f"propose: {reason}")
             chosen = catalog[0]
+        # a fallback is no choice: it never "matches" the assigned intervention
         return Proposal(state.id, chosen, reason is None, reason, text,
-                        chosen == state.intervention_id)
+                        reason is None and chosen == state.intervention_id)
 
     async def _extract(self, state: State, note: str, run: ExplainerRun) -> Card | None:
         if self.extractor == "rules":

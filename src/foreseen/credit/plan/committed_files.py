@@ -36,15 +36,22 @@ def commit_files(folder: Path, names: Sequence[str]) -> dict[str, str]:
     return dict(sorted(digests.items()))
 
 
-def check_committed_files(body: Mapping[str, Any], folder: Path) -> None:
-    """Refuse a folder whose committed files are missing or differ from the plan's digests."""
+def check_committed_files(body: Mapping[str, Any], folder: Path, beside: str) -> None:
+    """Refuse a folder whose committed files are missing or differ from the plan's digests.
+
+    ``beside`` names what ``folder`` is the folder of (``"the ledger"``, ``"the
+    outcome file"``): a missing file's message says where it was looked for and
+    that it must sit there, copied from the study folder the plan was frozen from.
+    """
     committed = body.get(FIELD)
     if not committed:
         return
     for name, expected in sorted(dict(committed).items()):
         path = folder / str(name)
         if not path.is_file():
-            raise IntegrityError(f"committed file {name} is missing from {folder}")
+            raise IntegrityError(
+                f"committed file {name} is missing: looked for {path} — it must sit beside"
+                f" {beside}: copy it from the study folder the plan was frozen from")
         observed = sha256_file(path)
         if observed != expected:
             raise IntegrityError(

@@ -585,7 +585,7 @@ def reveal(plan: FrozenPlan, outcomes_path: str | os.PathLike[str], *,
     the reveal is refused, and so it is when the execution code changed.
     """
     path = Path(outcomes_path)
-    check_committed_files(plan.body, path.parent)
+    check_committed_files(plan.body, path.parent, "the outcome file")
     if plan.prospective:
         if executed_sha256 is None:
             raise IntegrityError(

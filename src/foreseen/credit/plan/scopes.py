@@ -2,7 +2,7 @@
 
 A plan may give some explainers a **scope**: the ids of the states their
 slots cover (``scopes``: explainer → state ids; the controlled study's
-proposal states ``S~<explainer>``, whose intervention the explainer chose
+proposal states (``…~<explainer>``), whose intervention the explainer chose
 itself). The rule:
 
 * a scoped explainer's slots cover exactly its scope;

@@ -136,11 +136,44 @@ def _check_slots(slots: Sequence[Any], states: set[str], explainers: set[str],
         seen.add(slot_id)
 
 
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def _check_committed_files(body: Mapping[str, Any], name: str) -> None:
+    """``committed_files`` (optional): plain file name (no path separator, not ``.``/``..``)
+    → SHA-256 as 64 lowercase hex digits."""
+    if "committed_files" not in body:
+        return
+    committed = _object(body, "committed_files", name)
+    for file_name, digest in committed.items():
+        if not file_name or "/" in file_name or "\\" in file_name or file_name in (".", ".."):
+            raise SourceError(f"plan file {name}: committed file {file_name!r} must be a plain"
+                              " file name")
+        if not (isinstance(digest, str) and _SHA256.fullmatch(digest)):
+            raise SourceError(f"plan file {name}: committed file {file_name!r} must map to a"
+                              " SHA-256 (64 hex digits)")
+
+
+def _check_scopes(body: Mapping[str, Any], state_ids: set[str], name: str) -> None:
+    """``scopes`` (optional): explainer name → list of state ids of the study."""
+    if "scopes" not in body:
+        return
+    for explainer, ids in _object(body, "scopes", name).items():
+        if not isinstance(ids, list) or not all(isinstance(sid, str) for sid in ids):
+            raise SourceError(f"plan file {name}: scope of {explainer!r} must list state ids")
+        unknown = [sid for sid in ids if sid not in state_ids]
+        if unknown:
+            raise SourceError(f"plan file {name}: scope of {explainer!r} names state"
+                              f" {unknown[0]!r}, which the study does not have")
+
+
 def check_plan_shape(body: Mapping[str, Any], state_ids: set[str], name: str) -> None:
     """Refuse a plan body whose fields would fail later (module docstring)."""
     _check_forecaster(body, name)
     _check_maps(body, name)
     _check_scalars(body, name)
+    _check_committed_files(body, name)
+    _check_scopes(body, state_ids, name)
     AnalysisConfig.from_json(_object(body, "analysis", name))
     slots = body.get("slots")
     if not isinstance(slots, list):

@@ -79,22 +79,29 @@ LEAK_CHECK_FILE = "leak_check.json"
 
 Analyzer = Callable[[Study, Mapping[str, Mapping[str, Explanation]], Sequence[SlotRecord],
                      Mapping[str, float], Mapping[str, Any], Sequence[SlotRecord],
-                     Mapping[str, Estimate] | None],
+                     Mapping[str, Estimate] | None, Mapping[str, Sequence[str]]],
                     CreditAnalysis]
 MarkdownRenderer = Callable[[CreditReport], str]
+#: (plan body, run folder, revealed outcomes) → the study section recomputed from the
+#: plan's committed files (None: the plan commits nothing a section is computed from)
+SectionFromCommitted = Callable[[Mapping[str, Any], Path, Mapping[str, float]],
+                                "StudySectionFile | None"]
 
 
 def default_analyzer(study: Study, explanations: Mapping[str, Mapping[str, Explanation]],
                      slots: Sequence[SlotRecord], outcomes: Mapping[str, float],
                      config: Mapping[str, Any], calibration: Sequence[SlotRecord],
-                     reference: Mapping[str, Estimate] | None = None) -> CreditAnalysis:
+                     reference: Mapping[str, Estimate] | None = None,
+                     scopes: Mapping[str, Sequence[str]] | None = None) -> CreditAnalysis:
     """:func:`~foreseen.credit.analysis.analyze.analyze` with the plan's frozen configuration.
 
-    ``reference`` is the reference run's estimate table (replication gates).
+    ``reference`` is the reference run's estimate table (replication gates);
+    ``scopes`` the plan's (base states carry the scales, baselines and the
+    shared description arm).
     """
     frozen = AnalysisConfig.from_json(config)
     return analyze(study, explanations, slots, outcomes, frozen, calibration=calibration,
-                   reference_estimates=reference)
+                   reference_estimates=reference, scopes=scopes)
 
 
 @dataclass(frozen=True)
@@ -249,7 +256,8 @@ def analyze_run(plan: FrozenPlan, ledger_path: str | os.PathLike[str],
                 outcomes_path: str | os.PathLike[str], out_dir: str | os.PathLike[str], *,
                 calibration: tuple[FrozenPlan, str | os.PathLike[str]] | None = None,
                 analyzer: Analyzer = default_analyzer,
-                markdown: MarkdownRenderer = render_markdown) -> CreditReport:
+                markdown: MarkdownRenderer = render_markdown,
+                committed_section: SectionFromCommitted | None = None) -> CreditReport:
     """Reveal, analyse and write ``DIR/report.json`` + ``DIR/report.md``; return the report.
 
     ``calibration`` is the known-signal child plan and its ledger; its slots go
@@ -257,6 +265,10 @@ def analyze_run(plan: FrozenPlan, ledger_path: str | os.PathLike[str],
     folder (the ledger's folder) may hold :data:`STUDY_SECTION_FILE`,
     :data:`LEAK_CHECK_FILE` and, when the plan froze a reference report's SHA-256,
     must hold that report (:mod:`foreseen.credit.run.reference`).
+    ``committed_section`` recomputes the study section from the plan's committed
+    files (a study's audit, e.g. ``proposals.json``); when it returns a section,
+    that one is reported and :data:`STUDY_SECTION_FILE` — not committed, so
+    editable after the fact — is ignored.
     """
     started = time.monotonic()
     run = check_run(plan, ledger_path)
@@ -265,14 +277,15 @@ def analyze_run(plan: FrozenPlan, ledger_path: str | os.PathLike[str],
     with _log_reveal(run, outcomes, outcomes_path) as ledger:
         return _analyze_checked(plan, run, ledger, observed, outcomes, out_dir,
                                 calibration=calibration, analyzer=analyzer, markdown=markdown,
-                                started=started)
+                                started=started, committed_section=committed_section)
 
 
 def _analyze_checked(plan: FrozenPlan, run: RunInputs, ledger: Ledger, observed: str | None,
                      outcomes: Mapping[str, float], out_dir: str | os.PathLike[str], *,
                      calibration: tuple[FrozenPlan, str | os.PathLike[str]] | None,
                      analyzer: Analyzer, markdown: MarkdownRenderer,
-                     started: float) -> CreditReport:
+                     started: float,
+                     committed_section: SectionFromCommitted | None = None) -> CreditReport:
     """:func:`analyze_run` after the reveal, with the ledger open (and locked) to append."""
     ledger_path = run.ledger_path
     child_run: RunInputs | None = None
@@ -284,13 +297,15 @@ def _analyze_checked(plan: FrozenPlan, run: RunInputs, ledger: Ledger, observed:
             )
         child_run = check_run(child_plan, child_ledger)
     folder = Path(ledger_path).parent
-    section = read_study_section(folder)
+    recomputed = None if committed_section is None else committed_section(
+        plan.body, folder, outcomes)
+    section = recomputed if recomputed is not None else read_study_section(folder)
     digest = plan.body["analysis"].get("reference_report_sha256")
     reference = None if digest is None else checked_reference(folder, str(digest))
     header = _header(plan, run, child_run, observed, read_leak_check(folder), reference)
     analysis = analyzer(plan.study, plan.explanations(), run.slots, outcomes,
                         plan.body["analysis"], child_run.slots if child_run else [],
-                        None if reference is None else reference.estimates)
+                        None if reference is None else reference.estimates, plan.scopes())
     report = CreditReport.assemble(
         header, analysis, study_section=None if section is None else section.section,
         run_metadata=RunMetadata(

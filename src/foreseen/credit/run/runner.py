@@ -527,7 +527,7 @@ async def run_plan_async(plan: FrozenPlan, ledger_path: str | os.PathLike[str],
     logged. ``accept_failures`` (a user's decision after an outage that will
     not end) gives every exhausted slot its fallback.
     """
-    check_committed_files(plan.body, Path(ledger_path).parent)
+    check_committed_files(plan.body, Path(ledger_path).parent, "the ledger")
     prepared = build_requests(plan)
     with open_run_ledger(plan, ledger_path) as ledger:
         return await _run_open_ledger(plan, ledger, prepared, backend, concurrency=concurrency,

@@ -11,7 +11,7 @@
    configuration (a paid call is never repeated). An explainer with
    ``propose = true`` on a study that executes proposals (the controlled
    study, :mod:`foreseen.credit.studies.controlled.proposals`) explains its
-   own proposal states ``S~<name>``; they join the study (their outcomes
+   own proposal states ``…~<name>``; they join the study (their outcomes
    executed now in a sealed-file run, with the others after the forecasts in
    a prospective run), the explainer's contexts (the study's
    ``proposal_contexts``) cover them only (``scopes`` in ``design.json``) and
@@ -83,6 +83,7 @@ from foreseen.credit.run.faults import FaultInjectingBackend
 from foreseen.credit.run.pipeline import LEAK_CHECK_FILE, STUDY_SECTION_FILE, analyze_run
 from foreseen.credit.run.reference import REFERENCE_REPORT, read_reference_run
 from foreseen.credit.studies.base import BuiltStudy, StudyDefinition, StudyDesign, Verification
+from foreseen.credit.studies.registry import committed_study_section
 
 STUDY_FILES: tuple[str, ...] = ("study.json", "explanations.json", "design.json",
                                 SEALED_OUTCOMES)
@@ -372,7 +373,8 @@ def run_study(definition: StudyDefinition, out: str | Path, settings: StudySetti
     if section is not None:
         write_json_atomic(folder / STUDY_SECTION_FILE, section.to_json())
     report = analyze_run(plan, folder / "ledger.jsonl", sealed, folder,
-                         calibration=(calibrated.child, folder / "signal_ledger.jsonl"))
+                         calibration=(calibrated.child, folder / "signal_ledger.jsonl"),
+                         committed_section=committed_study_section)
     return StudyRunResult(definition.name, folder, plan, report, len(plan.body["slots"]),
                           resumed, built, runs, verification, time.monotonic() - started)
 

@@ -4,7 +4,8 @@ A scripted server answers the controlled study's proposal calls — valid ids
 (one the state's own assigned change, one the other heuristic choice), an id
 not in the catalog, prose, a refusal and a dead slot (transport exhausted) —
 in a sealed-file run (OpenAI-compatible API) and a prospective run (Anthropic
-API). Checked: each proposal state ``S~llm`` executes the proposed id or the
+API). Checked: each proposal state (``<task>-b<budget>-<executed>-s<seed>-p<rank>~llm``,
+never naming the assigned change) executes the proposed id or the
 declared fallback; its outcome equals a direct execution of the same (task,
 budget, seed, intervention), and equals the assigned state's outcome when the
 proposal is the assigned change; the counts in report.json / report.md / the
@@ -19,6 +20,8 @@ without a second proposal call.
 from __future__ import annotations
 
 import json
+import re
+import shutil
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -114,10 +117,12 @@ def _expected_rows(study: Study, script: dict[str, tuple[str, str | None, str | 
         executed = proposed or fallback
         heuristic = {s.intervention_id for s in study.states
                      if (s.task_id, s.budget_index) == (state.task_id, state.budget_index)}
+        # matches count the model's own (valid) choices only, never a fallback
         rows[state.id] = {"executed": executed, "proposed": proposed, "reason": reason,
                           "valid": reason is None,
-                          "matches_assigned": executed == state.intervention_id,
-                          "matches_heuristic": executed in heuristic}
+                          "matches_assigned": proposed is not None
+                          and proposed == state.intervention_id,
+                          "matches_heuristic": proposed is not None and proposed in heuristic}
     return rows
 
 
@@ -128,6 +133,25 @@ def _expected_counts(rows: dict[str, dict[str, Any]]) -> dict[str, Any]:
             "fallbacks_by_reason": dict(sorted(reasons.items())),
             "matching_assigned": sum(r["matches_assigned"] for r in rows.values()),
             "matching_heuristic": sum(r["matches_heuristic"] for r in rows.values())}
+
+
+def _call_id(study: Study, state: State) -> str:
+    """The proposal call's id: the state's rank among its (task, budget index, seed)."""
+    same = [s.id for s in study.states
+            if (s.task_id, s.budget_index, s.seed) == (state.task_id, state.budget_index,
+                                                        state.seed)]
+    return f"{state.task_id}-b{state.budget_index}-s{state.seed}-p{same.index(state.id) + 1}"
+
+
+def _proposal_id(study: Study, state: State, executed: str) -> str:
+    rank = _call_id(study, state).rsplit("-", 1)[1]
+    return f"{state.task_id}-b{state.budget_index}-{executed}-s{state.seed}-{rank}~llm"
+
+
+def _scripted(study: Study, script: dict[str, tuple[str, str | None, str | None]]
+              ) -> dict[str, str]:
+    return {f"explain:propose|{_call_id(study, study.state(sid))}": directive
+            for sid, (directive, _, _) in script.items()}
 
 
 def _propose_requests(server: FakeLLMServer) -> list[str]:
@@ -144,25 +168,27 @@ def test_the_proposal_is_what_runs(api: str, prospective: bool, tmp_path: Path, 
     expected = _expected_rows(public_study, script)
     run = tmp_path / "run"
     with FakeLLMServer(key=KEY) as server:
-        server.scripted.update({f"explain:propose|{sid}": directive
-                                for sid, (directive, _, _) in script.items()})
+        server.scripted.update(_scripted(public_study, script))
         result = run_study(study_named("controlled"), run,
                            _settings(api, server, cache, prospective))
         assert Counter(_propose_requests(server)) == Counter(
-            {f"explain:propose|{s.id}": 2 if script[s.id][0] == "down" else 1
-             for s in public_study.states})
+            {f"explain:propose|{_call_id(public_study, s)}": 2 if script[s.id][0] == "down"
+             else 1 for s in public_study.states})
     plan = result.plan
     assert plan.prospective is prospective
     study = plan.study
     base_ids = [s.id for s in public_study.states]
-    assert [s.id for s in study.states] == [*base_ids, *(f"{sid}~llm" for sid in base_ids)]
+    proposal_ids = {s.id: _proposal_id(public_study, s, expected[s.id]["executed"])
+                    for s in public_study.states}
+    assert [s.id for s in study.states] == [*base_ids, *proposal_ids.values()]
+    assert len(set(proposal_ids.values())) == len(base_ids)
 
     # the executed intervention of each proposal state is the proposal or the fallback
     outcomes = reveal(plan, run / "outcomes.sealed.json",
                       executed_sha256=_executed_sha(run) if prospective else None)
     seed = int(study.notes["build"]["seed"])
     for base in public_study.states:
-        proposal = study.state(f"{base.id}~llm")
+        proposal = study.state(proposal_ids[base.id])
         row = expected[base.id]
         assert proposal.intervention_id == row["executed"]
         assert (proposal.task_id, proposal.budget, proposal.seed, proposal.condition) == (
@@ -203,12 +229,15 @@ def test_the_proposal_is_what_runs(api: str, prospective: bool, tmp_path: Path, 
     line = (f"llm: {counts['made']} proposals made, {counts['valid']} valid,"
             f" {counts['fallbacks']} fallbacks")
     assert line in (run / "report.md").read_text(encoding="utf-8")
+    assert (f"of the valid, {counts['matching_assigned']} match the assigned intervention"
+            in (run / "report.md").read_text(encoding="utf-8"))
     html = write_run_reports(run)[-1].read_text(encoding="utf-8")
     assert "proposals executed: " + line in html
 
     # the explainer explains its own choice: its explanations are of the proposal states
-    assert set(plan.explanations()["llm"]) == {f"{sid}~llm" for sid in base_ids}
-    _check_scopes(plan, base_ids)
+    assert set(plan.explanations()["llm"]) == set(proposal_ids.values())
+    _check_scopes(plan, base_ids, set(proposal_ids.values()))
+    _check_no_assigned_change_named(run, public_study, proposal_ids, server.log)
 
 
 def _executed_sha(run: Path) -> str:
@@ -219,8 +248,45 @@ def _executed_sha(run: Path) -> str:
     return str(events[0].payload["sha256"])
 
 
-def _check_scopes(plan: FrozenPlan, base_ids: list[str]) -> None:
-    proposal_ids = {f"{sid}~llm" for sid in base_ids}
+def _check_no_assigned_change_named(run: Path, public: Study, proposal_ids: dict[str, str],
+                                    log: list[tuple[str, int, str, str]]) -> None:
+    """No forecaster prompt of a proposal state, no explainer prompt of it and no proposal
+    call's slot id names the assigned change (when it is not also the executed one)."""
+    from foreseen.credit.run.runner import build_requests
+
+    plan = load_plan(run / "plan.json")
+    assigned = {proposal_ids[s.id]: s.intervention_id for s in public.states}
+    executed = {pid: plan.study.state(pid).intervention_id for pid in proposal_ids.values()}
+    requests = build_requests(plan)
+    by_state: dict[str, list[str]] = {}
+    for _, request in requests:
+        by_state.setdefault(request.state_id, []).append(request.prompt)
+    stored = json.loads((run / "explainers" / "llm.json").read_text(encoding="utf-8"))
+    calls = {_call_id(public, s): s.id for s in public.states}
+    hidden = 0
+    for pid, change in assigned.items():
+        assert change not in pid or change == executed[pid]
+        if change == executed[pid]:
+            continue
+        hidden += 1
+        assert by_state[pid]  # every proposal state is forecast
+        for prompt in by_state[pid]:
+            assert change not in prompt, (pid, change)
+        for call_id, prompt in stored["prompts"].items():
+            if call_id.endswith(f"|{pid}"):
+                assert change not in prompt, (call_id, change)
+    assert hidden >= 4
+    for call_id in stored["prompts"]:  # a proposal prompt lists the whole catalog
+        if call_id.startswith("explain:propose|"):
+            called = calls[call_id.split("|", 1)[1]]
+            assert public.state(called).intervention_id not in call_id
+    for slot, _, _, _ in log:
+        if slot.startswith("explain:propose|"):
+            assert not any(i.id in slot for i in public.interventions), slot
+            assert not any(s.id in slot for s in public.states), slot
+
+
+def _check_scopes(plan: FrozenPlan, base_ids: list[str], proposal_ids: set[str]) -> None:
     by_explainer: dict[str | None, set[str]] = {}
     contexts: dict[str | None, set[str]] = {}
     for slot in plan.slots:
@@ -248,6 +314,19 @@ def test_a_changed_proposal_file_is_refused_at_the_run_and_the_reveal(
                            _settings("openai_compatible", server, cache, False))
     reveal(result.plan, run / "outcomes.sealed.json")  # intact: accepted
     run_plan(result.plan, run / "ledger.jsonl")  # intact: nothing left to run, accepted
+    # the manual workflow outside the study folder: the message says where to put the file
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    shutil.copy(run / "outcomes.sealed.json", elsewhere / "outcomes.sealed.json")
+    missing = re.escape(str(elsewhere / "proposals.json"))
+    with pytest.raises(IntegrityError, match=rf"proposals\.json is missing: looked for {missing}"
+                       r" — it must sit beside the ledger: copy it from the study folder"):
+        run_plan(result.plan, elsewhere / "ledger.jsonl")
+    assert not (elsewhere / "ledger.jsonl").exists()
+    with pytest.raises(IntegrityError, match=r"must sit beside the outcome file"):
+        reveal(result.plan, elsewhere / "outcomes.sealed.json")
+    shutil.copy(run / "proposals.json", elsewhere / "proposals.json")
+    assert reveal(result.plan, elsewhere / "outcomes.sealed.json")  # copied: accepted
     path = run / "proposals.json"
     record = json.loads(path.read_text(encoding="utf-8"))
     first = record["explainers"]["llm"]["states"][0]
@@ -267,9 +346,12 @@ class Killed(Exception):
     """Stands for the process being killed once the plan is frozen."""
 
 
+@pytest.mark.parametrize("prospective", [True, False])
 def test_a_killed_run_resumes_with_the_stored_proposals(
-        tmp_path: Path, cache: Path, public_study: Study,
+        prospective: bool, tmp_path: Path, cache: Path, public_study: Study,
         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Killed once the plan is frozen (prospective, or sealed: the proposal states'
+    outcomes already executed), the run resumes without a second proposal call."""
     monkeypatch.setenv(KEY_ENV, KEY)
     run = tmp_path / "run"
     real = pipeline.run_with_signal_plan
@@ -279,9 +361,8 @@ def test_a_killed_run_resumes_with_the_stored_proposals(
 
     script = _script(public_study)
     with FakeLLMServer(key=KEY) as server:
-        server.scripted.update({f"explain:propose|{sid}": directive
-                                for sid, (directive, _, _) in script.items()})
-        settings = _settings("openai_compatible", server, cache, True)
+        server.scripted.update(_scripted(public_study, script))
+        settings = _settings("openai_compatible", server, cache, prospective)
         monkeypatch.setattr(pipeline, "run_with_signal_plan", killed)
         with pytest.raises(Killed):
             run_study(study_named("controlled"), run, settings)
@@ -344,3 +425,77 @@ def test_the_dry_run_counts_the_proposal_states_slots(
     labels = {g.context for g in estimate.groups if g.role == "forecaster"}
     assert {"llm|matched_card", "llm|matched_note", "llm|description"} <= labels
     assert "llm|donor_card@other_intervention" not in labels
+
+
+def test_a_fallback_equal_to_an_assigned_change_is_no_match(public_study: Study) -> None:
+    """Matches are counted over valid proposals: a fallback (the first catalog entry)
+    on a state assigned that very entry matches neither the assigned change nor the
+    heuristic's choices, while a valid proposal of the same entry does."""
+    from dataclasses import replace
+
+    from foreseen.credit.explainers.base import Proposal
+    from foreseen.credit.studies.controlled.proposals import proposal_line, proposals_record
+
+    fallback = public_study.interventions[0].id
+    states = list(public_study.states)
+    states[0] = replace(states[0], intervention_id=fallback)  # valid, proposes the fallback id
+    states[1] = replace(states[1], intervention_id=fallback)  # invalid → fallback
+    study = replace(public_study, states=tuple(states))
+    other = next(i.id for i in study.interventions if i.id != fallback
+                 and all(i.id != s.intervention_id for s in study.states[:2]))
+    proposals = {states[0].id: Proposal(states[0].id, fallback, True, None, "{}", True),
+                 states[1].id: Proposal(states[1].id, fallback, False, "refusal", "no", False)}
+    for state in states[2:]:
+        proposals[state.id] = Proposal(state.id, other, True, None, "{}", False)
+    record = proposals_record(study, {"llm": proposals})
+    rows = {r["state_id"]: r for r in record["explainers"]["llm"]["states"]}
+    assert rows[states[0].id]["matches_assigned"] is True
+    assert rows[states[0].id]["matches_heuristic"] is True
+    assert rows[states[1].id]["executed"] == fallback == states[1].intervention_id
+    assert rows[states[1].id]["matches_assigned"] is False
+    assert rows[states[1].id]["matches_heuristic"] is False
+    counts = record["explainers"]["llm"]["counts"]
+    assigned_others = sum(1 for s in states[2:] if s.intervention_id == other)
+    heuristic_others = sum(1 for s in states[2:] if other in {
+        t.intervention_id for t in states if (t.task_id, t.budget_index)
+        == (s.task_id, s.budget_index)})
+    assert (counts["valid"], counts["fallbacks"]) == (7, 1)
+    assert counts["matching_assigned"] == 1 + assigned_others
+    assert counts["matching_heuristic"] == 1 + heuristic_others
+    line = proposal_line("llm", counts)
+    assert f"; of the valid, {1 + assigned_others} match the assigned intervention" in line
+
+
+def test_an_edited_study_section_does_not_reach_the_report(
+        tmp_path: Path, cache: Path, public_study: Study, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """``study_section.json`` is not committed: ``credit analyze`` and the HTML page report
+    the counts recomputed from the committed ``proposals.json``, not an edited file's."""
+    from support.credit_cli import call_credit
+
+    monkeypatch.setenv(KEY_ENV, KEY)
+    run = tmp_path / "run"
+    script = _script(public_study)
+    with FakeLLMServer(key=KEY) as server:
+        server.scripted.update(_scripted(public_study, script))
+        run_study(study_named("controlled"), run,
+                  _settings("openai_compatible", server, cache, False))
+    counts = _expected_counts(_expected_rows(public_study, script))
+    path = run / "study_section.json"
+    section = json.loads(path.read_text(encoding="utf-8"))
+    entry = section["data"]["proposals"]["llm"]
+    assert (entry["valid"], entry["made"]) == (counts["valid"], counts["made"])
+    entry["valid"], entry["fallbacks"] = 8, 0
+    section["markdown"] = section["markdown"].replace(
+        f"{counts['valid']} valid, {counts['fallbacks']} fallbacks", "8 valid, 0 fallbacks")
+    path.write_text(json.dumps(section), encoding="utf-8")
+    code, _, err = call_credit(capsys, "analyze", str(run))
+    assert code == 0, err
+    line = (f"llm: {counts['made']} proposals made, {counts['valid']} valid,"
+            f" {counts['fallbacks']} fallbacks")
+    markdown = (run / "report.md").read_text(encoding="utf-8")
+    assert line in markdown and "8 valid, 0 fallbacks" not in markdown
+    report = json.loads((run / "report.json").read_text(encoding="utf-8"))
+    assert report["study_section"]["data"]["proposals"]["llm"]["valid"] == counts["valid"]
+    html = write_run_reports(run)[-1].read_text(encoding="utf-8")
+    assert "proposals executed: " + line in html and "8 valid, 0 fallbacks" not in html

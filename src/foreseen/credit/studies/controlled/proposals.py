@@ -1,8 +1,11 @@
 """The LLM explainer's proposal is what runs (paper v5): proposal states, their outcomes, audit.
 
 For an LLM explainer configured with ``propose = true`` every public state
-``S`` of the controlled study gets a **proposal state** ``S~<explainer>``:
-the same task, budget, seed, condition and public features, with
+``S`` of the controlled study gets a **proposal state**
+``<task>-b<budget index>-<executed>-s<seed>-p<rank>~<explainer>``
+(:func:`proposal_state_id`: its id never names S's assigned intervention):
+the same task, budget, seed, condition and public features except the
+intervention prior, with
 intervention = the proposed catalog id, or the declared fallback — the first
 catalog entry (the study's first intervention) — when the proposal is unusable (not a JSON
 object, no id, an id not in the catalog, a refusal, transport exhausted). Its
@@ -20,14 +23,16 @@ after the proposals and before the freeze, in a prospective run with every
 other state after the forecast ledger closes).
 
 :func:`proposals_record` is ``proposals.json``, frozen by the plan (by
-digest, ``committed_files``): per explainer and state the raw answer, its
+digest, ``committed_files``): per explainer and state the assigned state id,
+the proposal call's id and the proposal state id (the audit's map between them), the raw answer, its
 parse (the proposed id, valid), the fallback reason and the executed
 intervention, so a reader can check that each proposal state's intervention
 in ``study.json`` is the one proposed; plus the counts (intention to treat:
 proposal states with a fallback stay in the analysis) — proposals made, valid,
-fallbacks by reason, matching the state's assigned intervention, and matching
-the heuristic proposer's choices (:func:`~.build.propose`: the assigned
-interventions of the same task and budget).
+fallbacks by reason, and — over the VALID proposals only (a fallback is no
+choice, even when it equals an assigned intervention) — matching the state's
+assigned intervention and matching the heuristic proposer's choices
+(:func:`~.build.propose`: the assigned interventions of the same task and budget).
 
 :func:`proposal_section` is the study's report section: those counts per
 explainer and the mean outcome of the proposal states beside the mean of the
@@ -36,15 +41,20 @@ assigned states they stand beside (descriptive).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from foreseen.core.errors import IntegrityError
 from foreseen.core.parallel import Executor, SerialExecutor
+from foreseen.credit.analysis.report import StudySection as ReportSection
 from foreseen.credit.explainers.base import Proposal
-from foreseen.credit.explainers.llm import ProposalState
+from foreseen.credit.explainers.llm import ProposalState, proposal_call_ids
 from foreseen.credit.model import Outcome, State, Study
+from foreseen.credit.plan.committed_files import FIELD, check_committed_files
+from foreseen.credit.run.pipeline import StudySectionFile
 from foreseen.credit.studies.base import BuiltStudy, StudySection
 
 PROPOSALS_FILE = "proposals.json"
@@ -53,9 +63,21 @@ PROPOSAL_CONTEXTS: tuple[str, ...] = ("matched_card", "matched_note")
 SEPARATOR = "~"
 
 
-def proposal_state_id(state_id: str, explainer: str) -> str:
-    """``<state id>~<explainer>``."""
-    return f"{state_id}{SEPARATOR}{explainer}"
+def proposal_state_id(study: Study, state: State, executed: str, explainer: str) -> str:
+    """``<task>-b<budget index>-<executed>-s<seed>-p<rank>~<explainer>``.
+
+    The id names the EXECUTED intervention, never the assigned one (which the
+    forecaster's prompt header would otherwise show, beside another planned
+    change); ``p<rank>`` is the proposal call's rank
+    (:func:`~foreseen.credit.explainers.llm.proposal_call_ids`), so two
+    proposals of one (task, budget, seed) that execute the same intervention
+    keep distinct ids. ``proposals.json`` maps each assigned state to its
+    proposal state.
+    """
+    opaque = proposal_call_ids(study)[state.id]
+    rank = opaque.rsplit("-", 1)[1]
+    return (f"{state.task_id}-b{state.budget_index}-{executed}-s{state.seed}-{rank}"
+            f"{SEPARATOR}{explainer}")
 
 
 def proposal_state(explainer: str) -> ProposalState:
@@ -63,7 +85,8 @@ def proposal_state(explainer: str) -> ProposalState:
 
     def make(study: Study, state: State, proposal: Proposal) -> State:
         prior = study.notes["catalog_prior"][proposal.intervention_id]
-        return replace(state, id=proposal_state_id(state.id, explainer),
+        return replace(state, id=proposal_state_id(study, state, proposal.intervention_id,
+                                                   explainer),
                        cell=f"{state.cell.rsplit('/', 1)[0]}/{proposal.intervention_id}",
                        intervention_id=proposal.intervention_id,
                        public={**state.public, "intervention_prior": dict(prior)})
@@ -95,19 +118,23 @@ def proposals_record(study: Study, proposals: Mapping[str, Mapping[str, Proposal
     """``proposals.json``: explainer → per-state audit rows and counts (module docstring)."""
     heuristic = _heuristic_choices(study)
     explainers: dict[str, Any] = {}
+    call_ids = proposal_call_ids(study)
     for name, by_state in sorted(proposals.items()):
         rows = []
         for state in study.states:
             proposal = by_state[state.id]
             chosen = heuristic[(state.task_id, state.budget_index)]
             rows.append({
-                "state_id": state.id, "proposal_state_id": proposal_state_id(state.id, name),
+                "state_id": state.id, "call_state_id": call_ids[state.id],
+                "proposal_state_id": proposal_state_id(study, state, proposal.intervention_id,
+                                                       name),
                 "raw": proposal.raw, "valid": proposal.valid, "reason": proposal.reason,
                 "proposed": proposal.intervention_id if proposal.valid else None,
                 "executed": proposal.intervention_id, "assigned": state.intervention_id,
                 "heuristic_choices": sorted(chosen),
-                "matches_assigned": proposal.intervention_id == state.intervention_id,
-                "matches_heuristic": proposal.intervention_id in chosen})
+                "matches_assigned": proposal.valid
+                and proposal.intervention_id == state.intervention_id,
+                "matches_heuristic": proposal.valid and proposal.intervention_id in chosen})
         explainers[name] = {"counts": _counts(rows), "states": rows}
     return {"fallback": study.interventions[0].id, "separator": SEPARATOR, "explainers": explainers}
 
@@ -162,6 +189,23 @@ def with_proposals(built: BuiltStudy, proposals: Mapping[str, Mapping[str, Propo
                    files={**built.files, PROPOSALS_FILE: record})
 
 
+def committed_section(body: Mapping[str, Any], folder: Path, outcomes: Mapping[str, float]
+                      ) -> StudySectionFile | None:
+    """The proposals section recomputed from the committed ``proposals.json`` at analyze time.
+
+    ``study_section.json`` is not committed (editable after the fact); a plan
+    that commits ``proposals.json`` reports the counts and means computed from
+    that file (its digest checked beside the ledger) and the revealed outcomes.
+    """
+    if PROPOSALS_FILE not in dict(body.get(FIELD) or {}):
+        return None
+    check_committed_files(body, folder, "the ledger")
+    record = json.loads((folder / PROPOSALS_FILE).read_text(encoding="utf-8"))
+    section = proposal_section(record, outcomes)
+    return StudySectionFile(ReportSection(name=section.name, data=section.data),
+                            section.markdown)
+
+
 def _mean(values: Sequence[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
@@ -191,5 +235,5 @@ def proposal_line(name: str, counts: Mapping[str, Any]) -> str:
              f"; mean y {mean_p:.4f} on the proposal states vs {mean_a:.4f} on the assigned")
     return (f"- {name}: {counts['made']} proposals made, {counts['valid']} valid,"
             f" {counts['fallbacks']} fallbacks" + (f" ({reasons})" if reasons else "") +
-            f"; {counts['matching_assigned']} match the assigned intervention,"
+            f"; of the valid, {counts['matching_assigned']} match the assigned intervention,"
             f" {counts['matching_heuristic']} the heuristic proposer's choices" + means)

@@ -128,8 +128,9 @@ class ControlledStudy(StudyDefinition):
     def with_proposals(self, built: BuiltStudy, proposals: Mapping[str, Mapping[str, Proposal]],
                        *, executor: Executor | None) -> tuple[BuiltStudy, dict[str, list[str]]]:
         extended = proposing.with_proposals(built, proposals, executor)
-        scopes = {name: [proposing.proposal_state_id(s.id, name)
-                         for s in built.build.study.states] for name in sorted(proposals)}
+        record = extended.files[proposing.PROPOSALS_FILE]
+        scopes = {name: [str(row["proposal_state_id"]) for row in record["explainers"][name]
+                         ["states"]] for name in sorted(proposals)}
         return extended, scopes
 
     def section(self, built: BuiltStudy, outcomes: Mapping[str, float],
