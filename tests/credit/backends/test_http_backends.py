@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from foreseen.core.errors import UserInputError
+from foreseen.core.errors import RequestRejected, UserInputError
 from foreseen.core.ledger import read_ledger, verify_ledger
 from foreseen.core.retry import parse_retry_after
 from foreseen.credit.backends.base import BackendResponse, ForecastRequest, TransportError
@@ -41,11 +41,12 @@ from support.http import KEY, KEY_ENV, PRICE, backend_options, http_plan
 
 APIS = ("anthropic", "openai")
 EXPECTED_REASON = {
-    "http_400_error_body": "backend error: HTTP 400: invalid_request_error",
     "truncated_json": "backend error: response body is not a JSON object",
     "schema_breaking": "missing field 'upper'",
     "not_json_answer": "response is not valid JSON",
 }
+#: a run reads answers under the plan's (lenient) rules: prose holds no JSON object
+RUN_REASON = {**EXPECTED_REASON, "not_json_answer": "response is not valid JSON (no JSON object"}
 
 
 @pytest.fixture(autouse=True)
@@ -135,8 +136,9 @@ def test_unknown_backend_lists_the_names() -> None:
 
 def test_missing_key_variable_is_a_user_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(KEY_ENV)
+    # a remote address: a missing key is refused before anything is sent
     backend = make_backend({"backend": "anthropic",
-                            "options": backend_options("anthropic", "http://127.0.0.1:9")})
+                            "options": backend_options("anthropic", "https://api.invalid")})
     with pytest.raises(UserInputError, match=f"{KEY_ENV} is not set"):
         asyncio.run(_complete(backend, _request("x")))
 
@@ -195,8 +197,27 @@ def test_content_faults_arrive_and_are_rejected_with_the_reason(api: str, kind: 
             parse_forecast(response.text)
         reason = str(caught.value)
     assert reason.startswith(EXPECTED_REASON[kind])
-    if kind == "http_400_error_body":
-        assert REDACTED in reason
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_a_rejected_request_raises_with_the_servers_scrubbed_words(api: str) -> None:
+    """HTTP 400 is the server saying the request is wrong: never a fallback, never retried."""
+    with FakeLLMServer(key=KEY) as server, pytest.raises(RequestRejected) as caught:
+        server.scripted["s"] = "fault:http_400_error_body"
+        asyncio.run(_complete(_backend(api, server), _request("s")))
+    message = str(caught.value)
+    assert "HTTP 400: invalid_request_error: request refused for key" in message
+    assert KEY not in message and REDACTED in message
+    assert caught.value.exit_code == 4 and caught.value.status == 400
+    assert server.attempts == {"s": 1}
+
+
+def test_an_unset_key_on_the_loopback_sends_no_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A local server runs without a key by default: nothing is sent, the call goes through."""
+    monkeypatch.delenv(KEY_ENV)
+    with FakeLLMServer(key="") as server:
+        response = asyncio.run(_complete(_backend("openai", server), _request("s")))
+    assert parse_forecast(response.text).valid
 
 
 @pytest.mark.parametrize("api", APIS)
@@ -308,7 +329,7 @@ def test_thousand_slots_with_twenty_percent_faults(api: str, tmp_path: Path,
             assert event.payload["reason"] == "transport_exhausted"
         else:
             assert event.type == "fallback_assigned"
-            assert event.payload["reason"].startswith(EXPECTED_REASON[outcome])
+            assert event.payload["reason"].startswith(RUN_REASON[outcome])
     assert valid_by_context == expected_by_context
     assert summary.completed_valid == sum(o == "valid" for o, _, _ in expected.values())
     # Retry-After honoured: one sleep of exactly RETRY_AFTER_S per retried 429
@@ -334,7 +355,32 @@ def test_thousand_slots_with_twenty_percent_faults(api: str, tmp_path: Path,
              (tmp_path / "report" / "report.md").read_text(), caplog.text, captured.out,
              captured.err, (tmp_path / "plan.json").read_text()]
     assert all(KEY not in text for text in texts)
-    assert REDACTED in ledger.read_text()  # the echoed key was really scrubbed
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_a_rejected_request_stops_the_run_and_spends_nothing(api: str, tmp_path: Path) -> None:
+    """A 400 mid-run: no other call starts, nothing is a fallback or halted, the server's
+    scrubbed words are in the ledger, and the same plan resumes once the server accepts."""
+    with FakeLLMServer(key=KEY) as server:
+        plan = http_plan(tmp_path, api, server.base_url, n_tasks=2, concurrency=1)
+        bad = plan.slots[3]["slot_id"]
+        server.scripted[bad] = "fault:http_400_error_body"
+        ledger = tmp_path / "ledger.jsonl"
+        with pytest.raises(RequestRejected) as caught:
+            asyncio.run(run_plan_async(plan, ledger, build_backend(plan)))
+        assert "HTTP 400" in str(caught.value) and KEY not in str(caught.value)
+        assert sum(server.attempts.values()) == 4  # three answered, the rejected one, no more
+        events = read_ledger(ledger)
+        kinds = Counter(e.type for e in events)
+        assert kinds["request_rejected"] == 1 and kinds["fallback_assigned"] == 0
+        assert kinds["slot_halted"] == 0 and kinds["run_halted"] == 0
+        assert len(terminal_slots(events)) == 3
+        rejected = next(e for e in events if e.type == "request_rejected")
+        assert rejected.payload["slot_id"] == bad and rejected.payload["status"] == 400
+        assert REDACTED in rejected.payload["message"] and KEY not in ledger.read_text()
+        del server.scripted[bad]
+        summary = asyncio.run(run_plan_async(plan, ledger, build_backend(plan)))
+    assert summary.complete and summary.skipped == 3 and summary.fallbacks == 0
 
 
 @pytest.mark.parametrize("api", ["anthropic", "openai"])

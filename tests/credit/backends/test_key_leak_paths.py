@@ -104,8 +104,13 @@ def test_http_answers_carrying_the_key_store_it_nowhere(
         code, printed = _run(["credit", "study", "controlled", "--config",
                               str(_config(tmp_path, block)), "--accept-failures"], capsys)
     assert server.sent > 0  # the key was really sent back
-    assert code == 0, printed[-2000:]
     run = tmp_path / "run"
+    if mode == "model_echo_error":
+        # HTTP 400 is a rejected request: the probe stops the study before anything is paid
+        assert code == 4 and "HTTP 400" in printed, printed[-2000:]
+        assert leaks(tmp_path, printed) == []
+        return
+    assert code == 0, printed[-2000:]
     assert (run / "ledger.jsonl").is_file() and (run / "report.json").is_file()
     assert leaks(run, printed) == []
     ledger = (run / "ledger.jsonl").read_text(encoding="utf-8")

@@ -435,11 +435,11 @@ def test_a_proposal_call_never_names_the_state_by_its_id() -> None:
 
 
 @pytest.mark.parametrize("api", ["openai", "anthropic"])
-def test_an_http_error_answer_is_an_answer_error_for_every_call(
+def test_a_broken_answer_is_an_answer_error_for_every_call(
         api: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A final HTTP 400 (its body echoing the key) through a real HTTP backend: the proposal
-    falls back with reason ``answer_error`` and a note call leaves the note empty with
-    ``note: answer_error``; the key appears nowhere."""
+    """A final answer that arrived broken (HTTP 200, a body cut in half) through a real HTTP
+    backend: the proposal falls back with reason ``answer_error`` and a note call leaves the
+    note empty with ``note: answer_error``."""
     from foreseen.credit.backends.registry import make_backend
 
     from support.fake_llm_server import FakeLLMServer
@@ -451,8 +451,8 @@ def test_an_http_error_answer_is_an_answer_error_for_every_call(
     with FakeLLMServer(key=KEY) as server:
         server.scripted.update({f"explain:propose|{calls[s.id]}": 'json:{"intervention_id": "quad"}'
                                 for s in study.states})
-        server.scripted[f"explain:propose|{calls['s0']}"] = "fault:http_400_error_body"
-        server.scripted["explain:note|s0"] = "fault:http_400_error_body"
+        server.scripted[f"explain:propose|{calls['s0']}"] = "fault:truncated_json"
+        server.scripted["explain:note|s0"] = "fault:truncated_json"
         server.scripted["explain:note|s1"] = f"text:{NOTE}"
         server.scripted["explain:extract|s1"] = "json:{}"
         backend = make_backend({"backend": API_NAMES[api],
@@ -463,7 +463,6 @@ def test_an_http_error_answer_is_an_answer_error_for_every_call(
     proposal = run.proposals["s0"]
     assert (proposal.valid, proposal.reason, proposal.intervention_id) == (
         False, "answer_error", "l2")
-    assert proposal.raw is not None and proposal.raw.startswith("HTTP 400")
     assert run.proposals["s1"].valid and run.proposals["s1"].intervention_id == "quad"
     assert run.explanations["s0"].note is None and run.explanations["s0"].card is None
     assert run.issues["s0"] == ["propose: answer_error", "note: answer_error"]
@@ -472,3 +471,31 @@ def test_an_http_error_answer_is_an_answer_error_for_every_call(
                          "explanations": {k: e.to_json() for k, e in run.explanations.items()},
                          "issues": run.issues})
     assert KEY not in stored
+
+
+@pytest.mark.parametrize("api", ["openai", "anthropic"])
+def test_a_rejected_request_stops_the_explainer_with_the_servers_words(
+        api: str, monkeypatch: pytest.MonkeyPatch, recwarn: pytest.WarningsRecorder) -> None:
+    """HTTP 400 (its body echoing the key) is a configuration error, not an answer about the
+    state: the explainer stops with the scrubbed message and closes its HTTP session."""
+    import gc
+
+    from foreseen.core.errors import RequestRejected
+    from foreseen.credit.backends.registry import make_backend
+
+    from support.fake_llm_server import FakeLLMServer
+    from support.http import API_NAMES, KEY, KEY_ENV, backend_options
+
+    monkeypatch.setenv(KEY_ENV, KEY)
+    study = _study()
+    with FakeLLMServer(key=KEY) as server:
+        server.scripted["explain:note|s0"] = "fault:http_400_error_body"
+        backend = make_backend({"backend": API_NAMES[api],
+                                "options": backend_options(api, server.base_url,
+                                                           max_tokens=400)})
+        with pytest.raises(RequestRejected) as caught:
+            LLMExplainer(backend, seed=3, sleep=_no_sleep, max_attempts=2).explain(study)
+    assert "HTTP 400" in str(caught.value) and KEY not in str(caught.value)
+    assert server.attempts["explain:note|s0"] == 1  # never retried
+    gc.collect()
+    assert not [w for w in recwarn if "Unclosed" in str(w.message)]

@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from foreseen.core.errors import UserInputError
+from foreseen.credit.analysis.answer_quality import AnswerQualityRow, answer_quality
 from foreseen.credit.analysis.baseline_contrasts import (
     BaselineContrastRow,
     baseline_contrasts,
@@ -184,6 +185,9 @@ class CreditAnalysis(Record):
         default=None, metadata=OPTIONAL)
     secondary: tuple[SecondaryEstimate, ...] | None = field(default=None, metadata=OPTIONAL)
     verdicts: CheckVerdicts | None = field(default=None, metadata=OPTIONAL)
+    #: per arm: unreadable answers, points outside their own interval, off-scale points
+    answer_quality: tuple[AnswerQualityRow, ...] | None = field(default=None,
+                                                                metadata=OPTIONAL)
 
 
 def arm_label(explainer: str | None, context: str) -> str:
@@ -428,4 +432,6 @@ def analyze(study: Study, explanations: Mapping[str, Mapping[str, Explanation]],
         baseline_contrasts=against_baselines,
         secondary=secondary,
         verdicts=check_verdicts(checks, estimates, config, sorted(explanations)),
+        answer_quality=answer_quality(
+            {label: group for label, (_, _, group) in arms.items()}, task_of_state, scales),
     )

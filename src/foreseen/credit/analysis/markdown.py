@@ -67,6 +67,24 @@ def fmt_interval(interval: Sequence[float] | None) -> str:
     return "—" if interval is None else f"[{fmt(interval[0])}, {fmt(interval[1])}]"
 
 
+def _answer_quality(report: CreditAnalysis) -> list[str]:
+    """The answer-quality table (:mod:`foreseen.credit.analysis.answer_quality`), if any."""
+    quality = report.answer_quality
+    if not quality:
+        return []
+    rows = [[r.arm, str(r.slots), f"{r.unreadable} ({fmt(r.unreadable_share)})",
+             str(r.transport_exhausted),
+             f"{r.point_outside_interval} ({fmt(r.point_outside_interval_share)})",
+             f"{r.off_scale} ({fmt(r.off_scale_share)})", str(r.no_direction_probability)]
+            for r in quality]
+    return ["## Answer quality", "",
+            "Answers that arrived but were not a forecast (unreadable), calls with no answer,"
+            " and among valid answers: the point outside its own interval, a point more than"
+            " 10 times the task's outcome scale (off scale), no direction probability.", "",
+            *_table(("arm", "slots", "unreadable", "no answer", "point outside interval",
+                     "off scale", "no direction probability"), rows)]
+
+
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines.extend("| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |"
@@ -653,6 +671,7 @@ def render_markdown(report: CreditAnalysis, *,
     rows = [[label, str(r.assigned), str(r.valid), str(r.fallback), fmt(r.rate)]
             for label, r in report.integrity.per_context.items()]
     lines += _table(("arm", "assigned", "valid", "fallback", "integrity"), rows)
+    lines += _answer_quality(report)
 
     metric_rows, merged_arms = _metric_rows(report)
     lines += ["## Metrics (task-weighted)", ""]

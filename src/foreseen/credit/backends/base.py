@@ -59,6 +59,8 @@ class BackendResponse:
     error: str | None = None
     #: the sampling temperature the call was made with (None: not known to the backend)
     temperature: float | None = None
+    #: how the answer was constrained (an output mode; None: free text or not known)
+    output_mode: str | None = None
 
 
 class TransportError(Exception):

@@ -12,7 +12,9 @@ per-slot seed), after ``Llama.reset()`` — the key/value cache is cleared, so
 an answer never depends on which call came before (order-independent,
 reproducible). The answer is constrained by the bounded grammar of the
 request's schema (:func:`foreseen.credit.backends.grammar.gbnf_grammar`;
-forecasts use ``FORECAST_SCHEMA``, free-text calls none), and ``max_tokens``
+forecasts use ``FORECAST_SCHEMA``, free-text calls none) in the default
+``output_mode = "grammar"`` (``"text"``: unconstrained, the prompt asks for
+the JSON), and ``max_tokens``
 is raised to the grammar's longest output so a grammar answer is never cut.
 Calls run one at a time in a dedicated worker thread (llama.cpp contexts are
 not re-entrant); the runner's concurrency only queues them.
@@ -40,6 +42,7 @@ from foreseen.core.digest import sha256_file, sha256_json
 from foreseen.core.errors import MissingExtraError, UserInputError
 from foreseen.credit.backends.base import Backend, BackendResponse, ForecastRequest, TransportError
 from foreseen.credit.backends.grammar import GRAMMAR_VERSION, gbnf_grammar, max_output_chars
+from foreseen.credit.backends.output_modes import AUTO, parse_output_mode
 from foreseen.credit.backends.schemas import FORECAST_SCHEMA, response_schema
 
 LOCAL_BACKEND_VERSION = "1"
@@ -101,7 +104,8 @@ class LocalLlamaBackend(Backend):
 
     def __init__(self, *, model_sha256: str, model_path: str | None = None,
                  temperature: float = 0.0, max_tokens: int = 256, n_ctx: int = 4096,
-                 n_threads: int = 2, seed: int = 0, name: str = "local") -> None:
+                 n_threads: int = 2, seed: int = 0, name: str = "local",
+                 output_mode: str | None = None) -> None:
         path = Path(model_path) if model_path is not None else smollm2_gguf()
         if not path.is_file():
             raise UserInputError(f"local backend: model file {model_path} does not exist")
@@ -111,6 +115,10 @@ class LocalLlamaBackend(Backend):
         if not (0.0 <= temperature <= 2.0) or max_tokens < 1 or n_ctx < 256 or n_threads < 1:
             raise UserInputError("local backend: need temperature in [0, 2], max_tokens >= 1,"
                                  " n_ctx >= 256 and n_threads >= 1")
+        self.output_mode = parse_output_mode(output_mode, "local", "grammar")
+        if self.output_mode == AUTO:
+            raise UserInputError("local backend: output_mode is grammar (default) or text; the"
+                                 " in-process model needs no probe")
         self.name = name
         self.model_path = path
         self.model_sha256 = digest
@@ -132,7 +140,9 @@ class LocalLlamaBackend(Backend):
                 "n_ctx": self.n_ctx, "n_threads": self.n_threads, "seed": self.seed,
                 "extra_buffer_types": False,
                 "grammar_version": GRAMMAR_VERSION,
-                "forecast_schema_sha256": sha256_json(FORECAST_SCHEMA)}
+                "forecast_schema_sha256": sha256_json(FORECAST_SCHEMA),
+                # written only when not the default, so plans frozen before it still run
+                **({} if self.output_mode == "grammar" else {"output_mode": self.output_mode})}
 
     @property
     def model_id(self) -> str:
@@ -186,7 +196,7 @@ class LocalLlamaBackend(Backend):
             self._executor = ThreadPoolExecutor(max_workers=1,
                                                 thread_name_prefix="foreseen-llama")
         wanted = response_schema(request)
-        schema = None if wanted is None else wanted[1]
+        schema = None if wanted is None or self.output_mode == "text" else wanted[1]
         loop = asyncio.get_running_loop()
         seed = request.seed % (2**31 - 1)
         result = await loop.run_in_executor(self._executor, self.generate, request.prompt,
@@ -197,7 +207,8 @@ class LocalLlamaBackend(Backend):
             text=str(choice["message"].get("content") or ""), requested_model=self.model_id,
             returned_model=self.model_id, input_tokens=usage.get("prompt_tokens"),
             output_tokens=usage.get("completion_tokens"), cost_usd=0.0,
-            temperature=self.temperature)
+            temperature=self.temperature,
+            output_mode=None if wanted is None else self.output_mode)
 
     def close(self) -> None:
         """Stop the worker thread (the model stays loaded until the object is dropped)."""

@@ -48,7 +48,11 @@ server's retry-after or ``min(2, 0.05·2^i)·(0.5 + u)``, u seeded by (seed,
 call, attempt)); an exhausted call leaves the state with an empty explanation
 (intention to treat) and its reason in :attr:`ExplainerRun.issues`; so does a
 final error answer of a note, card or extract call (``<task>: refusal`` or
-``<task>: answer_error`` — the response's raw body is never the note). Each
+``<task>: answer_error`` — the response's raw body is never the note). A
+request the server *rejects* (:class:`~foreseen.core.errors.RequestRejected`:
+HTTP 400, 404, an unsupported output mode) is no answer about the state but a
+configuration error: every call in flight is cancelled and the error stops the
+study with the server's words (exit 4). Each
 call's ``request.seed`` is :func:`~foreseen.credit.plan.freeze.slot_seed` of
 (seed, call slot id), so a seeded backend is reproducible call by call.
 """
@@ -279,7 +283,17 @@ class LLMExplainer(Explainer):
             async with gate:
                 await self._explain_state(study, state, run, call_ids.get(state.id))
 
-        await asyncio.gather(*(one(state) for state in study.states))
+        tasks = [asyncio.ensure_future(one(state)) for state in study.states]
+        try:
+            await asyncio.gather(*tasks)
+        except BaseException:
+            # a rejected request (or an interrupt) stops every call still in flight
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
+        finally:
+            await self.backend.aclose()
         run.explanations = dict(sorted(run.explanations.items()))
         run.proposals = dict(sorted(run.proposals.items()))
         run.issues = dict(sorted(run.issues.items()))

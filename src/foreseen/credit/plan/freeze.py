@@ -46,7 +46,7 @@ import json
 import math
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -67,6 +67,7 @@ from foreseen.core.errors import ConfigError, IntegrityError, SourceError, UserI
 from foreseen.credit.analysis.config import AnalysisConfig
 from foreseen.credit.backends.registry import backend_entry
 from foreseen.credit.model import Explanation, Study
+from foreseen.credit.plan.answer_rules import AnswerRules
 from foreseen.credit.plan.committed_files import FIELD as COMMITTED_FILES
 from foreseen.credit.plan.committed_files import check_committed_files
 from foreseen.credit.plan.renderers import STANDARD, ContextRenderer, renderer
@@ -122,12 +123,16 @@ class ExecutionConfig:
     breaker_consecutive: int = 8
     breaker_window: int = 40
     breaker_share: float = 0.5
+    #: how answers are read (:mod:`foreseen.credit.run.answers`); a plan frozen without
+    #: rules reads answers strictly
+    answer_rules: AnswerRules = field(default_factory=AnswerRules)
 
     def to_json(self) -> dict[str, Any]:
         return {"concurrency": self.concurrency, "max_attempts": self.max_attempts,
                 "backoff_base_s": self.backoff_base_s, "backoff_max_s": self.backoff_max_s,
                 "breaker_consecutive": self.breaker_consecutive,
-                "breaker_window": self.breaker_window, "breaker_share": self.breaker_share}
+                "breaker_window": self.breaker_window, "breaker_share": self.breaker_share,
+                "answer_rules": self.answer_rules.to_json()}
 
     @classmethod
     def from_json(cls, obj: Mapping[str, Any]) -> ExecutionConfig:
@@ -137,7 +142,8 @@ class ExecutionConfig:
                          float(obj["backoff_base_s"]), float(obj["backoff_max_s"]),
                          int(obj.get("breaker_consecutive", defaults.breaker_consecutive)),
                          int(obj.get("breaker_window", defaults.breaker_window)),
-                         float(obj.get("breaker_share", defaults.breaker_share)))
+                         float(obj.get("breaker_share", defaults.breaker_share)),
+                         AnswerRules.from_json(obj.get("answer_rules")))
         except (KeyError, TypeError, ValueError, AttributeError):
             raise ConfigError("plan: execution block is malformed") from None
         if config.concurrency < 1 or config.max_attempts < 1 or config.backoff_base_s < 0:

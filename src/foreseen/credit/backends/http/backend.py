@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from foreseen.credit.backends.base import Backend, BackendResponse, ForecastRequest
@@ -26,6 +26,7 @@ from foreseen.credit.backends.http.common import (
     returned_model,
 )
 from foreseen.credit.backends.http.rate_limit import RateLimiter
+from foreseen.credit.backends.schemas import response_schema
 from foreseen.credit.backends.secrets import scrub, scrub_optional
 
 
@@ -83,22 +84,21 @@ class HttpBackend(Backend):
         await self.client.aclose()
 
     async def complete(self, request: ForecastRequest) -> BackendResponse:
-        key = read_api_key(self.options.api_key_env)
+        key = read_api_key(self.options.api_key_env, self.options.base_url)
         bound = self.options.token_bound(request)
         await self.limiter.acquire(bound)
         headers = {**self.headers(key, request), SLOT_HEADER: request.slot_id}
         answer = await self.client.post_json(self.url, headers, self.payload(request), key,
                                              self.options.api_key_env)
         response = self._response(answer, key)
+        if response_schema(request) is not None:
+            response = replace(response, output_mode=self.options.output_mode)
         used = (None if response.input_tokens is None or response.output_tokens is None
                 else response.input_tokens + response.output_tokens)
         self.limiter.settle(bound, used)
         return response
 
     def _response(self, answer: HttpAnswer, key: str) -> BackendResponse:
-        if not 200 <= answer.status < 300:
-            return failed_response(self.options, answer, key, f"HTTP {answer.status}: "
-                                   + _error_text(answer))
         if not isinstance(answer.body, Mapping):
             return failed_response(self.options, answer, key,
                                    "response body is not a JSON object (truncated?)")
@@ -120,10 +120,3 @@ class HttpBackend(Backend):
             input_tokens=extracted.input_tokens, output_tokens=extracted.output_tokens,
             cost_usd=cost, temperature=self.options.temperature)
 
-
-def _error_text(answer: HttpAnswer) -> str:
-    body = answer.body
-    if isinstance(body, Mapping) and isinstance(body.get("error"), Mapping):
-        error = body["error"]
-        return f"{error.get('type') or error.get('code') or 'error'}: {error.get('message', '')}"
-    return " ".join(answer.text.split())[:200] or "empty body"

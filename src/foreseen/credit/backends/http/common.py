@@ -11,14 +11,23 @@
   from every text that could reach a ledger, a log or an exception.
 * **One** :class:`aiohttp.ClientSession` per backend and event loop, reused
   for every call (:class:`ReusedClient`), with explicit timeouts and limits.
-* **Errors** (spec credit.md §5): connection errors, timeouts, HTTP 408, 409,
-  425, 429 and 5xx raise :class:`~.base.TransportError` (retried by the runner),
-  honouring ``Retry-After`` / ``retry-after-ms`` (:func:`parse_retry_after`);
-  401, 403 and 404 mean a wrong key, model or URL and stop the run with a
-  :class:`~foreseen.core.errors.UserInputError` (resumable once fixed); any
-  other answer *arrived* and is final — an error status or a body that is not
-  JSON becomes a response with ``error`` set, which the runner turns into the
-  plan's fallback without re-asking.
+* **Errors** fall into three classes (spec credit.md §5; design "Talking to
+  real servers"), decided here once for every HTTP backend:
+
+  - **outage** — connection errors, timeouts, HTTP 408, 409, 425, 429 and a
+    5xx that is not a validation error: :class:`~.base.TransportError`
+    (retried by the runner, then its circuit breaker), honouring
+    ``Retry-After`` / ``retry-after-ms`` (:func:`parse_retry_after`);
+  - **rejected** — every other answer that is not 2xx (400, 401, 403, 404,
+    405, 413, 422, a redirect …) and a 5xx whose error text is a request
+    validation error (:func:`is_validation_failure`: llama-cpp-python answers
+    an unsupported ``response_format`` with HTTP 500 and pydantic's words):
+    :class:`~foreseen.core.errors.RequestRejected`, which stops the run at
+    once with the server's own message (key-scrubbed) and what to change;
+    resuming cannot help until the configuration changes;
+  - **content** — a 2xx whose body or answer does not parse: a response with
+    ``error`` set, which the runner turns into the plan's fallback without
+    re-asking (intention to treat).
 """
 
 from __future__ import annotations
@@ -33,20 +42,27 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from foreseen.core.digest import canonical_json_bytes, sha256_json
-from foreseen.core.errors import MissingExtraError, UserInputError
+from foreseen.core.errors import MissingExtraError, RequestRejected, UserInputError
 from foreseen.core.retry import parse_retry_after
 from foreseen.credit.backends.base import BackendResponse, ForecastRequest, TransportError
 from foreseen.credit.backends.http.pricing import PricingTable, prompt_token_bound
+from foreseen.credit.backends.output_modes import OutputMode, parse_output_mode
 from foreseen.credit.backends.schemas import FORECAST_SCHEMA, response_schema
 from foreseen.credit.backends.secrets import scrub, scrub_optional
 
 SLOT_HEADER = "X-Foreseen-Slot"
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
-FATAL_STATUS = frozenset({401, 403, 404})
+#: phrases servers use when a 5xx is really a rejected request (lower case): pydantic's
+#: validation errors (llama-cpp-python, vLLM, LiteLLM), "not supported" answers (Ollama,
+#: llama.cpp), and the OpenAI error type for a malformed request
+VALIDATION_MARKERS = ("validation error", "input should be", "literal_error",
+                      "extra inputs are not permitted", "field required", "not supported",
+                      "unsupported", "invalid_request_error", "badrequesterror",
+                      "is not a valid")
 FRAMING_TOKENS = 256
 #: request-body fields foreseen sets itself; provider options may add others, not these
 RESERVED_BODY_FIELDS = frozenset({"model", "messages", "max_tokens", "temperature", "system",
-                                  "tools", "tool_choice", "response_format"})
+                                  "tools", "tool_choice", "response_format", "grammar"})
 ERROR_TEXT_LIMIT = 300
 
 class RequestTimeout(TransportError):
@@ -55,10 +71,28 @@ class RequestTimeout(TransportError):
     billable = True
 
 
-def read_api_key(env_name: str) -> str:
-    """The key from the environment variable named in the plan; refuse when unset."""
+LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
+
+
+def is_loopback(base_url: str) -> bool:
+    """Whether ``base_url`` names this machine (a local server: llama.cpp, vLLM, Ollama)."""
+    from urllib.parse import urlsplit
+
+    host = (urlsplit(base_url).hostname or "").lower()
+    return host in LOOPBACK_HOSTS or host.startswith("127.")
+
+
+def read_api_key(env_name: str, base_url: str | None = None) -> str:
+    """The key from the environment variable named in the plan.
+
+    Unset: refused — except for a server on this machine (``base_url`` on the
+    loopback), which local servers (llama.cpp, vLLM, Ollama) run without a key
+    by default; then no key is sent (the empty string).
+    """
     value = os.environ.get(env_name, "")
     if not value.strip():
+        if base_url is not None and is_loopback(base_url):
+            return ""
         raise UserInputError(
             f"environment variable {env_name} is not set; it must hold the API key")
     return value.strip()
@@ -107,13 +141,16 @@ class HttpOptions:
     max_connections: int = 100
     system: str | None = None
     provider_options: Mapping[str, Any] = field(default_factory=dict)
+    #: how answers are constrained (:mod:`foreseen.credit.backends.output_modes`), or "auto"
+    output_mode: str = "json_schema"
 
     @classmethod
     def parse(cls, options: Mapping[str, Any], *, default_base_url: str,
-              default_key_env: str) -> HttpOptions:
+              default_key_env: str, backend: str = "openai_compatible",
+              default_mode: OutputMode = "json_schema") -> HttpOptions:
         known = {"base_url", "model", "api_key_env", "max_tokens", "temperature", "timeout_s",
                  "pricing", "requests_per_minute", "tokens_per_minute", "max_connections",
-                 "system", "api_version", "provider_options"}
+                 "system", "api_version", "provider_options", "output_mode"}
         unknown = sorted(set(options) - known)
         if unknown:
             raise UserInputError(f"unknown backend option {unknown[0]!r}")
@@ -142,7 +179,8 @@ class HttpOptions:
         reserved = sorted(set(provider) & RESERVED_BODY_FIELDS)
         if reserved:
             raise UserInputError(
-                f"provider_options may not set {reserved[0]!r} (it has its own option)")
+                f"provider_options may not set {reserved[0]!r} (it has its own option;"
+                " how answers are constrained is output_mode)")
         return cls(
             base_url=base_url.rstrip("/"), model=model, api_key_env=key_env,
             max_tokens=max_tokens,
@@ -153,7 +191,8 @@ class HttpOptions:
                                                strict=True),
             tokens_per_minute=_number_option(options, "tokens_per_minute", None, strict=True),
             max_connections=connections, system=system,
-            provider_options=dict(provider))
+            provider_options=dict(provider),
+            output_mode=parse_output_mode(options.get("output_mode"), backend, default_mode))
 
     def configuration(self, backend: str, **extra: Any) -> dict[str, Any]:
         """What changes a result, frozen into the plan: never the key, never rate limits."""
@@ -276,19 +315,52 @@ class ReusedClient:
             body: Any = json.loads(text)
         except (ValueError, RecursionError):
             body = None
-        if status in RETRYABLE_STATUS or status >= 500:
-            raise TransportError(
-                f"HTTP {status}: {error_summary(body, text, secret)}",
-                retry_after=parse_retry_after(answer_headers))
-        if status in FATAL_STATUS:
-            raise UserInputError(
-                f"the server answered HTTP {status} ({error_summary(body, text, secret)}); "
-                f"check the model, base_url and the key in {key_env}")
+        if not 200 <= status < 300:
+            summary = error_summary(body, text, secret)
+            if status in RETRYABLE_STATUS or (
+                    status >= 500 and status != 501 and not is_validation_failure(summary)):
+                raise TransportError(f"HTTP {status}: {summary}",
+                                     retry_after=parse_retry_after(answer_headers))
+            raise rejected(status, summary, key_env, answer_headers.get("Location"))
         return HttpAnswer(status, body, text)
 
 
+def is_validation_failure(summary: str) -> bool:
+    """Whether an error text says the *request* was invalid (:data:`VALIDATION_MARKERS`)."""
+    lowered = summary.lower()
+    return any(marker in lowered for marker in VALIDATION_MARKERS)
+
+
+def rejected(status: int, summary: str, key_env: str,
+             location: str | None = None) -> RequestRejected:
+    """The one-line error for a request the server refused: its words, and what to change."""
+    if status in (401, 403):
+        hint = f"check the key in {key_env} and that it may use this model"
+    elif status == 404 or "not found" in summary.lower() or "does not exist" in summary.lower():
+        hint = "check the model name and base_url"
+    elif 300 <= status < 400:
+        hint = f"set base_url to the address the server redirects to ({location or 'unknown'})"
+    elif status == 413 or ("context" in summary.lower() and "length" in summary.lower()):
+        hint = "the prompt is too long for the server: use a model or server with a larger" \
+               " context window"
+    else:
+        hint = ("change the backend configuration (output_mode — output_mode = \"auto\" lets"
+                " 'foreseen credit probe' pick one the server accepts —, model,"
+                " provider_options)")
+    return RequestRejected(
+        f"the server rejected the request: HTTP {status}: {summary}; {hint}; nothing was"
+        " recorded as a fallback, run again once the configuration is fixed",
+        status=status, server_message=summary)
+
+
 def error_summary(body: Any, text: str, secret: str) -> str:
-    """A short, key-scrubbed description of an error body (type and message)."""
+    """A short, key-scrubbed description of an error body (type and message).
+
+    Reads the error shapes servers answer with: OpenAI, Anthropic, llama.cpp
+    and Ollama's ``{"error": {"type", "message"}}`` (or ``{"error": "text"}``),
+    vLLM's older root-level ``{"object": "error", "type", "message"}`` and
+    FastAPI's ``{"detail": …}``; anything else is the body's first characters.
+    """
     if isinstance(body, Mapping):
         error = body.get("error")
         if isinstance(error, Mapping):
@@ -297,6 +369,13 @@ def error_summary(body: Any, text: str, secret: str) -> str:
             return scrub(f"{kind}: {message}", (secret,))[:ERROR_TEXT_LIMIT]
         if isinstance(error, str):
             return scrub(error, (secret,))[:ERROR_TEXT_LIMIT]
+        if isinstance(body.get("message"), str):
+            kind = body.get("type") or "error"
+            return scrub(f"{kind}: {body['message']}", (secret,))[:ERROR_TEXT_LIMIT]
+        if "detail" in body:
+            detail = body["detail"]
+            shown = detail if isinstance(detail, str) else json.dumps(detail)
+            return scrub(" ".join(shown.split()), (secret,))[:ERROR_TEXT_LIMIT]
     snippet = " ".join(text.split())[:ERROR_TEXT_LIMIT]
     return scrub(snippet, (secret,)) or "empty body"
 

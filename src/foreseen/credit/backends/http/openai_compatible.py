@@ -1,13 +1,18 @@
 """OpenAI-compatible chat completions backend (``openai_compatible``; spec credit.md §5, §10).
 
 ``POST {base_url}/chat/completions`` with ``Authorization: Bearer <key>``
-(the key from the environment variable named in the plan). Structured output
-by ``response_format = {"type": "json_schema", "json_schema": {"name",
-"schema", "strict": true}}``; the answer text is
-``choices[0].message.content`` (a refusal in ``message.refusal`` is a final
-error). Usage: ``usage.prompt_tokens`` / ``usage.completion_tokens``; the
-returned model id is the body's ``model``. Works with OpenAI and with
-servers that implement the same shape (vLLM, llama.cpp server, LiteLLM).
+(the key from the environment variable named in the plan; none for a server on
+the loopback when the variable is unset). How the answer is constrained is the
+``output_mode`` (:mod:`foreseen.credit.backends.output_modes`; default
+``json_schema``): ``response_format`` json_schema (strict) or json_object with
+a ``schema`` field, a forced ``tools`` call (the answer is the call's
+``arguments``), a llama.cpp ``grammar``, or plain ``text``. The answer text is
+``choices[0].message.content`` (or the tool call's arguments); a refusal in
+``message.refusal`` is a final error. Usage: ``usage.prompt_tokens`` /
+``usage.completion_tokens``; the returned model id is the body's ``model``.
+Works with OpenAI and with servers that implement the same shape (vLLM,
+Ollama, LM Studio, llama.cpp's servers, LiteLLM); which modes each accepts is
+in ``docs/servers.md``.
 """
 
 from __future__ import annotations
@@ -15,12 +20,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from foreseen.core.digest import canonical_json
 from foreseen.credit.backends.base import ForecastRequest
+from foreseen.credit.backends.grammar import gbnf_grammar
 from foreseen.credit.backends.http.backend import Extracted, HttpBackend
 from foreseen.credit.backends.http.common import (
     HttpOptions,
     usage_numbers,
 )
+from foreseen.credit.backends.output_modes import AUTO, unresolved
 from foreseen.credit.backends.schemas import response_schema
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -28,19 +36,23 @@ DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 
 
 class OpenAICompatibleBackend(HttpBackend):
-    """OpenAI-compatible chat completions with ``json_schema`` structured output."""
+    """OpenAI-compatible chat completions; answers constrained by the ``output_mode``."""
 
     name = "openai_compatible"
     path = "/chat/completions"
 
     def __init__(self, **options: Any) -> None:
         super().__init__(HttpOptions.parse(options, default_base_url=DEFAULT_BASE_URL,
-                                           default_key_env=DEFAULT_KEY_ENV))
+                                           default_key_env=DEFAULT_KEY_ENV,
+                                           backend="openai_compatible",
+                                           default_mode="json_schema"))
 
     def configuration(self) -> dict[str, Any]:
-        return self.options.configuration(self.name, structured_output="json_schema")
+        return self.options.configuration(self.name, structured_output=self.options.output_mode)
 
     def headers(self, key: str, request: ForecastRequest) -> dict[str, str]:
+        if not key:
+            return {"content-type": "application/json"}
         return {"authorization": f"Bearer {key}", "content-type": "application/json"}
 
     def payload(self, request: ForecastRequest) -> dict[str, Any]:
@@ -58,11 +70,29 @@ class OpenAICompatibleBackend(HttpBackend):
         if self.options.temperature is not None:
             body["temperature"] = self.options.temperature
         if wanted is not None:
-            name, schema = wanted
-            body["response_format"] = {"type": "json_schema",
-                                       "json_schema": {"name": name, "schema": schema,
-                                                       "strict": True}}
+            body.update(self.constraint(*wanted))
         return body
+
+    def constraint(self, name: str, schema: dict[str, Any]) -> dict[str, Any]:
+        """The request fields that constrain the answer to ``schema`` in the output mode."""
+        mode = self.options.output_mode
+        if mode == AUTO:
+            raise unresolved(self.name)
+        if mode == "json_schema":
+            return {"response_format": {"type": "json_schema",
+                                        "json_schema": {"name": name, "schema": schema,
+                                                        "strict": True}}}
+        if mode == "json_object":
+            return {"response_format": {"type": "json_object", "schema": schema}}
+        if mode == "tools":
+            tool = f"submit_{name}"
+            return {"tools": [{"type": "function", "function": {
+                        "name": tool, "description": f"Submit the {name} as structured data.",
+                        "parameters": schema}}],
+                    "tool_choice": {"type": "function", "function": {"name": tool}}}
+        if mode == "grammar":
+            return {"grammar": gbnf_grammar(schema)}
+        return {}
 
     def extract(self, body: Mapping[str, Any]) -> Extracted:
         tokens_in, tokens_out = usage_numbers(body.get("usage"), "prompt_tokens",
@@ -75,6 +105,15 @@ class OpenAICompatibleBackend(HttpBackend):
         refusal = message.get("refusal")
         if isinstance(refusal, str) and refusal:
             return Extracted(None, f"model refused: {refusal[:200]}", tokens_in, tokens_out)
+        calls = message.get("tool_calls")
+        if self.options.output_mode == "tools" and isinstance(calls, list) and calls:
+            function = calls[0].get("function") if isinstance(calls[0], Mapping) else None
+            arguments = function.get("arguments") if isinstance(function, Mapping) else None
+            if isinstance(arguments, str):
+                return Extracted(arguments, None, tokens_in, tokens_out)
+            if isinstance(arguments, Mapping):
+                return Extracted(canonical_json(arguments), None, tokens_in, tokens_out)
+            return Extracted(None, "tool call has no arguments", tokens_in, tokens_out)
         content = message.get("content")
         if not isinstance(content, str):
             return Extracted(None, "response message has no text content", tokens_in,

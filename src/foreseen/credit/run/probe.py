@@ -1,0 +1,202 @@
+"""The preflight probe: one tiny request per role and output mode, before anything is paid.
+
+Servers that speak the same API accept different request shapes (design
+notes, "Talking to real servers"). Before a study is built, explained or
+frozen, and before the first slot of a run, :func:`probe_backend` sends one
+short forecast request (:data:`PROBE_PROMPT`) to an HTTP backend in each
+output mode to try and records, per mode (:class:`ModeTrial`):
+
+* ``works`` — the server answered 2xx and the answer reads as a forecast
+  (:func:`foreseen.credit.run.answers.parse_forecast`, lenient);
+* ``unparsed`` — it answered, but the answer is not a forecast (the mode may
+  be ignored by the server, or the model cannot follow it);
+* ``rejected`` — the server answered that the request is wrong (its words);
+* ``no_answer`` — a transport failure (nothing arrived: an outage).
+
+With ``output_mode = "auto"`` the modes are tried in the backend's order
+(:data:`foreseen.credit.backends.output_modes.AUTO_ORDER`) and the first that
+works is chosen (:attr:`ProbeResult.chosen`); a rejection that is not about
+the mode (a wrong key, a model the server does not serve: HTTP 401, 403,
+404) stops the trials at once. :func:`require_usable` turns a result into the
+one-line error a run stops with: :class:`~foreseen.core.errors.RequestRejected`
+(exit 4) or :class:`~foreseen.core.errors.RunHalted` (exit 3). Offline,
+command and in-process backends have no server to disagree and are not
+probed. A probe call costs one short request per mode tried.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from foreseen.core.errors import ConfigError, RequestRejected, RunHalted
+from foreseen.credit.backends.base import Backend, ForecastRequest, TransportError
+from foreseen.credit.backends.http.backend import HttpBackend
+from foreseen.credit.backends.output_modes import AUTO, AUTO_ORDER
+from foreseen.credit.backends.registry import backend_entry, build_backend
+from foreseen.credit.plan.answer_rules import AnswerRules
+from foreseen.credit.run.answers import ForecastParseError, parse_forecast
+
+PROBE_PROMPT = (
+    "This is a connection check before a forecasting study. Answer with one JSON object"
+    " and nothing else, exactly:\n"
+    '{"point": 0.1, "lower": 0.0, "upper": 0.2, "direction_probability": 0.6}')
+#: rejections that are about the key, the model or the address, not the output mode
+NOT_ABOUT_THE_MODE = frozenset({401, 403, 404})
+Outcome = Literal["works", "unparsed", "rejected", "no_answer"]
+
+
+@dataclass(frozen=True)
+class ModeTrial:
+    """One probe request in one output mode: what happened, the server's words, timing."""
+
+    mode: str
+    outcome: Outcome
+    detail: str
+    returned_model: str | None
+    latency_s: float
+    status: int | None = None
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    """What the probe learned about one role's backend (module docstring)."""
+
+    role: str
+    backend: str
+    model: str | None
+    key_env: str | None
+    key_set: bool | None
+    price_known: bool | None
+    requested_mode: str | None
+    trials: tuple[ModeTrial, ...]
+    chosen: str | None
+    probed: bool = True
+
+
+def probe_request(mode: str) -> ForecastRequest:
+    """The probe's forecast request (a slot id no plan uses)."""
+    return ForecastRequest(slot_id=f"probe-{mode}", state_id="probe", context_kind="probe",
+                           repeat=0, prompt=PROBE_PROMPT, seed=0)
+
+
+async def _try(backend: Backend, mode: str) -> ModeTrial:
+    began = time.monotonic()
+    try:
+        response = await backend.complete(probe_request(mode))
+    except RequestRejected as error:
+        return ModeTrial(mode, "rejected", error.server_message or str(error), None,
+                         time.monotonic() - began, error.status)
+    except TransportError as error:
+        return ModeTrial(mode, "no_answer", str(error), None, time.monotonic() - began)
+    latency = time.monotonic() - began
+    if response.error is not None:
+        return ModeTrial(mode, "unparsed", response.error, response.returned_model, latency)
+    try:
+        parse_forecast(response.text, AnswerRules(parsing="lenient"))
+    except ForecastParseError as error:
+        shown = " ".join(response.text.split())[:80]
+        return ModeTrial(mode, "unparsed", f"{error}: {shown!r}", response.returned_model,
+                         latency)
+    return ModeTrial(mode, "works", "", response.returned_model, latency)
+
+
+def _modes(factory: str, options: Mapping[str, Any], backend: HttpBackend) -> tuple[str, ...]:
+    if options.get("output_mode") == AUTO:
+        return AUTO_ORDER[factory]
+    return (backend.options.output_mode,)
+
+
+async def probe_backend(role: str, factory: str, options: Mapping[str, Any]) -> ProbeResult:
+    """Probe one role's backend in its output mode, or in every mode for ``auto``."""
+    entry = backend_entry(factory)
+    if entry.kind != "http":
+        return ProbeResult(role, factory, None, None, None, None, None, (), None, probed=False)
+    first = build_backend(factory, options)
+    if not isinstance(first, HttpBackend):
+        raise ConfigError(f"backend {factory!r} is registered as http but is not one")
+    settings = first.options
+    trials: list[ModeTrial] = []
+    chosen: str | None = None
+    for mode in _modes(factory, options, first):
+        backend = build_backend(factory, {**options, "output_mode": mode})
+        try:
+            trial = await _try(backend, mode)
+        finally:
+            await backend.aclose()
+        trials.append(trial)
+        if trial.outcome == "works" or (trial.outcome == "unparsed"
+                                        and options.get("output_mode") != AUTO):
+            chosen = mode
+            break
+        if trial.outcome == "no_answer" or trial.status in NOT_ABOUT_THE_MODE:
+            break
+    await first.aclose()
+    return ProbeResult(
+        role, factory, settings.model, settings.api_key_env,
+        bool(os.environ.get(settings.api_key_env, "").strip()),
+        settings.pricing.price(settings.model) is not None,
+        str(options.get("output_mode") or settings.output_mode), tuple(trials), chosen)
+
+
+def probe_sync(role: str, factory: str, options: Mapping[str, Any]) -> ProbeResult:
+    """:func:`probe_backend` from synchronous code."""
+    return asyncio.run(probe_backend(role, factory, options))
+
+
+def require_usable(result: ProbeResult) -> str | None:
+    """The mode to freeze, or the one-line error the run stops with (module docstring)."""
+    if not result.probed or result.chosen is not None:
+        return result.chosen
+    last = result.trials[-1] if result.trials else None
+    if last is not None and last.outcome == "no_answer":
+        raise RunHalted(f"{result.role}: the server did not answer the probe ({last.detail});"
+                        " nothing was built, frozen or paid: run again when it answers")
+    rejected = [t for t in result.trials if t.outcome == "rejected"]
+    if rejected and (len(result.trials) == 1 or (
+            last is not None and last.status in NOT_ABOUT_THE_MODE)):
+        shown = rejected[-1]
+        raise RequestRejected(
+            f"{result.role}: the server rejected the probe request in output_mode"
+            f" {shown.mode}: HTTP {shown.status}: {shown.detail}; change the backend"
+            " configuration (output_mode = \"auto\" tries every mode the backend knows);"
+            " nothing was built, frozen or paid", status=shown.status,
+            server_message=shown.detail)
+    tried = "; ".join(f"{t.mode}: {t.outcome} ({t.detail[:120]})" for t in result.trials)
+    raise ConfigError(f"{result.role}: no output mode gave a forecast the probe could read —"
+                      f" {tried}; set output_mode to one the server accepts (text accepts any"
+                      " answer and reads the JSON out of it)")
+
+
+def refuse_if_rejected(result: ProbeResult) -> None:
+    """Before a plan's first slot: stop only when the server rejected the frozen request.
+
+    An outage is left to the run's circuit breaker (which halts and resumes), so
+    ``--accept-failures`` keeps its meaning.
+    """
+    if any(trial.outcome == "rejected" for trial in result.trials):
+        require_usable(result)
+
+
+def probe_lines(result: ProbeResult) -> list[str]:
+    """What ``foreseen credit probe`` prints for one role."""
+    if not result.probed:
+        return [f"{result.role}: {result.backend} (not probed: no server)"]
+    key = ("set" if result.key_set else "not set (no key is sent to a server on this machine)")
+    price = "known" if result.price_known else "unknown (no cost bound)"
+    lines = [f"{result.role}: {result.backend} model {result.model};"
+             f" key variable {result.key_env}: {key}; price: {price};"
+             f" output_mode {result.requested_mode}"]
+    for trial in result.trials:
+        model = f"; server's model {trial.returned_model}" if trial.returned_model else ""
+        status = f" HTTP {trial.status}" if trial.status is not None else ""
+        detail = f": {trial.detail}" if trial.detail else ""
+        lines.append(f"  {trial.mode:<12} {trial.outcome}{status} in {trial.latency_s:.2f} s"
+                     f"{model}{detail}")
+    lines.append(f"  → output_mode {result.chosen}" if result.chosen
+                 else "  → no usable output mode")
+    return lines
