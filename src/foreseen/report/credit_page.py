@@ -29,7 +29,9 @@ from foreseen.credit.analysis.markdown import (
     CheckLine,
     arm_variants_identical,
     check_lines,
+    contrasts_by_role,
     drop_repeats,
+    gate_title,
     leak_line,
     merge_variants,
     primary_losses,
@@ -264,7 +266,7 @@ def charts(run: RunFolder) -> tuple[Chart, ...]:
 
 def _gate_verdicts(report: CreditReport) -> tuple[Verdict, ...]:
     return tuple(Verdict(
-        f"gate {gate.name}", gate.status, verdict_tone(gate.status),
+        f"gate {gate_title(gate)}", gate.status, verdict_tone(gate.status),
         "; ".join(f"{c.estimate} {c.test}: "
                   + {True: "pass", False: "fail", None: "undetermined"}[c.passed]
                   for c in gate.conditions)
@@ -361,6 +363,18 @@ def page(run: RunFolder, figures: Sequence[Figure]) -> Page:
     checks = tuple(Verdict(v.name, v.word, _check_tone(v.word), _check_detail(v))
                    for v in check_lines(report))
     primary = primary_losses(report)
+    by_role = contrasts_by_role(report, [r for r in report.contrasts if r.loss in primary])
+    role_sections = tuple(
+        Section(title, paragraphs=(text,), tables=(_contrast_table(
+            by_role[role], f"intention to treat and valid-only, loss {', '.join(primary)}"),))
+        for role, title, text in (
+            ("control", "Controls (reported apart)",
+             f"The declared controls ({', '.join(report.config.controls)}): they check the "
+             "design, never the primary explainer."),
+            ("other", "Other explainers",
+             "Neither primary nor a declared control (a stand-in beside a model primary "
+             "checks the machinery); exploratory."))
+        if by_role[role])
     provenance = Section("Provenance", facts=(
         ("plan id", report.plan_id), ("parent plan id", report.parent_plan_id or "—"),
         ("analysis code digest", report.analysis_code_sha256),
@@ -385,8 +399,11 @@ def page(run: RunFolder, figures: Sequence[Figure]) -> Page:
         figures=tuple(figures),
         details=(
             Section("Primary contrasts", tables=(_contrast_table(
-                [r for r in report.contrasts if r.loss in primary],
-                f"intention to treat and valid-only, loss {', '.join(primary)}"),)),
+                by_role["primary"],
+                f"intention to treat and valid-only, loss {', '.join(primary)}"
+                + ("" if report.explainer_roles is None else
+                   f"; primary explainer {report.config.primary_explainer or '—'} only")),)),
+            *role_sections,
             Section("Integrity", tables=(integrity,)),
             Section("Metrics", tables=(_metrics_table(report),)),
             provenance),

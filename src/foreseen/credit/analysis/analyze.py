@@ -59,7 +59,7 @@ from foreseen.credit.analysis.checks import (
     delivery,
     known_signal,
 )
-from foreseen.credit.analysis.config import AnalysisConfig
+from foreseen.credit.analysis.config import AnalysisConfig, explainer_roles
 from foreseen.credit.analysis.contrasts import (
     ContrastKey,
     ContrastKind,
@@ -184,6 +184,7 @@ class CreditAnalysis(Record):
         default=None, metadata=OPTIONAL)
     secondary: tuple[SecondaryEstimate, ...] | None = field(default=None, metadata=OPTIONAL)
     verdicts: CheckVerdicts | None = field(default=None, metadata=OPTIONAL)
+    explainer_roles: Mapping[str, str] | None = field(default=None, metadata=OPTIONAL)
 
 
 def arm_label(explainer: str | None, context: str) -> str:
@@ -428,4 +429,5 @@ def analyze(study: Study, explanations: Mapping[str, Mapping[str, Explanation]],
         baseline_contrasts=against_baselines,
         secondary=secondary,
         verdicts=check_verdicts(checks, estimates, config, sorted(explanations)),
+        explainer_roles=explainer_roles(config, sorted(explanations)),
     )

@@ -9,11 +9,14 @@ in this order:
    explainers were used (:func:`stand_in_lines`: what the stand-in does, that
    its gates check the machinery and are not evidence), what ran (study,
    forecaster, explainers, the outcome commitment and the leak check), every
-   gate condition one by one (what was required, what was observed, pass or
-   fail) and the five checks each with its verdict — pass, fail or
+   gate condition one by one with the gate's role (primary, control, or a
+   stand-in's machinery check: :func:`gate_title`), what was required, what was
+   observed, pass or fail, and the five checks each with its verdict — pass, fail or
    inconclusive — its rule, its numbers and why (:func:`check_lines`);
 2. provenance, the **primary contrasts** (intention to treat, on the losses
-   the gates use, point MAE when no gate is declared) and the primary
+   the gates use, point MAE when no gate is declared; only the primary
+   explainer's when the plan declares roles — the declared controls and the
+   other explainers follow, each apart, :func:`contrasts_by_role`) and the primary
    contrast task by task (ratios, leave-one-task-out), the gates in detail,
    integrity per arm, metrics, the ensemble sensitivity, baselines and every
    arm paired against them, the declared secondary analyses, commitment and
@@ -41,7 +44,7 @@ from foreseen.core.schema import to_json
 from foreseen.credit.analysis.analyze import CreditAnalysis
 from foreseen.credit.analysis.checks import CommitmentCheck, FiveChecks
 from foreseen.credit.analysis.contrasts import ContrastRow, Equivalence
-from foreseen.credit.analysis.gates import GateCondition
+from foreseen.credit.analysis.gates import GateCondition, GateResult
 from foreseen.credit.analysis.metrics import ArmMetrics
 from foreseen.credit.analysis.report import CreditReport
 
@@ -306,6 +309,33 @@ def _observed(condition: GateCondition) -> str:
     return text + ("" if observed.n_clusters is None else f" ({observed.n_clusters} clusters)")
 
 
+#: how a gate's role is written beside its name (a gate without a role is written bare)
+GATE_ROLE_LABELS: dict[str, str] = {
+    "primary": "primary",
+    "control": "control",
+    "machinery": "machinery check: a stand-in explainer, not the model",
+}
+
+
+def gate_title(gate: GateResult) -> str:
+    """The gate's name with its role, e.g. ``predictive_value (primary)``."""
+    return gate.name if gate.role is None else f"{gate.name} ({GATE_ROLE_LABELS[gate.role]})"
+
+
+def contrasts_by_role(report: CreditAnalysis, rows: Sequence[ContrastRow]
+                      ) -> dict[str, list[ContrastRow]]:
+    """``rows`` split by their explainer's role (``primary``, ``control``, ``other``).
+
+    Without declared roles (``explainer_roles`` null) every row is primary, as
+    reports always were.
+    """
+    roles = report.explainer_roles
+    split: dict[str, list[ContrastRow]] = {"primary": [], "control": [], "other": []}
+    for row in rows:
+        split["primary" if roles is None else roles.get(row.explainer, "other")].append(row)
+    return split
+
+
 def gate_condition_rows(report: CreditAnalysis) -> list[list[str]]:
     """One row per gate condition: gate, status, estimate, required, observed, result."""
     rows = []
@@ -314,7 +344,7 @@ def gate_condition_rows(report: CreditAnalysis) -> list[list[str]]:
             result = {True: "pass", False: "fail", None: "undetermined"}[condition.passed]
             if condition.reason:
                 result += f" ({condition.reason})"
-            rows.append([gate.name, gate.status, condition.estimate,
+            rows.append([gate_title(gate), gate.status, condition.estimate,
                          condition.required or condition.test, _observed(condition), result])
     return rows
 
@@ -325,10 +355,10 @@ def gate_lines(report: CreditAnalysis) -> list[str]:
         return ["No gates declared.", ""]
     lines = []
     for gate in report.gates:
-        lines.append(f"- **{gate.name}**: `{gate.status}` (all of {len(gate.conditions)} "
-                     f"conditions)" if gate.join == "all" else
-                     f"- **{gate.name}**: `{gate.status}` (any of {len(gate.conditions)} "
-                     "conditions)")
+        lines.append(f"- **{gate_title(gate)}**: `{gate.status}` (all of "
+                     f"{len(gate.conditions)} conditions)" if gate.join == "all" else
+                     f"- **{gate_title(gate)}**: `{gate.status}` (any of "
+                     f"{len(gate.conditions)} conditions)")
         for condition in gate.conditions:
             observed = condition.observed
             seen = ("—" if observed is None else
@@ -380,6 +410,13 @@ def _contrast_rows(rows: Sequence[MergedRow]) -> list[list[str]]:
 CONTRAST_HEADER = ("kind", "explainer", "context", "difference", "loss", "variant",
                    "estimate", "95 % CI", "one-sided 95 % LB", "90 % CI", "equivalence",
                    "clusters")
+
+
+def _itt_table(rows: Sequence[ContrastRow]) -> list[str]:
+    """The intention-to-treat rows (identical valid-only twins merged) as a table."""
+    merged_rows, _ = merge_variants(rows)
+    return _table(CONTRAST_HEADER, _contrast_rows(
+        [m for m in merged_rows if m.variant in ("itt", MERGED_VARIANT)]))
 
 
 def _merged_note(merged: int) -> list[str]:
@@ -637,12 +674,25 @@ def render_markdown(report: CreditAnalysis, *,
                  if config.hierarchical else "") + ".", ""]
 
     primary = primary_losses(report)
-    merged_rows, _ = merge_variants([r for r in report.contrasts if r.loss in primary])
-    merged_rows = [m for m in merged_rows if m.variant in ("itt", MERGED_VARIANT)]
+    by_role = contrasts_by_role(report, [r for r in report.contrasts if r.loss in primary])
     lines += ["## Primary contrasts", "",
               f"Intention to treat, loss {', '.join(primary)}; positive differences favour "
-              "the explanation (matched) arm. Every contrast is in the appendix.", ""]
-    lines += _table(CONTRAST_HEADER, _contrast_rows(merged_rows))
+              "the explanation (matched) arm"
+              + ("" if report.explainer_roles is None else
+                 f"; primary explainer **{report.config.primary_explainer or '—'}** only")
+              + ". Every contrast is in the appendix.", ""]
+    lines += _itt_table(by_role["primary"])
+    if by_role["control"]:
+        lines += ["## Controls (reported apart)", "",
+                  f"The declared controls ({', '.join(report.config.controls)}), intention to "
+                  f"treat, loss {', '.join(primary)}: they check the design, never the "
+                  "primary explainer.", ""]
+        lines += _itt_table(by_role["control"])
+    if by_role["other"]:
+        lines += ["## Other explainers", "",
+                  "Neither primary nor a declared control (a stand-in beside a model primary "
+                  "checks the machinery); intention to treat, exploratory.", ""]
+        lines += _itt_table(by_role["other"])
     by_task = _primary_by_task(report)
     if by_task:
         lines += ["## Primary contrast by task", "", *by_task]
