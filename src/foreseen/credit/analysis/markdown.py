@@ -7,7 +7,9 @@ in this order:
 
 1. **headline** — the stand-in label when an offline forecaster or offline
    explainers were used (:func:`stand_in_lines`: what the stand-in does, that
-   its gates check the machinery and are not evidence), what ran (study,
+   its gates check the machinery and are not evidence), the post-hoc label
+   when an amendment followed the reveal (:func:`post_hoc_lines`; the amended
+   analysis is its own section, :func:`post_hoc_section`, never the headline), what ran (study,
    forecaster, explainers, the outcome commitment and the leak check), every
    gate condition one by one with the gate's role (primary, control, or a
    stand-in's machinery check: :func:`gate_title`), what was required, what was
@@ -153,6 +155,55 @@ def arm_variants_identical(itt: ArmMetrics, valid_only: ArmMetrics) -> bool:
 
 
 # -- headline ------------------------------------------------------------------------------
+
+
+def post_hoc_lines(report: CreditAnalysis) -> list[str]:
+    """The post-hoc label: every amendment made after the reveal, and where its results are.
+
+    Empty when no amendment followed the reveal (:mod:`foreseen.credit.run.post_hoc`).
+    """
+    if not isinstance(report, CreditReport):
+        return []
+    late = [(i, a) for i, a in enumerate(report.amendments) if a.post_hoc]
+    if not late:
+        return []
+    lines = [f"POST HOC: amendment {i + 1} ({', '.join(a.changed)}; reason: {a.reason}) was "
+             "made after the outcomes were revealed." for i, a in late]
+    block = report.post_hoc
+    if block is None:
+        return lines
+    if block.preregistered_reported:
+        lines.append("The gates and verdicts of this report are the preregistered analysis; "
+                     "the amended analysis is reported apart under \"Post hoc analysis\" and "
+                     "gives no headline verdict.")
+    else:
+        lines.append("The amendment did not record the preregistered analysis configuration: "
+                     "this report has NO headline verdict; the amended analysis is reported "
+                     "apart under \"Post hoc analysis\".")
+    return lines
+
+
+def post_hoc_section(report: CreditAnalysis) -> list[str]:
+    """The amended analysis, apart: its note, margins, gates and check verdicts."""
+    block = report.post_hoc if isinstance(report, CreditReport) else None
+    if block is None:
+        return []
+    margins = ", ".join(f"{loss} ±{fmt(m)}"
+                        for loss, m in sorted(block.config.equivalence_margins.items()))
+    lines = ["## Post hoc analysis (not preregistered)", "", f"_{block.note}._", "",
+             f"Amendments {', '.join(str(i + 1) for i in block.amendments)}; equivalence "
+             f"margins {margins or 'none'}.", ""]
+    rows = [[gate_title(gate), gate.status, c.estimate, c.required or c.test, _observed(c),
+             {True: "pass", False: "fail", None: "undetermined"}[c.passed]]
+            for gate in block.gates for c in gate.conditions]
+    if rows:
+        lines += _table(("gate (post hoc)", "status", "condition", "required", "observed",
+                         "result"), rows)
+    if block.verdicts is not None:
+        lines += _table(("check (post hoc)", "verdict", "subject", "observed", "why"),
+                        [[c.check, c.verdict, c.subject or "—", c.observed, c.why]
+                         for c in block.verdicts.in_order()])
+    return lines
 
 
 def stand_in_lines(report: CreditAnalysis) -> list[str]:
@@ -470,7 +521,11 @@ def _provenance(report: CreditReport) -> list[str]:
     if report.reference is not None:
         items.append(("reference run (plan id)", report.reference.plan_id))
         items.append(("reference report sha256", report.reference.report_sha256))
-    return [*(f"- {label}: `{fmt(value)}`" for label, value in items), ""]
+    amendments = [f"- amendment {i + 1}: {a.reason} (changed {', '.join(a.changed)}; parent "
+                  f"`{a.parent[:12]}…`)" + (" — **post hoc: after the reveal**" if a.post_hoc
+                                             else "")
+                  for i, a in enumerate(report.amendments)]
+    return [*(f"- {label}: `{fmt(value)}`" for label, value in items), *amendments, ""]
 
 
 def commitment_line(report: CreditReport) -> str:
@@ -639,6 +694,8 @@ def render_markdown(report: CreditAnalysis, *,
     lines: list[str] = ["# Predictive credit report", ""]
     standing_in = stand_in_lines(report)
     lines += [*(f"> **{line}**" for line in standing_in), *([""] if standing_in else [])]
+    late = post_hoc_lines(report)
+    lines += [*(f"> **{line}**" for line in late), *([""] if late else [])]
     lines += ["## Headline", ""]
     lines += [f"- {line}" for line in what_ran_lines(report, explainer_generators)]
     if isinstance(report, CreditReport):
@@ -665,6 +722,7 @@ def render_markdown(report: CreditAnalysis, *,
 
     if isinstance(report, CreditReport):
         lines += ["## Provenance", "", *_provenance(report)]
+    lines += post_hoc_section(report)
     config = report.config
     lines += [f"Intervals: task-cluster percentile bootstrap, B = {config.bootstrap_b},"
               f" seed {config.bootstrap_seed}, stratified by kind: "
