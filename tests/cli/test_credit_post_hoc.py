@@ -17,14 +17,14 @@ from typing import Any
 
 import pytest
 
-import support.spine as spine_support
-from support.credit_cli import call_credit as _call
-
 from foreseen.core.ledger import read_ledger
 from foreseen.credit.plan.freeze import load_plan
 from foreseen.report.credit_inputs import read_run_folder
 from foreseen.report.credit_page import page
 from foreseen.report.page import render_page
+
+import support.spine as spine_support
+from support.credit_cli import call_credit as _call
 
 WIDEN = "analysis.equivalence_margins.point_mae=0.5"
 

@@ -128,6 +128,6 @@ def test_a_configuration_naming_an_unknown_primary_explainer_is_refused() -> Non
     explainer = {"backend": "card_reader", "name": "llm"}
     assert parse_config({"study": "controlled", "explainers": [explainer],
                          "primary_explainer": "llm"}).primary_explainer == "llm"
-    with pytest.raises(ConfigError, match="run.toml: primary_explainer 'lm' is not an"):
+    with pytest.raises(ConfigError, match=r"run\.toml: primary_explainer 'lm' is not an"):
         parse_config({"study": "controlled", "explainers": [explainer],
                       "primary_explainer": "lm"}, "run.toml")
