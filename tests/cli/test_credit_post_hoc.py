@@ -33,7 +33,7 @@ WIDEN = "analysis.equivalence_margins.point_mae=0.5"
 def ran(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[Path, Path, Path]:
     """A frozen spine plan, its finished ledger and its sealed outcome file."""
     spine_support.write_study_dir(tmp_path / "study")
-    plan, ledger = tmp_path / "plan.json", tmp_path / "l.jsonl"
+    plan, ledger = tmp_path / "plan.json", tmp_path / "ledger.jsonl"
     assert _call(capsys, "plan", str(tmp_path / "study"), "--out", str(plan))[0] == 0
     code, _, err = _call(capsys, "run", str(plan), "--ledger", str(ledger))
     assert code == 0, err
@@ -55,10 +55,11 @@ def _why(verdicts: dict[str, Any], subject: str) -> str:
     return str(row["why"])
 
 
-def _amend(capsys: pytest.CaptureFixture[str], plan: Path, out: Path) -> None:
-    code, _, err = _call(capsys, "amend", str(plan), "--out", str(out), "--set", WIDEN,
-                         "--reason", "wider margins")
+def _amend(capsys: pytest.CaptureFixture[str], plan: Path, out: Path) -> str:
+    code, stdout, err = _call(capsys, "amend", str(plan), "--out", str(out), "--set", WIDEN,
+                              "--reason", "wider margins")
     assert code == 0, err
+    return stdout
 
 
 def test_a_margin_widened_after_the_reveal_is_post_hoc_and_never_headlines(
@@ -69,7 +70,7 @@ def test_a_margin_widened_after_the_reveal_is_post_hoc_and_never_headlines(
     revealed = [e for e in read_ledger(ledger) if e.type == "outcomes_revealed"]
     assert [e.payload["plan_id"] for e in revealed] == [load_plan(plan).plan_id]
     amended = tmp_path / "amended.json"
-    _amend(capsys, plan, amended)
+    assert "this amendment is post hoc" in _amend(capsys, plan, amended)
     assert load_plan(amended).body["amendments"][0]["previous"]["analysis"] == \
         load_plan(plan).body["analysis"]
     after = _analyze(capsys, amended, ledger, sealed, tmp_path / "r2")
@@ -105,7 +106,7 @@ def test_the_same_amendment_before_the_reveal_is_preregistered(
         capsys: pytest.CaptureFixture[str]) -> None:
     plan, ledger, sealed = ran
     amended = tmp_path / "amended.json"
-    _amend(capsys, plan, amended)
+    assert "post hoc" not in _amend(capsys, plan, amended)
     report = _analyze(capsys, amended, ledger, sealed, tmp_path / "r")
     assert "post_hoc" not in report and "post_hoc" not in report["amendments"][0]
     assert report["config"]["equivalence_margins"]["point_mae"] == 0.5
@@ -138,3 +139,5 @@ def test_without_the_preregistered_configuration_the_headline_is_withheld(
                                               "placebo · matched_card")
     markdown = (tmp_path / "r2" / "report.md").read_text(encoding="utf-8")
     assert "this report has NO headline verdict" in markdown.partition("## Headline")[0]
+    assert "Withheld: the preregistered analysis configuration is unknown" in markdown
+    assert "No gates declared." not in markdown

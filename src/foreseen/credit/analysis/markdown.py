@@ -400,10 +400,19 @@ def gate_condition_rows(report: CreditAnalysis) -> list[list[str]]:
     return rows
 
 
+def _no_gates(report: CreditAnalysis) -> str:
+    """Why a report lists no gate: none declared, or withheld after a post-hoc amendment."""
+    if isinstance(report, CreditReport) and report.post_hoc is not None \
+            and not report.post_hoc.preregistered_reported:
+        return ("Withheld: the preregistered analysis configuration is unknown (amended after "
+                "the reveal); see the post hoc analysis.")
+    return "No gates declared."
+
+
 def gate_lines(report: CreditAnalysis) -> list[str]:
     """Each gate: its status and its conditions with what was observed."""
     if not report.gates:
-        return ["No gates declared.", ""]
+        return [_no_gates(report), ""]
     lines = []
     for gate in report.gates:
         lines.append(f"- **{gate_title(gate)}**: `{gate.status}` (all of "
@@ -706,7 +715,7 @@ def render_markdown(report: CreditAnalysis, *,
     lines.append("")
     lines += ["### Gates", ""]
     lines += _table(("gate", "status", "condition", "required", "observed", "result"),
-                    gate_condition_rows(report)) if report.gates else ["No gates declared.", ""]
+                    gate_condition_rows(report)) if report.gates else [_no_gates(report), ""]
     lines += ["### The five checks", ""]
     if report.verdicts is not None:
         lines += [f"Verdicts for the primary explainer "
