@@ -88,6 +88,13 @@ def test_a_controlled_run_with_an_llm_explainer_gates_the_llm_explainer(
     assert "mechanism" not in primary_section and "placebo" not in primary_section
     controls = markdown.split("## Controls (reported apart)")[1].split("## ")[0]
     assert "| mechanism |" in controls and "| placebo |" in controls
+    html = (run / "report.html").read_text(encoding="utf-8")
+    assert "gate predictive_value (primary)" in html
+    assert "gate predictive_value_plain_note_machinery_check (machinery check" in html
+    assert "Controls (reported apart)" in html
+    summary = captured.out
+    assert summary.index("[primary] delta_desc llm") < summary.index("[control] delta_desc")
+    assert "  predictive_value (primary): " in summary
 
 
 def test_the_stand_in_primary_gate_moves_to_the_llm_and_stays_as_a_machinery_check() -> None:
