@@ -156,8 +156,10 @@ def test_amend_and_reveal_before_the_run_finishes(tmp_path: Path, study_dir: Pat
     assert child.parent == parent.plan_id and child.plan_id != parent.plan_id
     assert child.body["analysis"]["bootstrap_b"] == 300
     assert child.body["execution"]["concurrency"] == 1
-    assert child.body["amendments"] == [{"parent": parent.plan_id, "reason": "smaller B",
-                                         "changed": ["analysis", "execution"]}]
+    assert child.body["amendments"] == [{
+        "parent": parent.plan_id, "reason": "smaller B", "changed": ["analysis", "execution"],
+        "previous": {"analysis": parent.body["analysis"],
+                     "execution": parent.body["execution"]}}]
     assert child.slots == parent.slots
     code, _, err = _call(capsys, "amend", str(plan_path), "--out", str(tmp_path / "x.json"),
                          "--set", "seed=3", "--reason", "r")

@@ -299,6 +299,23 @@ def amend_command(
     amended = amend_plan(parent, parse_settings(parent, set_values), reason)
     write_plan(amended, out)
     typer.echo(f"amended plan {amended.plan_id} (parent {parent.plan_id}) -> {out}")
+    if revealed_beside(plan_path):
+        typer.echo("note: the ledger beside the plan records the reveal: this amendment is post"
+                   " hoc (reported apart from the preregistered analysis, never a headline)")
+
+
+def revealed_beside(plan_path: Path) -> bool:
+    """Whether ``ledger.jsonl`` beside the plan records an ``outcomes_revealed`` event (a note
+    for ``credit amend``; the report decides from the ledger it analyses)."""
+    from foreseen.core.errors import UserInputError
+    from foreseen.core.ledger import verify_ledger
+    from foreseen.credit.run.events import OutcomesRevealed
+
+    ledger = plan_path.parent / "ledger.jsonl"
+    try:
+        return ledger.is_file() and verify_ledger(ledger).counts.get(OutcomesRevealed.TYPE, 0) > 0
+    except (OSError, UserInputError):  # a broken ledger is refused where it is analysed
+        return False
 
 
 def show_prompt_command(

@@ -13,14 +13,21 @@ def _fmt(value: float | None) -> str:
     return "null" if value is None else f"{value:+.4f}"
 
 
+ROLE_ORDER: tuple[str, ...] = ("primary", "control", "other")
+
+
 def contrast_lines(report: CreditReport) -> list[str]:
-    """The ITT point-MAE contrasts, one line each."""
+    """The ITT point-MAE contrasts, one line each; with declared roles the primary
+    explainer's first, then the controls and the rest, each line tagged with its role."""
+    roles = report.explainer_roles
+    rows = [row for row in report.contrasts if row.loss == "point_mae" and row.variant == "itt"]
+    if roles is not None:
+        rows.sort(key=lambda row: ROLE_ORDER.index(roles.get(row.explainer, "other")))
     lines = []
-    for row in report.contrasts:
-        if row.loss != "point_mae" or row.variant != "itt":
-            continue
+    for row in rows:
         low, high = row.ci95 if row.ci95 is not None else (None, None)
-        lines.append(f"  {row.kind} {row.explainer} {row.context}: {_fmt(row.estimate)}"
+        tag = "" if roles is None else f"[{roles.get(row.explainer, 'other')}] "
+        lines.append(f"  {tag}{row.kind} {row.explainer} {row.context}: {_fmt(row.estimate)}"
                      f" [{_fmt(low)}, {_fmt(high)}], lower bound"
                      f" {_fmt(row.lower_bound_one_sided)}, {row.n_clusters} tasks")
     return lines
@@ -28,6 +35,8 @@ def contrast_lines(report: CreditReport) -> list[str]:
 
 def study_summary(result: StudyRunResult) -> str:
     """A short human summary of a study run."""
+    from foreseen.credit.analysis.markdown import gate_title
+
     report = result.report
     overall = report.integrity.overall
     calibration = report.calibration_plan
@@ -53,7 +62,7 @@ def study_summary(result: StudyRunResult) -> str:
     lines += ["point-MAE contrasts (ITT, positive favours matched):",
               *contrast_lines(report),
               "gates:",
-              *[f"  {gate.name}: {gate.status}" for gate in report.gates],
+              *[f"  {gate_title(gate)}: {gate.status}" for gate in report.gates],
               f"report: {result.folder / 'report.json'} and report.md"
               f" ({result.seconds:.1f} s)"]
     return "\n".join(lines)

@@ -29,9 +29,12 @@ from foreseen.credit.analysis.markdown import (
     CheckLine,
     arm_variants_identical,
     check_lines,
+    contrasts_by_role,
     drop_repeats,
+    gate_title,
     leak_line,
     merge_variants,
+    post_hoc_lines,
     primary_losses,
     stand_in_lines,
 )
@@ -264,7 +267,7 @@ def charts(run: RunFolder) -> tuple[Chart, ...]:
 
 def _gate_verdicts(report: CreditReport) -> tuple[Verdict, ...]:
     return tuple(Verdict(
-        f"gate {gate.name}", gate.status, verdict_tone(gate.status),
+        f"gate {gate_title(gate)}", gate.status, verdict_tone(gate.status),
         "; ".join(f"{c.estimate} {c.test}: "
                   + {True: "pass", False: "fail", None: "undetermined"}[c.passed]
                   for c in gate.conditions)
@@ -324,6 +327,27 @@ def _metrics_table(report: CreditReport) -> Table:
                  numeric=(2, 3, 4, 5, 6, 7, 8), caption="task-weighted metrics per arm")
 
 
+def _post_hoc_sections(report: CreditReport) -> tuple[Section, ...]:
+    """The analysis amended after the reveal, apart from the headline (none: no section)."""
+    block = report.post_hoc
+    if block is None:
+        return ()
+    gates = Table(("gate (post hoc)", "status", "condition", "result"), tuple(
+        (gate_title(gate), gate.status, c.estimate,
+         {True: "pass", False: "fail", None: "undetermined"}[c.passed])
+        for gate in block.gates for c in gate.conditions),
+        caption="gates under the amended configuration (not preregistered)")
+    checks = Table(("check (post hoc)", "verdict", "subject", "why"), tuple(
+        (c.check, c.verdict, c.subject or "—", c.why)
+        for c in (block.verdicts.in_order() if block.verdicts is not None else ())),
+        caption="the five checks under the amended configuration (not preregistered)")
+    margins = ", ".join(f"{loss} ±{m:g}"
+                        for loss, m in sorted(block.config.equivalence_margins.items()))
+    return (Section("Post hoc analysis (not preregistered)",
+                    paragraphs=(block.note + ".", f"equivalence margins {margins or 'none'}"),
+                    tables=(gates, checks)),)
+
+
 def _proposal_lines(report: CreditReport) -> tuple[str, ...]:
     """Per proposing explainer: proposals made / valid / fallbacks / matches (executed)."""
     section = report.study_section
@@ -357,10 +381,22 @@ def page(run: RunFolder, figures: Sequence[Figure]) -> Page:
         *((leak,) if (leak := leak_line(report)) is not None else ()),
         *_proposal_lines(report),
     )
-    stand_ins = tuple(stand_in_lines(report))
+    stand_ins = (*stand_in_lines(report), *post_hoc_lines(report))
     checks = tuple(Verdict(v.name, v.word, _check_tone(v.word), _check_detail(v))
                    for v in check_lines(report))
     primary = primary_losses(report)
+    by_role = contrasts_by_role(report, [r for r in report.contrasts if r.loss in primary])
+    role_sections = tuple(
+        Section(title, paragraphs=(text,), tables=(_contrast_table(
+            by_role[role], f"intention to treat and valid-only, loss {', '.join(primary)}"),))
+        for role, title, text in (
+            ("control", "Controls (reported apart)",
+             f"The declared controls ({', '.join(report.config.controls)}): they check the "
+             "design, never the primary explainer."),
+            ("other", "Other explainers",
+             "Neither primary nor a declared control (a stand-in beside a model primary "
+             "checks the machinery); exploratory."))
+        if by_role[role])
     provenance = Section("Provenance", facts=(
         ("plan id", report.plan_id), ("parent plan id", report.parent_plan_id or "—"),
         ("analysis code digest", report.analysis_code_sha256),
@@ -385,8 +421,12 @@ def page(run: RunFolder, figures: Sequence[Figure]) -> Page:
         figures=tuple(figures),
         details=(
             Section("Primary contrasts", tables=(_contrast_table(
-                [r for r in report.contrasts if r.loss in primary],
-                f"intention to treat and valid-only, loss {', '.join(primary)}"),)),
+                by_role["primary"],
+                f"intention to treat and valid-only, loss {', '.join(primary)}"
+                + ("" if report.explainer_roles is None else
+                   f"; primary explainer {report.config.primary_explainer or '—'} only")),)),
+            *role_sections,
+            *_post_hoc_sections(report),
             Section("Integrity", tables=(integrity,)),
             Section("Metrics", tables=(_metrics_table(report),)),
             provenance),

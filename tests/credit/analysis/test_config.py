@@ -15,7 +15,7 @@ EVERY_FIELD_CHANGED = AnalysisConfig(
     gates=(tox21_harm_gate(),), integrity_minimum=0.8, minimum_tasks=4,
     small_cluster_correction="student_t", baseline_interval=(-0.1, 0.2),
     primary_explainer="probe", secondary=("delta_desc/probe/numeric/point_mae/itt",),
-    reference_report_sha256="ab" * 32)
+    reference_report_sha256="ab" * 32, controls=("mechanism", "placebo"))
 
 
 def test_an_empty_config_is_the_documented_defaults() -> None:
@@ -28,7 +28,8 @@ def test_an_empty_config_is_the_documented_defaults() -> None:
         "movement_thresholds": [0.0, 0.005, 0.01, 0.02, 0.05], "fallback_point": 0.0,
         "fallback_interval": [0.0, 0.0], "gates": [], "integrity_minimum": 0.9,
         "minimum_tasks": 6, "small_cluster_correction": "none", "baseline_interval": None,
-            "primary_explainer": None, "secondary": [], "reference_report_sha256": None}
+            "primary_explainer": None, "secondary": [], "reference_report_sha256": None,
+            "controls": []}
     assert normalise_analysis_config({"alpha": 0.1})["alpha"] == 0.1
 
 
@@ -55,6 +56,13 @@ def test_every_field_survives_the_round_trip() -> None:
     ({"secondary": "x"}, "analysis config: secondary must be a list of estimate names"),
     ({"primary_explainer": ""},
      "analysis config: primary_explainer must be a non-empty string or null"),
+    ({"controls": "mechanism"},
+     "analysis config: controls must be a list of distinct explainer names"),
+    ({"controls": ["mechanism", "mechanism"]},
+     "analysis config: controls must be a list of distinct explainer names"),
+    ({"controls": [""]}, "analysis config: controls must be a list of distinct explainer names"),
+    ({"primary_explainer": "mechanism", "controls": ["mechanism"]},
+     "analysis config: the primary explainer 'mechanism' cannot also be a control"),
     ({"alpha": True}, "analysis config: alpha must be a finite number, got True"),
     ({"alpha": float("inf")}, "analysis config: alpha must be a finite number, got inf"),
     ({"alpha": 1.0}, "analysis config: alpha must be in (0, 1), got 1.0"),
@@ -98,3 +106,14 @@ def test_the_limits_themselves_are_accepted() -> None:
     assert (edge.bootstrap_b, edge.integrity_minimum) == (100, 1.0)
     assert AnalysisConfig.from_json({"integrity_minimum": 0.0}).integrity_minimum == 0.0
     assert AnalysisConfig.from_json({"alpha": 0.999}).alpha == 0.999
+
+
+def test_roles_are_declared_only_by_a_primary_explainer_or_controls() -> None:
+    from foreseen.credit.analysis.config import explainer_roles
+
+    older = {k: v for k, v in AnalysisConfig().to_json().items() if k != "controls"}
+    assert explainer_roles(AnalysisConfig.from_json(older), ["a", "b"]) is None
+    assert explainer_roles(AnalysisConfig(primary_explainer="b"), ["a", "b"]) == {
+        "a": "other", "b": "primary"}
+    assert explainer_roles(AnalysisConfig(controls=("a",)), ["a", "b"]) == {
+        "a": "control", "b": "other"}

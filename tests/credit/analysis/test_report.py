@@ -87,7 +87,7 @@ def test_report_layout_is_header_then_analysis_then_section_and_metadata() -> No
     analysis = [f.name for f in fields(CreditAnalysis)]
     assert not set(header) & set(analysis)
     assert [f.name for f in fields(CreditReport)] == [*header, *analysis, "study_section",
-                                                      "run_metadata"]
+                                                      "post_hoc", "run_metadata"]
     assert {"credit-report": CreditReport} == ARTEFACTS
 
 

@@ -60,7 +60,7 @@ from foreseen.credit.analysis.checks import (
     delivery,
     known_signal,
 )
-from foreseen.credit.analysis.config import AnalysisConfig
+from foreseen.credit.analysis.config import AnalysisConfig, explainer_roles
 from foreseen.credit.analysis.contrasts import (
     ContrastKey,
     ContrastKind,
@@ -185,6 +185,7 @@ class CreditAnalysis(Record):
         default=None, metadata=OPTIONAL)
     secondary: tuple[SecondaryEstimate, ...] | None = field(default=None, metadata=OPTIONAL)
     verdicts: CheckVerdicts | None = field(default=None, metadata=OPTIONAL)
+    explainer_roles: Mapping[str, str] | None = field(default=None, metadata=OPTIONAL)
     #: per arm: unreadable answers, points outside their own interval, off-scale points
     answer_quality: tuple[AnswerQualityRow, ...] | None = field(default=None,
                                                                 metadata=OPTIONAL)
@@ -432,6 +433,7 @@ def analyze(study: Study, explanations: Mapping[str, Mapping[str, Explanation]],
         baseline_contrasts=against_baselines,
         secondary=secondary,
         verdicts=check_verdicts(checks, estimates, config, sorted(explanations)),
+        explainer_roles=explainer_roles(config, sorted(explanations)),
         answer_quality=answer_quality(
             {label: group for label, (_, _, group) in arms.items()}, task_of_state, scales),
     )

@@ -10,7 +10,7 @@ least 6 tasks for a gate to decide.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -56,11 +56,16 @@ class AnalysisConfig:
     percentile one (``"none"``, ``"expand"``, ``"student_t"``).
     ``baseline_interval`` is the declared interval for the constant-zero
     baseline's interval metrics (None: they are null).
-    ``primary_explainer`` names the explainer the check verdicts headline (None:
-    the first gate's explainer); ``secondary`` lists the estimate names of the
-    design's declared secondary analyses (reported apart from the exploratory
-    rest, never gated). ``reference_report_sha256`` is the SHA-256 of a reference
-    run's ``report.json`` (the replication gate's signs are compared with its
+    ``primary_explainer`` names the explainer the check verdicts headline and the
+    gates judge (None: the first gate's explainer); ``controls`` names the
+    explainers whose contrasts are controls (a positive or negative control),
+    reported apart from the primary explainer's. When either is declared the
+    report splits its contrasts by role (:func:`explainer_roles`); a plan that
+    declares neither reports every contrast together, as before. ``secondary``
+    lists the estimate names of the design's declared secondary analyses
+    (reported apart from the exploratory rest, never gated).
+    ``reference_report_sha256`` is the SHA-256 of a reference run's
+    ``report.json`` (the replication gate's signs are compared with its
     estimates; None: no reference).
     """
 
@@ -81,6 +86,7 @@ class AnalysisConfig:
     primary_explainer: str | None = None
     secondary: tuple[str, ...] = ()
     reference_report_sha256: str | None = None
+    controls: tuple[str, ...] = ()
 
     #: core ``to_json`` writes this config through :meth:`to_json` (margins sorted by loss)
     __custom_json__: ClassVar[bool] = True
@@ -112,6 +118,10 @@ class AnalysisConfig:
                 raise UserInputError(f"analysis config: margin for {loss} must be positive")
         if not (0.0 <= self.integrity_minimum <= 1.0):
             raise UserInputError("analysis config: integrity_minimum must be in [0, 1]")
+        if self.primary_explainer is not None and self.primary_explainer in self.controls:
+            raise UserInputError(
+                f"analysis config: the primary explainer {self.primary_explainer!r} cannot"
+                " also be a control")
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -133,6 +143,7 @@ class AnalysisConfig:
             "primary_explainer": self.primary_explainer,
             "secondary": list(self.secondary),
             "reference_report_sha256": self.reference_report_sha256,
+            "controls": list(self.controls),
         }
 
     @classmethod
@@ -183,6 +194,7 @@ class AnalysisConfig:
             secondary=_names(obj.get("secondary", []), "secondary"),
             reference_report_sha256=_digest(obj.get("reference_report_sha256"),
                                             "reference_report_sha256"),
+            controls=_explainer_names(obj.get("controls", []), "controls"),
         )
 
 
@@ -205,6 +217,30 @@ def _names(value: Any, what: str) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
         raise UserInputError(f"analysis config: {what} must be a list of estimate names")
     return tuple(value)
+
+
+def _explainer_names(value: Any, what: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value) \
+            or len(set(value)) != len(value):
+        raise UserInputError(f"analysis config: {what} must be a list of distinct explainer"
+                             " names")
+    return tuple(value)
+
+
+#: an explainer's role in the report: the one the gates judge, a declared control, or
+#: another explainer (e.g. a stand-in beside an LLM primary: its gates are machinery checks)
+EXPLAINER_ROLES: tuple[str, ...] = ("primary", "control", "other")
+
+
+def explainer_roles(config: AnalysisConfig, explainers: Sequence[str]
+                    ) -> dict[str, str] | None:
+    """Each explainer's role (:data:`EXPLAINER_ROLES`), or None when the configuration
+    declares neither a primary explainer nor controls (every contrast is reported together)."""
+    if config.primary_explainer is None and not config.controls:
+        return None
+    return {name: "primary" if name == config.primary_explainer
+            else "control" if name in config.controls else "other"
+            for name in sorted(explainers)}
 
 
 def _pair(value: Any, what: str) -> tuple[float, float]:

@@ -4,7 +4,8 @@ A gate is JSON::
 
     {"name": "...", "join": "all" | "any",
      "conditions": [{"estimate": "<name>", "test": "<test>", ...}, ...],
-     "on_pass": "confirmed", "on_fail": "confirmation_no_go", "margins_source": "..."}
+     "on_pass": "confirmed", "on_fail": "confirmation_no_go", "margins_source": "...",
+     "role": "primary" | "control" | "machinery"}    # role optional (GATE_ROLES)
 
 Tests on a named estimate (see ``analysis`` for the names):
 
@@ -49,6 +50,11 @@ TESTS: tuple[str, ...] = (
     "estimate_at_least", "rate_at_least", "lower_bound_positive", "ci90_inside", "sign_agrees",
 )
 CONDITION_KEYS: tuple[str, ...] = ("estimate", "test", "value", "margin")
+#: a gate's optional ``role``: ``primary`` (judges the primary explainer; the default),
+#: ``control`` (a positive or negative control beside it) or ``machinery`` (a stand-in
+#: explainer's gate in a run whose primary explainer is a model: it checks the machinery,
+#: never the model's explanations)
+GATE_ROLES: tuple[str, ...] = ("primary", "control", "machinery")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -130,6 +136,7 @@ class GateResult(Record):
     status: str
     passed: bool | None
     reasons: tuple[str, ...] | None = field(default=None, metadata=OPTIONAL)
+    role: str | None = field(default=None, metadata=OPTIONAL)
 
 
 def validate_gate(spec: Mapping[str, Any]) -> None:
@@ -165,6 +172,8 @@ def validate_gate(spec: Mapping[str, Any]) -> None:
     source = spec.get("margins_source")
     if source is not None and not isinstance(source, str):
         raise ConfigError(f"gate {name}: 'margins_source' must be a string")
+    if "role" in spec and spec["role"] not in GATE_ROLES:
+        raise ConfigError(f"gate {name}: 'role' must be one of {', '.join(GATE_ROLES)}")
 
 
 def _is_number(value: Any) -> bool:
@@ -244,7 +253,8 @@ def evaluate_gate(spec: Mapping[str, Any], estimates: Mapping[str, Estimate], *,
                                   passed=passed, reason=reason))
     join = str(spec.get("join", "all"))
     head: dict[str, Any] = {"name": spec["name"], "join": join, "conditions": tuple(rows),
-                            "margins_source": spec.get("margins_source")}
+                            "margins_source": spec.get("margins_source"),
+                            "role": spec.get("role")}
     if blockers:
         return GateResult(**head, status="inconclusive", passed=None,
                           reasons=tuple(sorted(set(blockers))))

@@ -7,13 +7,18 @@ in this order:
 
 1. **headline** — the stand-in label when an offline forecaster or offline
    explainers were used (:func:`stand_in_lines`: what the stand-in does, that
-   its gates check the machinery and are not evidence), what ran (study,
+   its gates check the machinery and are not evidence), the post-hoc label
+   when an amendment followed the reveal (:func:`post_hoc_lines`; the amended
+   analysis is its own section, :func:`post_hoc_section`, never the headline), what ran (study,
    forecaster, explainers, the outcome commitment and the leak check), every
-   gate condition one by one (what was required, what was observed, pass or
-   fail) and the five checks each with its verdict — pass, fail or
+   gate condition one by one with the gate's role (primary, control, or a
+   stand-in's machinery check: :func:`gate_title`), what was required, what was
+   observed, pass or fail, and the five checks each with its verdict — pass, fail or
    inconclusive — its rule, its numbers and why (:func:`check_lines`);
 2. provenance, the **primary contrasts** (intention to treat, on the losses
-   the gates use, point MAE when no gate is declared) and the primary
+   the gates use, point MAE when no gate is declared; only the primary
+   explainer's when the plan declares roles — the declared controls and the
+   other explainers follow, each apart, :func:`contrasts_by_role`) and the primary
    contrast task by task (ratios, leave-one-task-out), the gates in detail,
    integrity per arm, metrics, the ensemble sensitivity, baselines and every
    arm paired against them, the declared secondary analyses, commitment and
@@ -41,7 +46,7 @@ from foreseen.core.schema import to_json
 from foreseen.credit.analysis.analyze import CreditAnalysis
 from foreseen.credit.analysis.checks import CommitmentCheck, FiveChecks
 from foreseen.credit.analysis.contrasts import ContrastRow, Equivalence
-from foreseen.credit.analysis.gates import GateCondition
+from foreseen.credit.analysis.gates import GateCondition, GateResult
 from foreseen.credit.analysis.metrics import ArmMetrics
 from foreseen.credit.analysis.report import CreditReport
 
@@ -168,6 +173,55 @@ def arm_variants_identical(itt: ArmMetrics, valid_only: ArmMetrics) -> bool:
 
 
 # -- headline ------------------------------------------------------------------------------
+
+
+def post_hoc_lines(report: CreditAnalysis) -> list[str]:
+    """The post-hoc label: every amendment made after the reveal, and where its results are.
+
+    Empty when no amendment followed the reveal (:mod:`foreseen.credit.run.post_hoc`).
+    """
+    if not isinstance(report, CreditReport):
+        return []
+    late = [(i, a) for i, a in enumerate(report.amendments) if a.post_hoc]
+    if not late:
+        return []
+    lines = [f"POST HOC: amendment {i + 1} ({', '.join(a.changed)}; reason: {a.reason}) was "
+             "made after the outcomes were revealed." for i, a in late]
+    block = report.post_hoc
+    if block is None:
+        return lines
+    if block.preregistered_reported:
+        lines.append("The gates and verdicts of this report are the preregistered analysis; "
+                     "the amended analysis is reported apart under \"Post hoc analysis\" and "
+                     "gives no headline verdict.")
+    else:
+        lines.append("The amendment did not record the preregistered analysis configuration: "
+                     "this report has NO headline verdict; the amended analysis is reported "
+                     "apart under \"Post hoc analysis\".")
+    return lines
+
+
+def post_hoc_section(report: CreditAnalysis) -> list[str]:
+    """The amended analysis, apart: its note, margins, gates and check verdicts."""
+    block = report.post_hoc if isinstance(report, CreditReport) else None
+    if block is None:
+        return []
+    margins = ", ".join(f"{loss} ±{fmt(m)}"
+                        for loss, m in sorted(block.config.equivalence_margins.items()))
+    lines = ["## Post hoc analysis (not preregistered)", "", f"_{block.note}._", "",
+             f"Amendments {', '.join(str(i + 1) for i in block.amendments)}; equivalence "
+             f"margins {margins or 'none'}.", ""]
+    rows = [[gate_title(gate), gate.status, c.estimate, c.required or c.test, _observed(c),
+             {True: "pass", False: "fail", None: "undetermined"}[c.passed]]
+            for gate in block.gates for c in gate.conditions]
+    if rows:
+        lines += _table(("gate (post hoc)", "status", "condition", "required", "observed",
+                         "result"), rows)
+    if block.verdicts is not None:
+        lines += _table(("check (post hoc)", "verdict", "subject", "observed", "why"),
+                        [[c.check, c.verdict, c.subject or "—", c.observed, c.why]
+                         for c in block.verdicts.in_order()])
+    return lines
 
 
 def stand_in_lines(report: CreditAnalysis) -> list[str]:
@@ -324,6 +378,33 @@ def _observed(condition: GateCondition) -> str:
     return text + ("" if observed.n_clusters is None else f" ({observed.n_clusters} clusters)")
 
 
+#: how a gate's role is written beside its name (a gate without a role is written bare)
+GATE_ROLE_LABELS: dict[str, str] = {
+    "primary": "primary",
+    "control": "control",
+    "machinery": "machinery check: a stand-in explainer, not the model",
+}
+
+
+def gate_title(gate: GateResult) -> str:
+    """The gate's name with its role, e.g. ``predictive_value (primary)``."""
+    return gate.name if gate.role is None else f"{gate.name} ({GATE_ROLE_LABELS[gate.role]})"
+
+
+def contrasts_by_role(report: CreditAnalysis, rows: Sequence[ContrastRow]
+                      ) -> dict[str, list[ContrastRow]]:
+    """``rows`` split by their explainer's role (``primary``, ``control``, ``other``).
+
+    Without declared roles (``explainer_roles`` null) every row is primary, as
+    reports always were.
+    """
+    roles = report.explainer_roles
+    split: dict[str, list[ContrastRow]] = {"primary": [], "control": [], "other": []}
+    for row in rows:
+        split["primary" if roles is None else roles.get(row.explainer, "other")].append(row)
+    return split
+
+
 def gate_condition_rows(report: CreditAnalysis) -> list[list[str]]:
     """One row per gate condition: gate, status, estimate, required, observed, result."""
     rows = []
@@ -332,21 +413,30 @@ def gate_condition_rows(report: CreditAnalysis) -> list[list[str]]:
             result = {True: "pass", False: "fail", None: "undetermined"}[condition.passed]
             if condition.reason:
                 result += f" ({condition.reason})"
-            rows.append([gate.name, gate.status, condition.estimate,
+            rows.append([gate_title(gate), gate.status, condition.estimate,
                          condition.required or condition.test, _observed(condition), result])
     return rows
+
+
+def _no_gates(report: CreditAnalysis) -> str:
+    """Why a report lists no gate: none declared, or withheld after a post-hoc amendment."""
+    if isinstance(report, CreditReport) and report.post_hoc is not None \
+            and not report.post_hoc.preregistered_reported:
+        return ("Withheld: the preregistered analysis configuration is unknown (amended after "
+                "the reveal); see the post hoc analysis.")
+    return "No gates declared."
 
 
 def gate_lines(report: CreditAnalysis) -> list[str]:
     """Each gate: its status and its conditions with what was observed."""
     if not report.gates:
-        return ["No gates declared.", ""]
+        return [_no_gates(report), ""]
     lines = []
     for gate in report.gates:
-        lines.append(f"- **{gate.name}**: `{gate.status}` (all of {len(gate.conditions)} "
-                     f"conditions)" if gate.join == "all" else
-                     f"- **{gate.name}**: `{gate.status}` (any of {len(gate.conditions)} "
-                     "conditions)")
+        lines.append(f"- **{gate_title(gate)}**: `{gate.status}` (all of "
+                     f"{len(gate.conditions)} conditions)" if gate.join == "all" else
+                     f"- **{gate_title(gate)}**: `{gate.status}` (any of "
+                     f"{len(gate.conditions)} conditions)")
         for condition in gate.conditions:
             observed = condition.observed
             seen = ("—" if observed is None else
@@ -400,6 +490,13 @@ CONTRAST_HEADER = ("kind", "explainer", "context", "difference", "loss", "varian
                    "clusters")
 
 
+def _itt_table(rows: Sequence[ContrastRow]) -> list[str]:
+    """The intention-to-treat rows (identical valid-only twins merged) as a table."""
+    merged_rows, _ = merge_variants(rows)
+    return _table(CONTRAST_HEADER, _contrast_rows(
+        [m for m in merged_rows if m.variant in ("itt", MERGED_VARIANT)]))
+
+
 def _merged_note(merged: int) -> list[str]:
     if not merged:
         return []
@@ -451,7 +548,11 @@ def _provenance(report: CreditReport) -> list[str]:
     if report.reference is not None:
         items.append(("reference run (plan id)", report.reference.plan_id))
         items.append(("reference report sha256", report.reference.report_sha256))
-    return [*(f"- {label}: `{fmt(value)}`" for label, value in items), ""]
+    amendments = [f"- amendment {i + 1}: {a.reason} (changed {', '.join(a.changed)}; parent "
+                  f"`{a.parent[:12]}…`)" + (" — **post hoc: after the reveal**" if a.post_hoc
+                                             else "")
+                  for i, a in enumerate(report.amendments)]
+    return [*(f"- {label}: `{fmt(value)}`" for label, value in items), *amendments, ""]
 
 
 def commitment_line(report: CreditReport) -> str:
@@ -620,6 +721,8 @@ def render_markdown(report: CreditAnalysis, *,
     lines: list[str] = ["# Predictive credit report", ""]
     standing_in = stand_in_lines(report)
     lines += [*(f"> **{line}**" for line in standing_in), *([""] if standing_in else [])]
+    late = post_hoc_lines(report)
+    lines += [*(f"> **{line}**" for line in late), *([""] if late else [])]
     lines += ["## Headline", ""]
     lines += [f"- {line}" for line in what_ran_lines(report, explainer_generators)]
     if isinstance(report, CreditReport):
@@ -630,7 +733,7 @@ def render_markdown(report: CreditAnalysis, *,
     lines.append("")
     lines += ["### Gates", ""]
     lines += _table(("gate", "status", "condition", "required", "observed", "result"),
-                    gate_condition_rows(report)) if report.gates else ["No gates declared.", ""]
+                    gate_condition_rows(report)) if report.gates else [_no_gates(report), ""]
     lines += ["### The five checks", ""]
     if report.verdicts is not None:
         lines += [f"Verdicts for the primary explainer "
@@ -646,6 +749,7 @@ def render_markdown(report: CreditAnalysis, *,
 
     if isinstance(report, CreditReport):
         lines += ["## Provenance", "", *_provenance(report)]
+    lines += post_hoc_section(report)
     config = report.config
     lines += [f"Intervals: task-cluster percentile bootstrap, B = {config.bootstrap_b},"
               f" seed {config.bootstrap_seed}, stratified by kind: "
@@ -655,12 +759,25 @@ def render_markdown(report: CreditAnalysis, *,
                  if config.hierarchical else "") + ".", ""]
 
     primary = primary_losses(report)
-    merged_rows, _ = merge_variants([r for r in report.contrasts if r.loss in primary])
-    merged_rows = [m for m in merged_rows if m.variant in ("itt", MERGED_VARIANT)]
+    by_role = contrasts_by_role(report, [r for r in report.contrasts if r.loss in primary])
     lines += ["## Primary contrasts", "",
               f"Intention to treat, loss {', '.join(primary)}; positive differences favour "
-              "the explanation (matched) arm. Every contrast is in the appendix.", ""]
-    lines += _table(CONTRAST_HEADER, _contrast_rows(merged_rows))
+              "the explanation (matched) arm"
+              + ("" if report.explainer_roles is None else
+                 f"; primary explainer **{report.config.primary_explainer or '—'}** only")
+              + ". Every contrast is in the appendix.", ""]
+    lines += _itt_table(by_role["primary"])
+    if by_role["control"]:
+        lines += ["## Controls (reported apart)", "",
+                  f"The declared controls ({', '.join(report.config.controls)}), intention to "
+                  f"treat, loss {', '.join(primary)}: they check the design, never the "
+                  "primary explainer.", ""]
+        lines += _itt_table(by_role["control"])
+    if by_role["other"]:
+        lines += ["## Other explainers", "",
+                  "Neither primary nor a declared control (a stand-in beside a model primary "
+                  "checks the machinery); intention to treat, exploratory.", ""]
+        lines += _itt_table(by_role["other"])
     by_task = _primary_by_task(report)
     if by_task:
         lines += ["## Primary contrast by task", "", *by_task]

@@ -5,8 +5,9 @@ JSON object in ``report.json``: the header (plan id and parent, amendments,
 forecaster block, analysis-code digest and whether it matches the plan, the
 outcome commitment check, the calibration plan, ledger heads), then every key
 of :class:`~foreseen.credit.analysis.analyze.CreditAnalysis`, then the study's
-own section (when the run folder has one) and the run metadata — in that
-order, the order of the dataclass fields.
+own section (when the run folder has one), the analysis under a configuration
+amended after the reveal (``post_hoc``, kept apart; never a headline) and the
+run metadata — in that order, the order of the dataclass fields.
 
 :func:`report_text` writes it, :func:`read_report` reads it back
 (``read_report`` of a written report equals the report), :func:`report_schema`
@@ -28,7 +29,10 @@ from foreseen.core.errors import SourceError
 from foreseen.core.inputs import read_regular_text
 from foreseen.core.schema import SchemaError, from_json, json_schema, to_json
 from foreseen.credit.analysis.analyze import CreditAnalysis
+from foreseen.credit.analysis.config import AnalysisConfig
+from foreseen.credit.analysis.gates import GateResult
 from foreseen.credit.analysis.record import OPTIONAL, Record
+from foreseen.credit.analysis.verdicts import CheckVerdicts
 
 REPORT_FORMAT = "foreseen.credit.report/2"
 #: earlier formats :func:`read_report` still reads (their new keys read as null)
@@ -37,11 +41,36 @@ READABLE_FORMATS: tuple[str, ...] = ("foreseen.credit.report/1", REPORT_FORMAT)
 
 @dataclass(frozen=True, kw_only=True)
 class Amendment(Record):
-    """An amendment of the plan: the parent plan, the reason, the plan keys it changed."""
+    """An amendment of the plan: the parent plan, the reason, the plan keys it changed.
+
+    ``post_hoc`` is true when it was made after the outcomes were revealed
+    (:mod:`foreseen.credit.run.post_hoc`; absent otherwise).
+    """
 
     parent: str
     reason: str
     changed: tuple[str, ...]
+    post_hoc: bool | None = field(default=None, metadata=OPTIONAL)
+
+
+@dataclass(frozen=True, kw_only=True)
+class PostHocAnalysis(Record):
+    """The analysis under a configuration amended after the reveal, kept apart.
+
+    ``amendments`` are the indices (in the header's ``amendments``) of the
+    post-hoc amendments; ``preregistered_reported`` says whether the report's
+    own gates and verdicts are the preregistered analysis (true) or were
+    withheld because the amendment did not record the configuration it replaced
+    (false: the report then has no headline verdict). ``gates`` and ``verdicts``
+    are the amended configuration's: never a headline.
+    """
+
+    note: str
+    amendments: tuple[int, ...]
+    preregistered_reported: bool
+    config: AnalysisConfig
+    gates: tuple[GateResult, ...]
+    verdicts: CheckVerdicts | None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -191,15 +220,19 @@ class CreditReport(CreditAnalysis, ReportHeader):
     """
 
     study_section: StudySection | None = field(default=None, metadata=OPTIONAL)
+    post_hoc: PostHocAnalysis | None = field(default=None, metadata=OPTIONAL)
     run_metadata: RunMetadata
 
     @classmethod
     def assemble(cls, header: ReportHeader, analysis: CreditAnalysis, *,
-                 study_section: StudySection | None, run_metadata: RunMetadata) -> CreditReport:
-        """The report of ``analysis`` under ``header``."""
+                 study_section: StudySection | None, run_metadata: RunMetadata,
+                 post_hoc: PostHocAnalysis | None = None) -> CreditReport:
+        """The report of ``analysis`` under ``header`` (``post_hoc``: an amended analysis
+        kept apart)."""
         values = {f.name: getattr(header, f.name) for f in fields(ReportHeader)}
         values.update({f.name: getattr(analysis, f.name) for f in fields(CreditAnalysis)})
-        return cls(**values, study_section=study_section, run_metadata=run_metadata)
+        return cls(**values, study_section=study_section, post_hoc=post_hoc,
+                   run_metadata=run_metadata)
 
     def header(self) -> ReportHeader:
         """The provenance part of the report."""

@@ -620,7 +620,10 @@ def amend_plan(parent: FrozenPlan, changes: Mapping[str, Any], reason: str) -> F
 
     Only :data:`AMENDABLE_KEYS` may change (what is analysed and how calls are
     executed); anything that determines the slots, the prompts or the
-    commitment needs a new plan, not an amendment.
+    commitment needs a new plan, not an amendment. The amendment records the
+    parent's value of every block it changed (``previous``), so an analysis of
+    an amendment made after the reveal can still report the preregistered
+    analysis, with the amended one apart (:mod:`foreseen.credit.run.post_hoc`).
     """
     bad = sorted(set(changes) - set(AMENDABLE_KEYS))
     if bad:
@@ -637,7 +640,8 @@ def amend_plan(parent: FrozenPlan, changes: Mapping[str, Any], reason: str) -> F
     body["parent"] = parent.plan_id
     body["amendments"] = [*parent.body["amendments"],
                           {"parent": parent.plan_id, "reason": reason,
-                           "changed": sorted(changes)}]
+                           "changed": sorted(changes),
+                           "previous": {key: parent.body.get(key) for key in sorted(changes)}}]
     return FrozenPlan(body, plan_id_of(body))
 
 

@@ -197,11 +197,17 @@ class OutcomesExecuted:
 
 @dataclass(frozen=True)
 class OutcomesRevealed:
-    """The sealed outcome file was opened: its SHA-256 and how many states it holds."""
+    """The sealed outcome file was opened: its SHA-256, how many states it holds and the
+    plan that opened it (``plan_id``; absent in ledgers written before it was recorded).
+
+    The ledger is the run's clock: an amendment made on this plan (or after it)
+    is post hoc (:mod:`foreseen.credit.run.post_hoc`).
+    """
 
     TYPE: ClassVar[str] = "outcomes_revealed"
     sha256: str
     states: int
+    plan_id: str | None = field(default=None, metadata=OPTIONAL)
 
 
 @dataclass(frozen=True)

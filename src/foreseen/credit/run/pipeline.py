@@ -16,7 +16,7 @@ import os
 import platform
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +38,7 @@ from foreseen.credit.analysis.report import (
     LeakCheck,
     LedgerHead,
     OutcomeCommitment,
+    PostHocAnalysis,
     ReferenceRun,
     ReportHeader,
     RunMetadata,
@@ -52,6 +53,12 @@ from foreseen.credit.run.events import (
     OutcomesExecuted,
     OutcomesRevealed,
     entry,
+)
+from foreseen.credit.run.post_hoc import (
+    POST_HOC_NOTE,
+    changes_analysis,
+    post_reveal_amendments,
+    preregistered_analysis,
 )
 from foreseen.credit.run.prospective import executed_outcomes
 from foreseen.credit.run.reference import ReferenceReport, checked_reference
@@ -169,7 +176,8 @@ def _log_reveal(run: RunInputs, outcomes: Mapping[str, float],
     """Log ``outcomes_revealed`` once after a checked run; return the ledger, open to append."""
     ledger = run.ledger.appender()
     if not run.revealed:
-        ledger.append(*entry(OutcomesRevealed(sha256_file(outcomes_path), len(outcomes))))
+        ledger.append(*entry(OutcomesRevealed(sha256_file(outcomes_path), len(outcomes),
+                                              run.plan.plan_id)))
     return ledger
 
 
@@ -207,9 +215,18 @@ def _plan_block(cls: type[Any], value: Any, what: str) -> Any:
         raise SourceError(str(error)) from None
 
 
+def _amendment(value: Mapping[str, Any], index: int, post_hoc: bool) -> Amendment:
+    """The report's block of a plan amendment (its ``previous`` values stay in the plan)."""
+    amendment: Amendment = _plan_block(
+        Amendment, {k: v for k, v in value.items() if k in ("parent", "reason", "changed")},
+        f"plan.amendments[{index}]")
+    return replace(amendment, post_hoc=True) if post_hoc else amendment
+
+
 def _header(plan: FrozenPlan, run: RunInputs, child_run: RunInputs | None,
             observed: str | None, leak: LeakCheck | None = None,
-            reference: ReferenceReport | None = None) -> ReportHeader:
+            reference: ReferenceReport | None = None,
+            post_hoc: Sequence[int] = ()) -> ReportHeader:
     commitment = plan.body["outcome_commitment"]
     code_now = analysis_code_sha256(ANALYSIS_MODULES)
     calibration_plan = None
@@ -222,7 +239,7 @@ def _header(plan: FrozenPlan, run: RunInputs, child_run: RunInputs | None,
         plan_id=plan.plan_id,
         parent_plan_id=plan.parent,
         post_outcome=plan.post_outcome,
-        amendments=tuple(_plan_block(Amendment, a, f"plan.amendments[{i}]")
+        amendments=tuple(_amendment(a, i, i in post_hoc)
                          for i, a in enumerate(plan.body["amendments"])),
         forecaster=_plan_block(ForecasterBlock, plan.body["forecaster"], "plan.forecaster"),
         stand_ins=stand_ins(plan),
@@ -302,12 +319,20 @@ def _analyze_checked(plan: FrozenPlan, run: RunInputs, ledger: Ledger, observed:
     section = recomputed if recomputed is not None else read_study_section(folder)
     digest = plan.body["analysis"].get("reference_report_sha256")
     reference = None if digest is None else checked_reference(folder, str(digest))
-    header = _header(plan, run, child_run, observed, read_leak_check(folder), reference)
-    analysis = analyzer(plan.study, plan.explanations(), run.slots, outcomes,
-                        plan.body["analysis"], child_run.slots if child_run else [],
-                        None if reference is None else reference.estimates, plan.scopes())
+    post_hoc = post_reveal_amendments(plan, run.ledger.kept)
+    header = _header(plan, run, child_run, observed, read_leak_check(folder), reference,
+                     post_hoc)
+    explanations, scopes = plan.explanations(), plan.scopes()
+
+    def analysis_under(config: Mapping[str, Any]) -> CreditAnalysis:
+        return analyzer(plan.study, explanations, run.slots, outcomes, config,
+                        child_run.slots if child_run else [],
+                        None if reference is None else reference.estimates, scopes)
+
+    analysis, post_hoc_block = _preregistered_and_post_hoc(plan, post_hoc, analysis_under)
     report = CreditReport.assemble(
         header, analysis, study_section=None if section is None else section.section,
+        post_hoc=post_hoc_block,
         run_metadata=RunMetadata(
             varying_keys=VARYING_KEYS,
             host=platform.node(),
@@ -323,6 +348,30 @@ def _analyze_checked(plan: FrozenPlan, run: RunInputs, ledger: Ledger, observed:
     write_text_atomic(out / "report.md", summary_md)
     ledger.append(*entry(AnalysisWritten(sha256_text(text), "report.json")))
     return report
+
+
+def _preregistered_and_post_hoc(plan: FrozenPlan, post_hoc: Sequence[int],
+                                analysis_under: Callable[[Mapping[str, Any]], CreditAnalysis]
+                                ) -> tuple[CreditAnalysis, PostHocAnalysis | None]:
+    """The report's analysis and, after a post-hoc change of the analysis configuration,
+    the amended analysis kept apart (:mod:`foreseen.credit.run.post_hoc`).
+
+    The report's own gates and verdicts are the preregistered configuration's; when that
+    configuration is unknown they are withheld (empty gates, no verdicts) and the amended
+    ones appear only in the post-hoc block.
+    """
+    frozen = plan.body["analysis"]
+    if not changes_analysis(plan, post_hoc):
+        return analysis_under(frozen), None
+    preregistered = preregistered_analysis(plan, post_hoc)
+    amended = analysis_under(frozen)
+    block = PostHocAnalysis(note=POST_HOC_NOTE, amendments=tuple(post_hoc),
+                            preregistered_reported=preregistered is not None,
+                            config=amended.config, gates=amended.gates,
+                            verdicts=amended.verdicts)
+    if preregistered is None:
+        return replace(amended, gates=(), verdicts=None), block
+    return analysis_under(preregistered), block
 
 
 def read_study_section(folder: Path) -> StudySectionFile | None:

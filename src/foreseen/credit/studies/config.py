@@ -10,7 +10,10 @@ plan), and where the build runs: ``executor = "local:N"`` (``N`` worker
 processes; ``local:1`` in this process) or ``"dask"`` (a private local Dask
 cluster) or ``"dask:tcp://HOST:8786"`` (a running Dask scheduler); the older
 ``workers = N`` means ``local:N``, and ``executor`` wins when both are given.
-``foreseen credit study NAME --config FILE`` reads it; command-line
+``primary_explainer`` names the explainer the gates judge (default: the first
+of ``[[explainers]]``; without LLM explainers the study's own stand-in; see
+:mod:`foreseen.credit.studies.primary`: a stand-in's gates are then reported
+as machinery checks). ``foreseen credit study NAME --config FILE`` reads it; command-line
 flags override it. The JSON Schema (``docs/schemas/run-config.schema.json``) is
 generated from :class:`RunConfig`; example files are in ``examples/``.
 
@@ -179,6 +182,8 @@ class RunConfig:
     #: build the public part only, freeze the plan committing to the outcome-execution code
     #: and seeds, and execute the outcomes only after every forecast (as the paper did)
     prospective: bool = False
+    #: the explainer the gates judge (default: the first of ``explainers``, else the study's)
+    primary_explainer: str | None = None
 
     def build_executor(self) -> Executor:
         """Where the build runs: ``executor`` if set, else ``local:workers`` (all CPUs if unset)."""
@@ -197,7 +202,7 @@ class RunConfig:
             verify_fraction=verify_fraction if self.verify_outcomes else None,
             concurrency=self.concurrency, budget_usd=self.budget_usd,
             reference_run=None if self.reference_run is None else Path(self.reference_run),
-            prospective=self.prospective)
+            prospective=self.prospective, primary_explainer=self.primary_explainer)
 
 
 def parse_config(data: Mapping[str, Any], source: str = "configuration") -> RunConfig:
@@ -212,9 +217,10 @@ def parse_config(data: Mapping[str, Any], source: str = "configuration") -> RunC
 
 def check(config: RunConfig, source: str = "configuration") -> None:
     """Value checks the types cannot express (ranges, names); one-line errors."""
+    from foreseen.credit.studies.primary import primary_explainer_of
     from foreseen.credit.studies.registry import study_named
 
-    study_named(config.study)
+    definition = study_named(config.study)
     if config.replicates < 100:
         raise ConfigError(f"{source}: replicates must be at least 100")
     for name, value in (("repeats", config.repeats), ("concurrency", config.concurrency)):
@@ -239,6 +245,10 @@ def check(config: RunConfig, source: str = "configuration") -> None:
     for explainer in config.explainers:
         if explainer.extractor not in ("llm", "rules"):
             raise ConfigError(f"{source}: explainer extractor must be llm or rules")
+    try:
+        primary_explainer_of(config.primary_explainer, names, definition.offline_explainers)
+    except ConfigError as error:
+        raise ConfigError(f"{source}: {error}") from None
 
 
 def load_config(path: str | Path) -> RunConfig:

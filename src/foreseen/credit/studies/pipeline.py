@@ -15,7 +15,11 @@
    executed now in a sealed-file run, with the others after the forecasts in
    a prospective run), the explainer's contexts (the study's
    ``proposal_contexts``) cover them only (``scopes`` in ``design.json``) and
-   the plan commits to ``proposals.json`` by digest (``committed_files``);
+   the plan commits to ``proposals.json`` by digest (``committed_files``).
+   With LLM explainers the gates judge the **primary explainer** (the
+   configuration's ``primary_explainer``, else the first LLM explainer), and
+   the stand-ins' gates are kept as machinery checks
+   (:mod:`foreseen.credit.studies.primary`);
 3. **seal and freeze**: the study folder files — ``study.json``,
    ``explanations.json``, ``outcomes.sealed.json`` (committed by digest),
    ``design.json`` and the study's own public files — are staged, and the
@@ -83,6 +87,7 @@ from foreseen.credit.run.faults import FaultInjectingBackend
 from foreseen.credit.run.pipeline import LEAK_CHECK_FILE, STUDY_SECTION_FILE, analyze_run
 from foreseen.credit.run.reference import REFERENCE_REPORT, read_reference_run
 from foreseen.credit.studies.base import BuiltStudy, StudyDefinition, StudyDesign, Verification
+from foreseen.credit.studies.primary import primary_explainer_of, with_primary_explainer
 from foreseen.credit.studies.registry import committed_study_section
 
 STUDY_FILES: tuple[str, ...] = ("study.json", "explanations.json", "design.json",
@@ -132,6 +137,8 @@ class StudySettings:
     accept_failures: bool = False
     reference_run: Path | None = None
     prospective: bool = False
+    #: the explainer the gates judge (:mod:`foreseen.credit.studies.primary`)
+    primary_explainer: str | None = None
 
 
 @dataclass(frozen=True)
@@ -327,6 +334,12 @@ def run_study(definition: StudyDefinition, out: str | Path, settings: StudySetti
         explanations[name] = run.explanations
         if name not in design.scopes:
             design = design.with_explainer(name, design.llm_contexts)
+    primary = primary_explainer_of(settings.primary_explainer,
+                                   [spec.name for spec in settings.explainers],
+                                   definition.offline_explainers)
+    if primary is not None:
+        design = replace(design, analysis=with_primary_explainer(
+            design.analysis, primary, definition.offline_explainers))
     verification = None
     if settings.verify_fraction is not None and commitment is None:
         verification = definition.verify(built, options, fraction=settings.verify_fraction,

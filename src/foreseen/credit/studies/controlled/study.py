@@ -12,8 +12,12 @@ only (:mod:`.proposals`: the proposal is executed; donor maps cover the
 assigned states, so a proposing explainer is measured description vs matched).
 
 Gates: ``predictive_value`` on the plain notes (point-MAE Δ_desc and Δ_donor
-with positive one-sided lower bounds) and the same gate on the mechanism
-explainer, reported beside it as the positive control.
+with positive one-sided lower bounds; role ``primary``) and the same gate on the
+mechanism explainer, reported beside it as the positive control (role
+``control``). The primary explainer is ``plain_note``; ``mechanism`` and
+``placebo`` are the declared controls (their contrasts are reported apart). A
+run with LLM explainers gates the primary LLM explainer instead
+(:mod:`foreseen.credit.studies.primary`).
 """
 
 from __future__ import annotations
@@ -53,6 +57,9 @@ DEFAULT_SEED = 20261129
 MAX_TASKS = 240
 LLM_CONTEXTS: tuple[str, ...] = ("matched_card", "matched_note", "donor_card@other_intervention")
 REPEATS = 2
+#: the stand-in the study's gates judge, and its positive and negative controls
+PRIMARY = "plain_note"
+CONTROLS: tuple[str, ...] = ("mechanism", "placebo")
 DEFAULT_TASKS = 24
 BRIEF = (
     "Each task is a binary classification problem drawn from a synthetic generating "
@@ -64,9 +71,9 @@ BRIEF = (
 
 def gates() -> tuple[dict[str, Any], ...]:
     """Primary gate on the natural notes; the mechanism positive control reported beside it."""
-    primary = predictive_value_gate("plain_note")
+    primary = {**predictive_value_gate(PRIMARY), "role": "primary"}
     control = {**predictive_value_gate("mechanism"),
-               "name": "predictive_value_mechanism_positive_control"}
+               "name": "predictive_value_mechanism_positive_control", "role": "control"}
     return primary, control
 
 
@@ -112,7 +119,8 @@ class ControlledStudy(StudyDefinition):
     def design(self, built: BuiltStudy, *, replicates: int, seed: int | None,
                repeats: int | None) -> StudyDesign:
         chosen = DEFAULT_SEED if seed is None else seed
-        analysis = AnalysisConfig(bootstrap_b=replicates, gates=gates())
+        analysis = AnalysisConfig(bootstrap_b=replicates, gates=gates(),
+                                  primary_explainer=PRIMARY, controls=CONTROLS)
         return StudyDesign(
             contexts=CONTEXTS, repeats=REPEATS if repeats is None else repeats, seed=chosen,
             analysis=analysis,
