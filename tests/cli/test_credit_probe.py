@@ -63,7 +63,7 @@ def test_study_with_auto_freezes_the_mode_the_server_accepts(
     monkeypatch.setenv(KEY_ENV, KEY)
     monkeypatch.setenv("FORESEEN_STATUS_INTERVAL_S", "0")
     with FakeLLMServer(key=KEY, flavour="llama_cpp_python") as server:
-        code, out, err = _main(["credit", "study", "controlled", "--config",
+        code, _, err = _main(["credit", "study", "controlled", "--config",
                                 str(_config(tmp_path, server.base_url, "auto"))], capsys)
         modes = set(server.modes_seen)
     assert code == 0, err[-2000:]
