@@ -69,6 +69,7 @@ from typing import Any, cast
 
 from foreseen.core.digest import sha256_json
 from foreseen.core.errors import ConfigError
+from foreseen.core.progress import progress_bar
 from foreseen.core.retry import RetryPolicy
 from foreseen.credit.backends.base import (
     Backend,
@@ -244,7 +245,7 @@ class LLMExplainer(Explainer):
     def __init__(self, backend: Backend, *, seed: int = 0, propose: bool = False,
                  extractor: str = "llm", concurrency: int = 1, max_attempts: int = 4,
                  brief: str = "", sleep: Sleep = asyncio.sleep,
-                 proposal_state: ProposalState | None = None) -> None:
+                 proposal_state: ProposalState | None = None, progress: bool = False) -> None:
         if extractor not in EXTRACTORS:
             raise ConfigError(f"extractor must be one of {', '.join(EXTRACTORS)}")
         self.backend = backend
@@ -258,6 +259,8 @@ class LLMExplainer(Explainer):
                                  jitter=True)
         self.sleep = sleep
         self.proposal_state = proposal_state
+        #: a progress bar on a terminal, status lines in a log (never part of the result)
+        self.progress = progress
         self.prompts_sha256 = tpl.prompts_digest(brief)
         self.generator = (f"llm:{backend.name}:{sha256_json(backend.configuration())[:16]}:"
                           f"{self.prompts_sha256[:16]}")
@@ -279,25 +282,37 @@ class LLMExplainer(Explainer):
         gate = asyncio.Semaphore(self.concurrency)
         call_ids = proposal_call_ids(study) if self.propose else {}
 
-        async def one(state: State) -> None:
-            async with gate:
-                await self._explain_state(study, state, run, call_ids.get(state.id))
+        def details() -> str:
+            return (f"{run.calls} calls, {run.transport_failures} transport failures,"
+                    f" {sum(len(v) for v in run.issues.values())} parts left empty")
 
+        with progress_bar("explained states", len(study.states), show=self.progress,
+                          lines=True, details=details) as bar:
+
+            async def one(state: State) -> None:
+                async with gate:
+                    await self._explain_state(study, state, run, call_ids.get(state.id))
+                bar.advance()
+
+            await self._gather(study, one)
+        run.explanations = dict(sorted(run.explanations.items()))
+        run.proposals = dict(sorted(run.proposals.items()))
+        run.issues = dict(sorted(run.issues.items()))
+        return run
+
+    async def _gather(self, study: Study, one: Callable[[State], Awaitable[None]]) -> None:
+        """Explain every state; a rejected request (or an interrupt) cancels the calls in
+        flight; the backend's HTTP client is closed either way."""
         tasks = [asyncio.ensure_future(one(state)) for state in study.states]
         try:
             await asyncio.gather(*tasks)
         except BaseException:
-            # a rejected request (or an interrupt) stops every call still in flight
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
             raise
         finally:
             await self.backend.aclose()
-        run.explanations = dict(sorted(run.explanations.items()))
-        run.proposals = dict(sorted(run.proposals.items()))
-        run.issues = dict(sorted(run.issues.items()))
-        return run
 
     def request(self, state: State, task: str, prompt: str,
                 schema: Mapping[str, Any] | None, state_id: str | None = None

@@ -193,7 +193,7 @@ def _reuse(path: Path, configuration: Mapping[str, Any]) -> ExplainerRun | None:
 
 def run_explainers(definition: StudyDefinition, built: BuiltStudy,
                    specs: Sequence[ExplainerSpec], folder: Path,
-                   seed: int) -> dict[str, ExplainerRun]:
+                   seed: int, progress: bool = False) -> dict[str, ExplainerRun]:
     """Run (or reuse) every configured LLM explainer; keep each run in ``explainers/``."""
     runs: dict[str, ExplainerRun] = {}
     taken = set(definition.offline_explainers)
@@ -207,7 +207,8 @@ def run_explainers(definition: StudyDefinition, built: BuiltStudy,
                                  extractor=spec.extractor, concurrency=spec.concurrency,
                                  max_attempts=spec.max_attempts, brief=definition.llm_brief,
                                  proposal_state=(definition.proposal_hook(spec.name)
-                                                 if spec.propose else None))
+                                                 if spec.propose else None),
+                                 progress=progress)
         path = folder / EXPLAINERS_FOLDER / f"{spec.name}.json"
         reused = _reuse(path, explainer.configuration())
         if reused is not None:
@@ -326,7 +327,8 @@ def run_study(definition: StudyDefinition, out: str | Path, settings: StudySetti
     # a bad forecaster (unknown name, bad options, missing program) fails before anything runs
     build_backend(forecaster.backend, forecaster.options).close()
     folder.mkdir(parents=True, exist_ok=True)  # only once the settings are known good
-    runs = run_explainers(definition, built, settings.explainers, folder, design.seed)
+    runs = run_explainers(definition, built, settings.explainers, folder, design.seed,
+                          progress)
     built, design = _with_proposals(definition, built, design, settings.explainers, runs,
                                     executor)
     explanations: dict[str, Mapping[str, Explanation]] = dict(built.build.explanations)
