@@ -15,11 +15,10 @@ Needs the extra ``[local-server]`` (llama-cpp-python's ``server`` extra).
 
 from __future__ import annotations
 
-import importlib
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from foreseen.core.errors import ConfigError, MissingExtraError
 from foreseen.credit.backends.local import smollm2_gguf
@@ -40,11 +39,12 @@ def serve(model: Path | None = None, *, host: str = "127.0.0.1", port: int = 800
     """Run llama-cpp-python's server in this process until it is stopped (blocking)."""
     argv = server_argv(model, host, port, n_ctx, n_threads)
     try:
-        llama_cpp: Any = importlib.import_module("llama_cpp")
-        server: Any = importlib.import_module("llama_cpp.server.__main__")
+        import llama_cpp
+        from llama_cpp.server import __main__ as llama_server
     except ImportError:
         raise MissingExtraError("llama-cpp-python[server]", "local-server") from None
-    module = llama_cpp.llama.llama_cpp
+    module: Any = cast(Any, llama_cpp).llama.llama_cpp
+    server: Any = llama_server
     original = module.llama_model_default_params
 
     def plain() -> Any:
