@@ -24,3 +24,14 @@ def test_archive_moves_previous_run_files_and_numbers_archives(tmp_path: Path) -
     assert second == tmp_path / "previous" / "2"
     assert (second / "ledger.jsonl").read_text() == "second ledger\n"
     assert (first / "ledger.jsonl").read_text() == "first ledger\n"
+
+
+def test_extra_files_that_repeat_run_files_are_moved_once(tmp_path: Path) -> None:
+    """A study passes its section and leak-check files, which are run files too: a rerun
+    must archive them, not stop on the second move of a file already moved."""
+    for name in ("ledger.jsonl", "study_section.json", "leak_check.json"):
+        (tmp_path / name).write_text(name, encoding="utf-8")
+    archive = archive_previous_run(tmp_path, ("study_section.json", "leak_check.json"))
+    assert archive is not None
+    assert sorted(p.name for p in archive.iterdir()) == [
+        "leak_check.json", "ledger.jsonl", "study_section.json"]

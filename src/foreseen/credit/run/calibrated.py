@@ -47,7 +47,9 @@ def archive_previous_run(folder: Path, extra: Sequence[str] = ()) -> Path | None
     ``n`` is one more than the largest number already there. Returns the
     archive folder, or None when the folder held no run files.
     """
-    present = [name for name in (*RUN_FILES, *extra) if (folder / name).exists()]
+    # each name once: a caller's extra files may repeat run files (a second move of the same
+    # file found nothing and stopped the rerun)
+    present = [name for name in dict.fromkeys((*RUN_FILES, *extra)) if (folder / name).exists()]
     if not present:
         return None
     previous = folder / "previous"

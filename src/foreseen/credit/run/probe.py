@@ -194,7 +194,8 @@ def probe_lines(result: ProbeResult) -> list[str]:
     for trial in result.trials:
         model = f"; server's model {trial.returned_model}" if trial.returned_model else ""
         status = f" HTTP {trial.status}" if trial.status is not None else ""
-        detail = f": {trial.detail}" if trial.detail else ""
+        words = " ".join(trial.detail.split())
+        detail = f": {words[:300]}" if words else ""
         lines.append(f"  {trial.mode:<12} {trial.outcome}{status} in {trial.latency_s:.2f} s"
                      f"{model}{detail}")
     lines.append(f"  → output_mode {result.chosen}" if result.chosen
