@@ -195,7 +195,7 @@ def test_summarize_refusals_and_a_non_finite_estimate() -> None:
     with pytest.raises(ValueError) as caught:
         summarize(0.0, np.zeros(3), 3, b=3, seed=0, correction="jackknife")
     assert str(caught.value) == ("unknown correction 'jackknife'; expected one of "
-                                 "('none', 'expand', 'student_t')")
+                                 "('none', 'expand', 'student_t', 'student_t_expanded')")
     null = summarize(math.nan, np.zeros(3), 7, b=3, seed=1)
     assert (null.estimate, null.ci95, null.n_clusters, null.b, null.seed) == (None, None, 7, 3, 1)
     assert null.reason == "non_finite_estimate" and null.method == "task_cluster_percentile"
