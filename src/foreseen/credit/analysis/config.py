@@ -4,7 +4,11 @@ Defaults follow the spec: α = 0.2 (central 80 % intervals), B = 10,000
 task-cluster bootstrap replicates with a fixed seed, equivalence margins of
 0.005 for point MAE and interval score (ours — the paper's Appendix A is
 lost), fallback point 0 and interval [0, 0], integrity minimum 0.9, and at
-least 6 tasks for a gate to decide.
+least 6 tasks for a gate to decide. A new plan's task-cluster interval is the
+Student t interval on the expanded bootstrap SE and no interval rests on fewer
+than 5 clusters (both chosen by ``benchmarks/bootstrap_coverage.py``,
+docs/intervals.md; spec §13 "Small samples"); plans frozen before read as the
+percentile interval with no minimum.
 """
 
 from __future__ import annotations

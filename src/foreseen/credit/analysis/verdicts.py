@@ -41,7 +41,10 @@ thresholds):
 
 An estimate that is null, or zero by construction (the arms give identical
 losses on every state), is *inconclusive* with its reason: the data cannot
-show a difference either way.
+show a difference either way. An estimate over fewer task clusters than the
+plan's ``minimum_clusters`` has no interval (docs/intervals.md): checks 1, 3,
+4 and 5 are then *inconclusive: too few clusters (K = n, minimum m)*; the
+delivery check, a share, keeps its verdict.
 """
 
 from __future__ import annotations
