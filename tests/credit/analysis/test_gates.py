@@ -129,7 +129,9 @@ def test_old_plans_sign_agrees_test_still_compares_signs() -> None:
     spec = {"name": "r", "on_pass": "ok", "on_fail": "no",
             "conditions": [{"estimate": DESC, "test": "sign_agrees"}]}
     current = {DESC: entry(0.002, -0.001)}
-    assert run(spec, current, {DESC: entry(0.5, 0.1)}).status == "ok"
+    agreeing = run(spec, current, {DESC: entry(0.5, 0.1)})
+    assert agreeing.status == "ok" and agreeing.conditions[0].reference_estimate == 0.5
+    assert agreeing.conditions[0].reference_ci95 is None  # written as before
     assert run(spec, current, {DESC: entry(-0.5, -0.6)}).status == "no"
 
 

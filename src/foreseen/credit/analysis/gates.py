@@ -317,7 +317,8 @@ def evaluate_gate(spec: Mapping[str, Any], estimates: Mapping[str, Estimate], *,
         other = (reference or {}).get(name) if condition["test"] in REFERENCE_TESTS else None
         rows.append(GateCondition(**declared, observed=observed,
                                   reference_estimate=None if other is None else other.estimate,
-                                  reference_ci95=None if other is None else other.ci95,
+                                  reference_ci95=None if other is None or condition[
+                                      "test"] != "within_reference_interval" else other.ci95,
                                   passed=passed, reason=reason))
     join = str(spec.get("join", "all"))
     head: dict[str, Any] = {"name": spec["name"], "join": join, "conditions": tuple(rows),
