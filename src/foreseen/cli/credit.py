@@ -100,10 +100,14 @@ def plan_command(
     out: options.OutFile,
 ) -> None:
     """Freeze a plan from a study folder; prints the plan id."""
+    from foreseen.credit.analysis.config import cluster_shortfall
     from foreseen.credit.plan.freeze import write_plan
     from foreseen.credit.plan.study_folder import freeze_study_dir
 
     plan = freeze_study_dir(study_dir)
+    warning = cluster_shortfall(len(plan.study.tasks), plan.body["analysis"])
+    if warning is not None:
+        typer.echo(warning, err=True)
     write_plan(plan, out)
     typer.echo(f"plan {plan.plan_id} ({len(plan.body['slots'])} slots) -> {out}")
 

@@ -9,6 +9,13 @@ if TYPE_CHECKING:
     from foreseen.credit.studies.pipeline import StudyRunResult
 
 
+def stand_in_lines(report: CreditReport) -> list[str]:
+    """The stand-in and pilot labels that come first (``markdown.stand_in_lines``)."""
+    from foreseen.credit.analysis.markdown import stand_in_lines as labels
+
+    return labels(report)
+
+
 def _fmt(value: float | None) -> str:
     return "null" if value is None else f"{value:+.4f}"
 
@@ -27,9 +34,11 @@ def contrast_lines(report: CreditReport) -> list[str]:
     for row in rows:
         low, high = row.ci95 if row.ci95 is not None else (None, None)
         tag = "" if roles is None else f"[{roles.get(row.explainer, 'other')}] "
+        interval = (f"[{_fmt(low)}, {_fmt(high)}], lower bound {_fmt(row.lower_bound_one_sided)}"
+                    if row.reason != "too_few_clusters" else "95 % CI not estimable (too few"
+                    f" clusters (K = {row.n_clusters}, minimum {report.config.minimum_clusters}))")
         lines.append(f"  {tag}{row.kind} {row.explainer} {row.context}: {_fmt(row.estimate)}"
-                     f" [{_fmt(low)}, {_fmt(high)}], lower bound"
-                     f" {_fmt(row.lower_bound_one_sided)}, {row.n_clusters} tasks")
+                     f" {interval}, {row.n_clusters} tasks")
     return lines
 
 
@@ -41,7 +50,7 @@ def study_summary(result: StudyRunResult) -> str:
     overall = report.integrity.overall
     calibration = report.calibration_plan
     lines = [
-        *([report.stand_ins.label] if report.stand_ins.label else []),
+        *stand_in_lines(report),
         f"study {result.study} -> {result.folder}"
         + (" (resumed: same plan)" if result.resumed else ""),
         *result.built.summary_lines,

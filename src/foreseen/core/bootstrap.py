@@ -14,8 +14,9 @@ all replicates of all statistics are a few matrix products (spec credit.md §7:
   seed): clusters, then children within each drawn cluster, and so on; each
   leaf's weight is the product of 1 / (children drawn) along its path.
 * :func:`summarize` — percentile intervals: 95 % two-sided, 90 % two-sided,
-  and the one-sided 95 % lower bound = 5th percentile (spec §7), optionally
-  with a small-cluster correction (see :func:`summarize`).
+  and the one-sided 95 % lower bound = 5th percentile (spec §7), or a
+  small-cluster corrected interval (see :func:`summarize`); none at all below
+  a declared minimum number of clusters.
 
 Percentiles use ``numpy.quantile(..., method="linear")`` (Hyndman & Fan 1996,
 type 7): the q-quantile of sorted replicates ``r_(0..B-1)`` is
@@ -34,8 +35,10 @@ from numpy.typing import NDArray
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
-Correction = Literal["none", "expand", "student_t"]
-CORRECTIONS: tuple[str, ...] = ("none", "expand", "student_t")
+Correction = Literal["none", "expand", "student_t", "student_t_expanded"]
+CORRECTIONS: tuple[str, ...] = ("none", "expand", "student_t", "student_t_expanded")
+#: the reason written when a summary rests on fewer clusters than the declared minimum
+TOO_FEW_CLUSTERS = "too_few_clusters"
 
 
 def cluster_indices(n_clusters: int, b: int, seed: int,
@@ -217,25 +220,57 @@ class BootstrapSummary:
         }
 
 
-def summarize(estimate: float, replicates: FloatArray, n_clusters: int, *, b: int, seed: int,
-              correction: str = "none", method: str = "task_cluster_percentile"
-              ) -> BootstrapSummary:
-    """Percentile intervals of ``replicates`` around ``estimate``.
+def _student_t(estimate: float, reps: FloatArray, n_clusters: int, expand: bool
+               ) -> tuple[tuple[float, float], tuple[float, float], float]:
+    """``(ci95, ci90, lower bound)`` of ``θ̂ ± t_{K−1, q}·c·SE*``, ``c = √(K/(K−1))`` or 1."""
+    from scipy import stats  # imported here: scipy.stats costs ~1 s at start-up
 
-    ``correction`` (a declared small-cluster sensitivity, never the target):
+    se = float(np.std(reps, ddof=1))
+    if expand:
+        se *= math.sqrt(n_clusters / (n_clusters - 1))
+    t975, t95 = (float(stats.t.ppf(p, n_clusters - 1)) for p in (0.975, 0.95))
+    return ((estimate - t975 * se, estimate + t975 * se),
+            (estimate - t95 * se, estimate + t95 * se), estimate - t95 * se)
+
+
+def _method_name(method: str, correction: str) -> str:
+    """``method`` (percentile), ``method+correction``, or the t interval's own name."""
+    if correction == "none":
+        return method
+    if correction == "student_t_expanded":
+        return method.replace("_percentile", "") + "_student_t_expanded"
+    return f"{method}+{correction}"
+
+
+def summarize(estimate: float, replicates: FloatArray, n_clusters: int, *, b: int, seed: int,
+              correction: str = "none", method: str = "task_cluster_percentile",
+              minimum_clusters: int = 1) -> BootstrapSummary:
+    """Intervals of ``replicates`` around ``estimate`` (percentile, or a declared correction).
+
+    Fewer than ``minimum_clusters`` clusters (the plan's minimum for any
+    interval-based verdict): every interval is ``None`` with reason
+    :data:`TOO_FEW_CLUSTERS` (not estimable), the estimate is kept.
+
+    ``correction`` (the plan's interval method, or a declared sensitivity):
 
     * ``"none"`` — plain percentiles (Efron & Tibshirani 1993, §13.3);
     * ``"expand"`` — percentiles of ``θ̂ + √(K/(K−1))·(θ*_b − θ̂)``: the bootstrap
       deviations inflated by the usual finite-cluster factor;
     * ``"student_t"`` — ``θ̂ ± t_{K−1, q}·SE*`` with ``SE*`` the bootstrap
-      standard deviation (ddof 1); the lower bound uses ``t_{K−1, 0.95}``.
+      standard deviation (ddof 1); the lower bound uses ``t_{K−1, 0.95}``;
+    * ``"student_t_expanded"`` — ``θ̂ ± t_{K−1, q}·√(K/(K−1))·SE*``: for a mean
+      of K cluster values this is the classical t interval ``x̄ ± t·s/√K`` (the
+      bootstrap variance of a mean is ``(K−1)/K · s²/K``). It is the default
+      for plans that declare ``interval_method`` (coverage 0.94–0.95 at K = 6,
+      12, 24 for normal cluster effects in ``benchmarks/bootstrap_coverage.py``,
+      see docs/intervals.md).
 
     Non-finite replicates (a zero denominator in some replicate) make every
     interval ``None`` with reason ``non_finite_replicates``.
     """
     if correction not in CORRECTIONS:
         raise ValueError(f"unknown correction {correction!r}; expected one of {CORRECTIONS}")
-    name = method if correction == "none" else f"{method}+{correction}"
+    name = _method_name(method, correction)
     if not math.isfinite(estimate):
         return BootstrapSummary(None, None, None, None, n_clusters, b, seed, name,
                                 "non_finite_estimate")
@@ -243,22 +278,14 @@ def summarize(estimate: float, replicates: FloatArray, n_clusters: int, *, b: in
     if reps.size == 0 or not np.all(np.isfinite(reps)):
         return BootstrapSummary(estimate, None, None, None, n_clusters, b, seed, name,
                                 "non_finite_replicates")
-    if correction == "student_t":
-        if n_clusters < 2:
-            return BootstrapSummary(estimate, None, None, None, n_clusters, b, seed, name,
-                                    "too_few_clusters")
-        from scipy import stats  # imported here: scipy.stats costs ~1 s at start-up
-
-        se = float(np.std(reps, ddof=1))
-        t975, t95 = (float(stats.t.ppf(p, n_clusters - 1)) for p in (0.975, 0.95))
-        return BootstrapSummary(
-            estimate, (estimate - t975 * se, estimate + t975 * se),
-            (estimate - t95 * se, estimate + t95 * se), estimate - t95 * se,
-            n_clusters, b, seed, name)
+    if n_clusters < minimum_clusters or (correction != "none" and n_clusters < 2):
+        return BootstrapSummary(estimate, None, None, None, n_clusters, b, seed, name,
+                                TOO_FEW_CLUSTERS)
+    if correction in ("student_t", "student_t_expanded"):
+        ci95, ci90, bound = _student_t(estimate, reps, n_clusters,
+                                       correction == "student_t_expanded")
+        return BootstrapSummary(estimate, ci95, ci90, bound, n_clusters, b, seed, name)
     if correction == "expand":
-        if n_clusters < 2:
-            return BootstrapSummary(estimate, None, None, None, n_clusters, b, seed, name,
-                                    "too_few_clusters")
         reps = estimate + math.sqrt(n_clusters / (n_clusters - 1)) * (reps - estimate)
     q = quantile(reps, [0.025, 0.975, 0.05, 0.95])
     return BootstrapSummary(
@@ -279,9 +306,9 @@ def equivalent(ci90: tuple[float, float] | None, margin: float) -> bool | None:
 
 def bootstrap_mean(values: FloatArray, b: int, seed: int, *,
                    strata: Sequence[str] | None = None,
-                   correction: str = "none") -> BootstrapSummary:
+                   correction: str = "none", minimum_clusters: int = 1) -> BootstrapSummary:
     """Cluster bootstrap of the equal-weight mean of per-cluster ``values`` (1-D)."""
     values = np.asarray(values, dtype=np.float64)
     weights = cluster_weights(values.size, b, seed, strata)
     return summarize(snapped_mean(values), weighted_means(weights, values), values.size, b=b,
-                     seed=seed, correction=correction)
+                     seed=seed, correction=correction, minimum_clusters=minimum_clusters)

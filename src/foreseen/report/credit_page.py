@@ -289,12 +289,18 @@ def _check_detail(line: CheckLine) -> str:
     return (f"{line.subject}: {line.detail} — {line.why}. Rule: {line.rule}")
 
 
+def _interval(bounds: Sequence[float] | None, reason: str | None) -> str:
+    """An interval, or ``not estimable`` when it was withheld for too few clusters."""
+    return "not estimable" if bounds is None and reason == "too_few_clusters" else (
+        interval(bounds))
+
+
 def _contrast_table(rows: Sequence[ContrastRow], caption: str) -> Table:
     merged, count = merge_variants(rows)
     body = tuple((m.row.kind, m.row.explainer, m.row.context, m.row.loss, m.variant,
                   num(m.row.estimate) + (f" ({m.row.reason})" if m.row.reason else ""),
-                  interval(m.row.ci95), num(m.row.lower_bound_one_sided),
-                  interval(m.row.ci90), str(m.row.n_clusters)) for m in merged)
+                  _interval(m.row.ci95, m.row.reason), num(m.row.lower_bound_one_sided),
+                  _interval(m.row.ci90, m.row.reason), str(m.row.n_clusters)) for m in merged)
     note = (f"; {count} identical ITT / valid-only pairs printed once as {MERGED_VARIANT}"
             if count else "")
     return Table(("kind", "explainer", "context", "loss", "variant", "estimate", "95% CI",

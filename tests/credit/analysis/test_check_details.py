@@ -19,7 +19,8 @@ from foreseen.credit.analysis.metrics import arm_states
 from support.analysis_fixtures import make_outcomes, make_slots, make_study, slot
 
 CONFIG = AnalysisConfig(bootstrap_b=400, bootstrap_seed=9,
-                        equivalence_margins={"point_mae": 0.02, "interval_score": 0.005})
+                        equivalence_margins={"point_mae": 0.02, "interval_score": 0.005},
+                        interval_method="percentile", minimum_clusters=1)
 
 
 def _calibration(study, y, *, constant_signal: bool = False, delivered: bool = True):

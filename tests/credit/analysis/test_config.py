@@ -15,12 +15,15 @@ EVERY_FIELD_CHANGED = AnalysisConfig(
     gates=(tox21_harm_gate(),), integrity_minimum=0.8, minimum_tasks=4,
     small_cluster_correction="student_t", baseline_interval=(-0.1, 0.2),
     primary_explainer="probe", secondary=("delta_desc/probe/numeric/point_mae/itt",),
-    reference_report_sha256="ab" * 32, controls=("mechanism", "placebo"))
+    reference_report_sha256="ab" * 32, controls=("mechanism", "placebo"),
+    interval_method="percentile_expanded", minimum_clusters=3)
 
 
 def test_an_empty_config_is_the_documented_defaults() -> None:
+    """A frozen config without the interval fields is a plan frozen before they existed:
+    it reads as the percentile interval with no minimum (it re-analyses as it did)."""
     defaults = AnalysisConfig.from_json({})
-    assert defaults == AnalysisConfig()
+    assert defaults == AnalysisConfig(interval_method="percentile", minimum_clusters=1)
     assert defaults.to_json() == {
         "alpha": 0.2, "bootstrap_b": 10_000, "bootstrap_seed": 20261129,
         "stratify_by_kind": False, "hierarchical": [],
@@ -29,8 +32,22 @@ def test_an_empty_config_is_the_documented_defaults() -> None:
         "fallback_interval": [0.0, 0.0], "gates": [], "integrity_minimum": 0.9,
         "minimum_tasks": 6, "small_cluster_correction": "none", "baseline_interval": None,
             "primary_explainer": None, "secondary": [], "reference_report_sha256": None,
-            "controls": []}
+            "controls": [], "interval_method": "percentile", "minimum_clusters": 1}
     assert normalise_analysis_config({"alpha": 0.1})["alpha"] == 0.1
+
+
+def test_a_new_plan_takes_the_simulated_interval_and_minimum_an_old_one_keeps_its_own() -> None:
+    """New plans (dataclass defaults, a study folder's partial config) get the Student t
+    interval and 5 clusters (benchmarks/bootstrap_coverage.py); what a config sets wins."""
+    assert (AnalysisConfig().interval_method, AnalysisConfig().minimum_clusters) == (
+        "student_t_expanded", 5)
+    completed = normalise_analysis_config({"alpha": 0.1})
+    assert (completed["interval_method"], completed["minimum_clusters"]) == (
+        "student_t_expanded", 5)
+    chosen = normalise_analysis_config({"interval_method": "percentile", "minimum_clusters": 2})
+    assert (chosen["interval_method"], chosen["minimum_clusters"]) == ("percentile", 2)
+    assert AnalysisConfig().interval_correction == "student_t_expanded"
+    assert AnalysisConfig(interval_method="percentile").interval_correction == "none"
 
 
 def test_every_field_survives_the_round_trip() -> None:
@@ -75,7 +92,12 @@ def test_every_field_survives_the_round_trip() -> None:
                                  "'seed'), ('task', 'cell', 'seed')), got ('cell',)"),
     ({"small_cluster_correction": "jackknife"}, "analysis config: small_cluster_correction "
                                                 "must be one of ('none', 'expand', "
-                                                "'student_t')"),
+                                                "'student_t', 'student_t_expanded')"),
+    ({"interval_method": "bca"}, "analysis config: interval_method must be one of "
+                                 "('percentile', 'percentile_expanded', 'student_t', "
+                                 "'student_t_expanded'), got 'bca'"),
+    ({"minimum_clusters": 0}, "analysis config: minimum_clusters must be at least 1"),
+    ({"minimum_clusters": 2.5}, "analysis config: minimum_clusters must be an integer, got 2.5"),
     ({"equivalence_margins": {"point_mae": 0}},
      "analysis config: margin for point_mae must be positive"),
     ({"equivalence_margins": {"point_mae": "x"}},

@@ -75,7 +75,7 @@ def test_ratio_reasons_zero_denominator_and_non_positive() -> None:
 
 
 def test_check_tables_take_the_itt_rows_of_their_kind_and_copy_every_field() -> None:
-    study = make_study(4)
+    study = make_study(5)  # the default minimum number of clusters: intervals are estimated
     y = make_outcomes(study)
     report = analyze(study, {"probe": make_explanations(study, y)}, make_slots(study, y), y,
                      AnalysisConfig(bootstrap_b=200))

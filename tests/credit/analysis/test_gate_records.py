@@ -75,7 +75,8 @@ def test_every_condition_after_a_missing_estimate_is_still_evaluated() -> None:
     assert result.conditions[0].observed is None
     assert result.conditions[0].reason == "estimate_missing"
     assert result.conditions[2].margin == 0.01 and result.conditions[1].value == 0.01
-    assert result.reasons == ("estimate_missing:absent",)
+    # the decided failure of the all-of ci90 condition fails the gate despite the missing one
+    assert (result.status, result.passed, result.reasons) == ("fail", False, None)
 
 
 def test_the_default_gates_are_the_specified_ones() -> None:
@@ -104,9 +105,10 @@ def test_the_default_gates_are_the_specified_ones() -> None:
     assert replication_gate() == {
         "name": "replication", "join": "all",
         "conditions": [
-            {"estimate": desc, "test": "sign_agrees"},
-            {"estimate": donor, "test": "sign_agrees"},
-            {"estimate": "delta_desc/probe/matched_card/point_mae/itt", "test": "sign_agrees"},
+            {"estimate": desc, "test": "within_reference_interval"},
+            {"estimate": donor, "test": "within_reference_interval"},
+            {"estimate": "delta_desc/probe/matched_card/point_mae/itt",
+             "test": "within_reference_interval"},
             {"estimate": donor, "test": "ci90_inside", "margin": 0.005}],
         "on_pass": "replication_supported", "on_fail": "replication_not_supported",
         "margins_source": MARGINS_NOTE}
@@ -117,7 +119,8 @@ def test_the_default_gates_are_the_specified_ones() -> None:
              "test": "lower_bound_positive"},
             {"estimate": "delta_donor/plain_note/donor_card@other_intervention/point_mae/itt",
              "test": "lower_bound_positive"}],
-        "on_pass": "confirmed", "on_fail": "inconclusive", "margins_source": MARGINS_NOTE}
+        "on_pass": "confirmed", "on_fail": "confirmation_no_go",
+        "margins_source": MARGINS_NOTE}
     assert MARGINS_NOTE == "margins are ours; the paper's Appendix A (its margins) is lost"
     for spec in (tox21_harm_gate(), openml_joint_gate(), replication_gate(),
                  predictive_value_gate()):
@@ -136,10 +139,10 @@ GOOD = {"name": "g", "on_pass": "a", "on_fail": "b",
     ({"conditions": "e"}, "gate g: 'conditions' must be a non-empty list"),
     ({"conditions": ["e"]}, "gate g: each condition needs a test among ('estimate_at_least', "
                             "'rate_at_least', 'lower_bound_positive', 'ci90_inside', "
-                            "'sign_agrees')"),
+                            "'sign_agrees', 'within_reference_interval')"),
     ({"conditions": [{"estimate": "e", "test": "bigger"}]},
      "gate g: each condition needs a test among ('estimate_at_least', 'rate_at_least', "
-     "'lower_bound_positive', 'ci90_inside', 'sign_agrees')"),
+     "'lower_bound_positive', 'ci90_inside', 'sign_agrees', 'within_reference_interval')"),
     ({"conditions": [{"estimate": 1, "test": "sign_agrees"}]},
      "gate g: each condition needs an 'estimate' name"),
     ({"conditions": [{"estimate": "e", "test": "sign_agrees", "x": 1}]},

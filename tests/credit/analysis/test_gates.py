@@ -84,16 +84,55 @@ def test_any_join_and_rate_condition() -> None:
     assert run(spec, {"a": entry(0.85, 0.8), "b": entry(0.5, 0.1)}).status == "no"
 
 
-def test_replication_gate_uses_reference_signs() -> None:
+def test_replication_gate_compares_with_the_reference_intervals() -> None:
+    """Each estimate must lie inside the reference's 95 % interval (spec §13), not merely
+    share its sign: an estimate of the reference's sign outside its interval fails."""
     spec = replication_gate()
     point = "delta_desc/probe/matched_card/point_mae/itt"
     current = {DESC: entry(0.002, -0.001), DONOR: entry(0.001, -0.002, (-0.002, 0.004)),
                point: entry(-0.001, -0.003)}
-    same = {DESC: entry(0.003, 0.0), DONOR: entry(0.002, 0.0), point: entry(-0.002, -0.004)}
-    assert run(spec, current, same).status == "replication_supported"
-    flipped = {**same, point: entry(0.002, 0.001)}
-    assert run(spec, current, flipped).status == "replication_not_supported"
+
+    def ref(estimate: float, low: float, high: float) -> Estimate:
+        return Estimate(estimate=estimate, lower_bound_one_sided=low, ci90=(low, high),
+                        ci95=(low, high), n_clusters=12, integrity=1.0)
+
+    same = {DESC: ref(0.003, 0.0, 0.006), DONOR: ref(0.002, 0.0, 0.004),
+            point: ref(-0.002, -0.004, 0.0)}
+    supported = run(spec, current, same)
+    assert supported.status == "replication_supported"
+    assert supported.conditions[0].reference_ci95 == (0.0, 0.006)
+    assert supported.conditions[0].reference_estimate == 0.003
+    same_sign_outside = {**same, DESC: ref(0.03, 0.02, 0.04)}
+    assert run(spec, current, same_sign_outside).status == "replication_not_supported"
+    at_the_edges = {**same, DESC: ref(0.003, 0.002, 0.002), point: ref(-0.002, -0.001, -0.001)}
+    assert run(spec, current, at_the_edges).conditions[0].passed is True  # low ≤ estimate
+    assert run(spec, current, at_the_edges).conditions[2].passed is True  # estimate ≤ high
+    just_outside = {**same, DESC: ref(0.003, 0.0020001, 0.006)}
+    assert run(spec, current, just_outside).conditions[0].passed is False
     assert run(spec, current).status == "inconclusive"
+
+
+def test_a_reference_without_an_interval_cannot_support_a_replication() -> None:
+    spec = {"name": "r", "on_pass": "ok", "on_fail": "no",
+            "conditions": [{"estimate": DESC, "test": "within_reference_interval"}]}
+    current = {DESC: entry(0.002, -0.001)}
+    few = {DESC: Estimate(estimate=0.002, n_clusters=2, integrity=1.0,
+                          reason="too_few_clusters")}
+    result = run(spec, current, few)
+    assert (result.status, result.conditions[0].reason) == ("inconclusive", "too_few_clusters")
+    bare = {DESC: Estimate(estimate=0.002, n_clusters=12, integrity=1.0)}
+    assert run(spec, current, bare).conditions[0].reason == "reference_interval_unavailable"
+    assert run(spec, current, {}).conditions[0].reason == "estimate_unavailable"
+
+
+def test_old_plans_sign_agrees_test_still_compares_signs() -> None:
+    spec = {"name": "r", "on_pass": "ok", "on_fail": "no",
+            "conditions": [{"estimate": DESC, "test": "sign_agrees"}]}
+    current = {DESC: entry(0.002, -0.001)}
+    agreeing = run(spec, current, {DESC: entry(0.5, 0.1)})
+    assert agreeing.status == "ok" and agreeing.conditions[0].reference_estimate == 0.5
+    assert agreeing.conditions[0].reference_ci95 is None  # written as before
+    assert run(spec, current, {DESC: entry(-0.5, -0.6)}).status == "no"
 
 
 def test_malformed_gate_is_a_user_error() -> None:

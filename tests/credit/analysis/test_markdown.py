@@ -60,8 +60,9 @@ def test_provenance_and_null_reasons_are_printed() -> None:
     assert "without a placebo slope" in edge  # the edge calibration has no placebo arm
     assert "- probe: — (`single_elicitation_condition`)" in edge
     assert "— (no_paired_states)" in edge and "(fewer_than_two_repeats)" in edge
-    assert "**needs_missing**: `inconclusive`" in edge
-    assert "  - reasons: estimate_missing:" in edge
+    # an any-of gate passes on a decided pass whatever else is missing; the missing one says so
+    assert "**needs_missing**: `ok`" in edge
+    assert "lower_bound_positive: undetermined (estimate_missing)" in edge
     bare = render_markdown(_analysis())
     assert "| known_signal | inconclusive | — |" in bare
     assert bare.split("| known_signal | inconclusive | — |")[1].splitlines()[0].endswith(

@@ -86,7 +86,7 @@ def test_known_signal_passes_only_when_the_placebo_is_not_taken_up() -> None:
             self.known_signal = known
 
     def verdict(**arms: SignalUptake) -> CheckVerdict:
-        return _known_signal(Checks(_known(**arms)))  # type: ignore[arg-type]
+        return _known_signal(Checks(_known(**arms)), 1)  # type: ignore[arg-type]
 
     passed = verdict(exact=exact, placebo=_slope(0.0, -0.05, 0.05, -0.04))
     assert passed.verdict == "pass"
@@ -110,7 +110,7 @@ def test_known_signal_passes_only_when_the_placebo_is_not_taken_up() -> None:
     assert wide.verdict == "inconclusive"
     alone = verdict(exact=exact)
     assert alone.verdict == "inconclusive" and "placebo" in alone.why
-    none = _known_signal(Checks(KnownSignalCheck(value=None, reason="no_calibration_plan")))  # type: ignore[arg-type]
+    none = _known_signal(Checks(KnownSignalCheck(value=None, reason="no_calibration_plan")), 1)  # type: ignore[arg-type]
     assert none.verdict == "inconclusive" and none.why == "no_calibration_plan"
 
 

@@ -279,7 +279,8 @@ def _resampler(study: Study, config: AnalysisConfig) -> Resampler:
         paths = {s.id: (s.task_id, f"{s.task_id}/{s.cell}", s.id) if with_cell
                  else (s.task_id, s.id) for s in study.states}
     return Resampler(config.bootstrap_b, config.bootstrap_seed, strata, paths,
-                     config.small_cluster_correction)
+                     config.small_cluster_correction, interval=config.interval_correction,
+                     minimum_clusters=config.minimum_clusters)
 
 
 @dataclass(frozen=True)

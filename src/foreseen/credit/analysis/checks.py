@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from foreseen.core.bootstrap import summarize
 from foreseen.credit.analysis.baselines import Baselines, ClaimMetrics, claim_metrics
 from foreseen.credit.analysis.contrasts import (
     BootstrapResult,
@@ -143,8 +142,7 @@ def _complete_rate_difference(rows: Sequence[tuple[str, str, bool]],
         replicates = ((weights @ (mean["elicited"] * has["elicited"])) / (weights @ has["elicited"])
                       - (weights @ (mean["ordinary"] * has["ordinary"]))
                       / (weights @ has["ordinary"]))
-    return BootstrapResult.of(summarize(estimate, replicates, len(tasks), b=resampler.b,
-                                        seed=resampler.seed))
+    return BootstrapResult.of(resampler.summary(estimate, replicates, len(tasks)))
 
 
 def commitment(explanations: Mapping[str, Explanation], states: Sequence[State],
@@ -433,7 +431,7 @@ def _slope(points: FloatArray, signals: FloatArray, task_ids: Sequence[str],
     if not np.isfinite(estimate):
         return SlopeCheck(value=None, reason="signal_has_no_variance")
     replicates = slope(resampler.task_weights(tasks) @ means)
-    summary = summarize(estimate, replicates, len(tasks), b=resampler.b, seed=resampler.seed)
+    summary = resampler.summary(estimate, replicates, len(tasks))
     return SlopeCheck(value=SignalSlope(
         estimate=summary.estimate, ci95=summary.ci95, ci90=summary.ci90,
         lower_bound_one_sided=summary.lower_bound_one_sided, n_clusters=summary.n_clusters,

@@ -4,7 +4,11 @@ Defaults follow the spec: α = 0.2 (central 80 % intervals), B = 10,000
 task-cluster bootstrap replicates with a fixed seed, equivalence margins of
 0.005 for point MAE and interval score (ours — the paper's Appendix A is
 lost), fallback point 0 and interval [0, 0], integrity minimum 0.9, and at
-least 6 tasks for a gate to decide.
+least 6 tasks for a gate to decide. A new plan's task-cluster interval is the
+Student t interval on the expanded bootstrap SE and no interval rests on fewer
+than 5 clusters (both chosen by ``benchmarks/bootstrap_coverage.py``,
+docs/intervals.md; spec §13 "Small samples"); plans frozen before read as the
+percentile interval with no minimum.
 """
 
 from __future__ import annotations
@@ -25,6 +29,21 @@ DEFAULT_THRESHOLDS: tuple[float, ...] = (0.0, 0.005, 0.01, 0.02, 0.05)
 
 #: the largest number of bootstrap replicates a plan may freeze
 MAX_BOOTSTRAP_B = 1_000_000
+
+#: interval method name → the :func:`foreseen.core.bootstrap.summarize` correction it uses
+INTERVAL_METHODS: dict[str, str] = {
+    "percentile": "none", "percentile_expanded": "expand", "student_t": "student_t",
+    "student_t_expanded": "student_t_expanded",
+}
+#: the task-cluster interval of a new plan: the classical t interval with K − 1 degrees of
+#: freedom, chosen by ``benchmarks/bootstrap_coverage.py`` (docs/intervals.md)
+DEFAULT_INTERVAL_METHOD = "student_t_expanded"
+#: the fewest clusters an interval-based verdict rests on in a new plan: the smallest K at
+#: which the default interval covers ≥ 0.93 for normal and moderately skewed cluster
+#: effects in ``benchmarks/bootstrap_coverage.py``, never below 5 (docs/intervals.md)
+DEFAULT_MINIMUM_CLUSTERS = 5
+#: what a plan frozen before these fields existed reads as (its analysis re-runs unchanged)
+LEGACY_FIELDS: dict[str, Any] = {"interval_method": "percentile", "minimum_clusters": 1}
 
 
 def _number(value: Any, what: str) -> float:
@@ -87,6 +106,8 @@ class AnalysisConfig:
     secondary: tuple[str, ...] = ()
     reference_report_sha256: str | None = None
     controls: tuple[str, ...] = ()
+    interval_method: str = DEFAULT_INTERVAL_METHOD
+    minimum_clusters: int = DEFAULT_MINIMUM_CLUSTERS
 
     #: core ``to_json`` writes this config through :meth:`to_json` (margins sorted by loss)
     __custom_json__: ClassVar[bool] = True
@@ -104,6 +125,12 @@ class AnalysisConfig:
             raise UserInputError("analysis config: bootstrap_seed must be >= 0")
         if self.minimum_tasks < 1:
             raise UserInputError("analysis config: minimum_tasks must be at least 1")
+        if self.minimum_clusters < 1:
+            raise UserInputError("analysis config: minimum_clusters must be at least 1")
+        if self.interval_method not in INTERVAL_METHODS:
+            raise UserInputError(
+                f"analysis config: interval_method must be one of {tuple(INTERVAL_METHODS)},"
+                f" got {self.interval_method!r}")
         if tuple(self.hierarchical) not in HIERARCHIES:
             raise UserInputError(
                 f"analysis config: hierarchical must be one of {HIERARCHIES}, "
@@ -144,7 +171,14 @@ class AnalysisConfig:
             "secondary": list(self.secondary),
             "reference_report_sha256": self.reference_report_sha256,
             "controls": list(self.controls),
+            "interval_method": self.interval_method,
+            "minimum_clusters": self.minimum_clusters,
         }
+
+    @property
+    def interval_correction(self) -> str:
+        """The :func:`foreseen.core.bootstrap.summarize` correction of ``interval_method``."""
+        return INTERVAL_METHODS[self.interval_method]
 
     @classmethod
     def from_json(cls, obj: Mapping[str, Any]) -> AnalysisConfig:
@@ -195,6 +229,10 @@ class AnalysisConfig:
             reference_report_sha256=_digest(obj.get("reference_report_sha256"),
                                             "reference_report_sha256"),
             controls=_explainer_names(obj.get("controls", []), "controls"),
+            interval_method=str(obj.get("interval_method", LEGACY_FIELDS["interval_method"])),
+            minimum_clusters=_integer(obj.get("minimum_clusters",
+                                              LEGACY_FIELDS["minimum_clusters"]),
+                                      "minimum_clusters"),
         )
 
 
@@ -252,6 +290,29 @@ def _pair(value: Any, what: str) -> tuple[float, float]:
     return low, high
 
 
+def cluster_shortfall(n_clusters: int, analysis: Mapping[str, Any]) -> str | None:
+    """A warning when a plan's ``n_clusters`` task clusters are below its frozen minimum.
+
+    ``analysis`` is the plan's analysis configuration (JSON; a plan without
+    ``minimum_clusters`` reads it as 1, so it is never below). Such a run is a
+    pilot of the machinery: no interval-based verdict can come out of it.
+    """
+    minimum = AnalysisConfig.from_json(analysis).minimum_clusters
+    if n_clusters >= minimum:
+        return None
+    return (f"warning: {n_clusters} task clusters, below the plan's minimum of {minimum} for an "
+            "interval-based verdict: this run is a pilot of the machinery — every interval "
+            f"will be not estimable and every interval-based contrast, check and gate "
+            f"condition inconclusive (too few clusters (K = {n_clusters}, minimum {minimum}))")
+
+
 def normalise_analysis_config(raw: Mapping[str, Any]) -> dict[str, Any]:
-    """A (partial) analysis configuration completed with the defaults, as frozen JSON."""
-    return AnalysisConfig.from_json(raw).to_json()
+    """A (partial) analysis configuration of a new plan completed with the defaults, as JSON.
+
+    Fields the configuration leaves out take the defaults of a new plan (the
+    dataclass defaults), not :data:`LEGACY_FIELDS`, which only a plan frozen
+    before those fields existed reads.
+    """
+    defaults = AnalysisConfig()
+    completed = {key: getattr(defaults, key) for key in LEGACY_FIELDS}
+    return AnalysisConfig.from_json({**completed, **raw}).to_json()

@@ -43,6 +43,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from foreseen.core.bootstrap import (
+    TOO_FEW_CLUSTERS,
     BootstrapSummary,
     cluster_weights,
     equivalent,
@@ -76,6 +77,8 @@ class Resampler:
     strata: Mapping[str, str] | None = None
     paths: Mapping[str, tuple[str, ...]] | None = None
     correction: str = "none"
+    interval: str = "none"
+    minimum_clusters: int = 1
     _task_cache: dict[tuple[str, ...], FloatArray] = field(default_factory=dict)
     _state_cache: dict[tuple[str, ...], tuple[FloatArray, FloatArray]] = field(
         default_factory=dict)
@@ -104,12 +107,24 @@ class Resampler:
             )
         return self._state_cache[states]
 
+    def summary(self, estimate: float, replicates: FloatArray, n_clusters: int, *,
+                correction: str | None = None,
+                method: str = "task_cluster_percentile") -> BootstrapSummary:
+        """The plan's interval (``interval``, or ``correction`` for a sensitivity) of replicates.
+
+        Below ``minimum_clusters`` clusters every interval is null with reason
+        ``too_few_clusters`` (:func:`foreseen.core.bootstrap.summarize`).
+        """
+        return summarize(estimate, replicates, n_clusters, b=self.b, seed=self.seed,
+                         correction=self.interval if correction is None else correction,
+                         method=method, minimum_clusters=self.minimum_clusters)
+
     def mean_summary(self, tasks: tuple[str, ...], task_values: FloatArray,
-                     correction: str = "none") -> BootstrapSummary:
+                     correction: str | None = None) -> BootstrapSummary:
+        """The task-cluster summary of the equal-weight mean of per-task values."""
         weights = self.task_weights(tasks)
-        return summarize(snapped_mean(task_values), weighted_means(weights, task_values),
-                         len(tasks),
-                         b=self.b, seed=self.seed, correction=correction)
+        return self.summary(snapped_mean(task_values), weighted_means(weights, task_values),
+                            len(tasks), correction=correction)
 
 
 def task_means(values: FloatArray, task_ids: Sequence[str]) -> tuple[tuple[str, ...], FloatArray]:
@@ -400,7 +415,9 @@ def loss_contrast(paired: Paired, loss: str, resampler: Resampler,
     if margin is None:
         equivalence = Equivalence(margin=None, equivalent=None, reason="no_margin_declared")
     else:
-        equivalence = Equivalence(margin=margin, equivalent=equivalent(summary.ci90, margin))
+        equivalence = Equivalence(
+            margin=margin, equivalent=equivalent(summary.ci90, margin),
+            reason=TOO_FEW_CLUSTERS if summary.reason == TOO_FEW_CLUSTERS else None)
     common: dict[str, Any] = {"n_states": n_states, "arm_mean": float(arm_means.mean()),
                               "comparator_mean": float(comp_means.mean()),
                               "equivalence": equivalence}
@@ -414,9 +431,9 @@ def loss_contrast(paired: Paired, loss: str, resampler: Resampler,
         states = tuple(s for s, ok in zip(paired.state_ids, finite, strict=True) if ok)
         point, weights = resampler.state_weights(states)
         values = diff[finite]
-        hierarchical = BootstrapResult.of(summarize(
+        hierarchical = BootstrapResult.of(resampler.summary(
             snapped_mean(values, point), weighted_means(weights, values), len(tasks),
-            b=resampler.b, seed=resampler.seed, method="hierarchical_percentile"))
+            correction="none", method="hierarchical_percentile"))
     declared = small_cluster is not None or hierarchical is not None
     return _from_summary(
         summary, **common,
@@ -451,7 +468,7 @@ def drift_reduction(paired: Paired, resampler: Resampler) -> ContrastEstimate:
     weights = resampler.task_weights(tasks)
     with np.errstate(divide="ignore", invalid="ignore"):
         replicates = 1.0 - (weights @ arm_means) / (weights @ comp_means)
-    summary = summarize(1.0 - float(arm_means.mean()) / denominator, replicates, len(tasks),
-                        b=resampler.b, seed=resampler.seed, method="task_cluster_percentile")
+    summary = resampler.summary(1.0 - float(arm_means.mean()) / denominator, replicates,
+                                len(tasks))
     return _from_summary(summary, arm_drift=float(arm_means.mean()),
                          comparator_drift=denominator, n_states=int(both.sum()))

@@ -13,15 +13,23 @@ Tests on a named estimate (see ``analysis`` for the names):
 * ``rate_at_least`` (``value``): same comparison, for rates;
 * ``lower_bound_positive``: one-sided 95 % lower bound (5th percentile) > 0;
 * ``ci90_inside`` (``margin``): the 90 % interval inside ``[−margin, margin]``;
+* ``within_reference_interval``: the estimate lies inside the reference run's
+  95 % interval of the same estimate (replication, spec §13);
 * ``sign_agrees``: the estimate's sign equals the same estimate's sign in a
-  reference run (replication).
+  reference run (the replication test of plans frozen before intervals were
+  compared; kept so they re-analyse).
 
-The gate is ``inconclusive`` (spec §7: the study cannot decide) when a
-referenced estimate is missing or null, is zero by construction (reason
-``zero_by_construction``: a gate never passes on an exact zero or on rounding
-noise), rests on fewer than ``minimum_tasks`` clusters, or on arms whose
-integrity is below ``integrity_minimum``. Delivered-subset estimates never
-feed a gate (they are not in the estimate table).
+A condition cannot decide when its estimate is missing or null, is zero by
+construction (reason ``zero_by_construction``: a gate never passes on an
+exact zero or on rounding noise), its test rests on an interval the plan's
+minimum number of clusters does not support (``too_few_clusters``), it rests
+on fewer than ``minimum_tasks`` clusters, or on arms whose integrity is below
+``integrity_minimum``. An all-of gate **fails** as soon as one condition
+decided a failure, whatever else could not decide; an any-of gate passes as
+soon as one decided a pass; otherwise an undecided condition makes the gate
+``inconclusive`` (spec §7: the study cannot decide; spec §13: Gate logic).
+Delivered-subset estimates never feed a gate (they are not in the estimate
+table).
 
 Each condition is written with what it required (``required``, e.g. "one-sided
 95 % lower bound > 0"), what was observed and whether it passed, so a reader
@@ -33,10 +41,11 @@ paper's Appendix A, which held its margins, is lost.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from foreseen.core.bootstrap import TOO_FEW_CLUSTERS
 from foreseen.core.errors import ConfigError
 from foreseen.credit.analysis.contrasts import (
     ZERO_BY_CONSTRUCTION,
@@ -48,7 +57,10 @@ from foreseen.credit.analysis.record import OPTIONAL, Interval, Record, written_
 MARGINS_NOTE = "margins are ours; the paper's Appendix A (its margins) is lost"
 TESTS: tuple[str, ...] = (
     "estimate_at_least", "rate_at_least", "lower_bound_positive", "ci90_inside", "sign_agrees",
+    "within_reference_interval",
 )
+#: tests that compare an estimate with the reference run's (replication)
+REFERENCE_TESTS: tuple[str, ...] = ("sign_agrees", "within_reference_interval")
 CONDITION_KEYS: tuple[str, ...] = ("estimate", "test", "value", "margin")
 #: a gate's optional ``role``: ``primary`` (judges the primary explainer; the default),
 #: ``control`` (a positive or negative control beside it) or ``machinery`` (a stand-in
@@ -105,8 +117,8 @@ class GateCondition(Record):
 
     ``required`` is the rule in words; ``passed`` is null with a ``reason`` when
     the test could not be applied; ``observed`` is absent when the estimate is
-    missing from the table; ``reference_estimate`` is the reference run's value
-    of the estimate (``sign_agrees`` only).
+    missing from the table; ``reference_estimate`` and ``reference_ci95`` are the
+    reference run's value and 95 % interval of the estimate (replication tests only).
     """
 
     estimate: str
@@ -116,6 +128,7 @@ class GateCondition(Record):
     required: str | None = field(default=None, metadata=OPTIONAL)
     observed: ObservedEstimate | None = field(default=None, metadata=OPTIONAL)
     reference_estimate: float | None = field(default=None, metadata=OPTIONAL)
+    reference_ci95: Interval | None = field(default=None, metadata=OPTIONAL)
     passed: bool | None
     reason: str | None = field(default=None, metadata=OPTIONAL)
 
@@ -124,9 +137,10 @@ class GateCondition(Record):
 class GateResult(Record):
     """A gate's verdict: its status (``on_pass``, ``on_fail`` or ``inconclusive``) and conditions.
 
-    ``inconclusive`` (with ``reasons``) when a referenced estimate is missing or
-    null, rests on fewer than the minimum number of tasks, or on arms whose
-    integrity is below the minimum.
+    ``inconclusive`` (with ``reasons``) when a condition could not decide — its
+    estimate missing or null, too few clusters for its interval, fewer than the
+    minimum number of tasks, arms whose integrity is below the minimum — and no
+    decided condition settles the gate (:func:`gate_outcome`).
     """
 
     name: str
@@ -190,7 +204,15 @@ def required_text(condition: Mapping[str, Any]) -> str:
     if test == "ci90_inside":
         margin = float(condition["margin"])
         return f"90 % interval inside [−{margin:g}, {margin:g}]"
+    if test == "within_reference_interval":
+        return "estimate inside the reference run's 95 % interval"
     return "same sign as the reference run's estimate"
+
+
+INTERVAL_TESTS: tuple[str, ...] = ("lower_bound_positive", "ci90_inside",
+                                    "within_reference_interval")
+"""Tests that rest on an interval: below the plan's minimum number of clusters they cannot
+be applied (reason ``too_few_clusters``)."""
 
 
 def _check(condition: Mapping[str, Any], entry: Estimate,
@@ -199,6 +221,8 @@ def _check(condition: Mapping[str, Any], entry: Estimate,
     estimate = entry.estimate
     if entry.reason == ZERO_BY_CONSTRUCTION:
         return None, ZERO_BY_CONSTRUCTION
+    if test in INTERVAL_TESTS and entry.reason == TOO_FEW_CLUSTERS:
+        return None, TOO_FEW_CLUSTERS
     if test in ("estimate_at_least", "rate_at_least"):
         return (None, "estimate_unavailable") if estimate is None else (
             estimate >= float(condition["value"]), None)
@@ -213,20 +237,73 @@ def _check(condition: Mapping[str, Any], entry: Estimate,
         return bool(-margin <= ci90[0] and ci90[1] <= margin), None
     if reference is None:
         return None, "no_reference_run"
-    other_entry = reference.get(condition["estimate"])
-    other = None if other_entry is None else other_entry.estimate
-    if estimate is None or other is None:
+    other = reference.get(condition["estimate"])
+    if test == "within_reference_interval":
+        return _within_reference(estimate, other)
+    theirs = None if other is None else other.estimate
+    if estimate is None or theirs is None:
         return None, "estimate_unavailable"
-    return bool((estimate > 0) == (other > 0) and (estimate < 0) == (other < 0)), None
+    return bool((estimate > 0) == (theirs > 0) and (estimate < 0) == (theirs < 0)), None
+
+
+def _within_reference(estimate: float | None,
+                      other: Estimate | None) -> tuple[bool | None, str | None]:
+    """``within_reference_interval``: low ≤ estimate ≤ high of the reference's 95 % interval.
+
+    Spec credit.md §13 (Replication): the rule compares intervals, not signs
+    only. Undecided when either estimate is missing, or the reference has no
+    interval (e.g. it rested on fewer clusters than its minimum).
+    """
+    if estimate is None or other is None or other.estimate is None:
+        return None, "estimate_unavailable"
+    if other.ci95 is None:
+        return None, (TOO_FEW_CLUSTERS if other.reason == TOO_FEW_CLUSTERS
+                      else "reference_interval_unavailable")
+    return bool(other.ci95[0] <= estimate <= other.ci95[1]), None
+
+
+def _condition_blockers(name: str, entry: Estimate, reason: str | None, *,
+                        minimum_tasks: int, integrity_minimum: float) -> list[str]:
+    """Why a condition cannot decide: its test's reason, too few tasks, low integrity."""
+    blockers = [] if reason is None else [f"{reason}:{name}"]
+    if entry.n_clusters is not None and entry.n_clusters < minimum_tasks:
+        blockers.append(f"too_few_tasks:{name}")
+    if entry.integrity is not None and entry.integrity < integrity_minimum:
+        blockers.append(f"integrity_below_minimum:{name}")
+    return blockers
+
+
+def gate_outcome(join: str, decided: Sequence[bool | None]) -> bool | None:
+    """The gate's outcome from its conditions' decided outcomes (None: could not decide).
+
+    ``all``: any decided failure fails the gate whatever else could not decide
+    (spec credit.md §13, Gate logic); else any undecided condition makes it
+    inconclusive (None); else it passes. ``any``: any decided pass passes it
+    whatever else could not decide; else any undecided condition makes it
+    inconclusive; else it fails.
+    """
+    decisive = join != "all"  # the outcome one decided condition settles the gate with
+    if decisive in decided:
+        return decisive
+    if None in decided:
+        return None
+    return not decisive
 
 
 def evaluate_gate(spec: Mapping[str, Any], estimates: Mapping[str, Estimate], *,
                   minimum_tasks: int, integrity_minimum: float,
                   reference: Mapping[str, Estimate] | None = None) -> GateResult:
-    """Evaluate one gate on the estimate table; returns its status and every condition."""
+    """Evaluate one gate on the estimate table; returns its status and every condition.
+
+    A condition *decides* when its test applied (``passed`` is not null) and it
+    has no blocker (enough tasks, integrity at the minimum); the gate's status
+    follows :func:`gate_outcome`. ``reasons`` lists every blocker of an
+    inconclusive gate.
+    """
     validate_gate(spec)
     rows: list[GateCondition] = []
     blockers: list[str] = []
+    decided: list[bool | None] = []
     for condition in spec["conditions"]:
         name = condition["estimate"]
         declared = {"estimate": name, "test": condition["test"],
@@ -236,32 +313,32 @@ def evaluate_gate(spec: Mapping[str, Any], estimates: Mapping[str, Estimate], *,
         if entry is None:
             rows.append(GateCondition(**declared, passed=None, reason="estimate_missing"))
             blockers.append(f"estimate_missing:{name}")
+            decided.append(None)
             continue
         observed = ObservedEstimate(
             estimate=entry.estimate, lower_bound_one_sided=entry.lower_bound_one_sided,
             ci90=entry.ci90, n_clusters=entry.n_clusters, integrity=entry.integrity)
         passed, reason = _check(condition, entry, reference)
-        if reason is not None:
-            blockers.append(f"{reason}:{name}")
-        if entry.n_clusters is not None and entry.n_clusters < minimum_tasks:
-            blockers.append(f"too_few_tasks:{name}")
-        if entry.integrity is not None and entry.integrity < integrity_minimum:
-            blockers.append(f"integrity_below_minimum:{name}")
-        other = (reference or {}).get(name) if condition["test"] == "sign_agrees" else None
+        own = _condition_blockers(name, entry, reason, minimum_tasks=minimum_tasks,
+                                  integrity_minimum=integrity_minimum)
+        blockers.extend(own)
+        decided.append(None if own else passed)
+        other = (reference or {}).get(name) if condition["test"] in REFERENCE_TESTS else None
         rows.append(GateCondition(**declared, observed=observed,
                                   reference_estimate=None if other is None else other.estimate,
+                                  reference_ci95=None if other is None or condition[
+                                      "test"] != "within_reference_interval" else other.ci95,
                                   passed=passed, reason=reason))
     join = str(spec.get("join", "all"))
     head: dict[str, Any] = {"name": spec["name"], "join": join, "conditions": tuple(rows),
                             "margins_source": spec.get("margins_source"),
                             "role": spec.get("role")}
-    if blockers:
+    outcome = gate_outcome(join, decided)
+    if outcome is None:
         return GateResult(**head, status="inconclusive", passed=None,
                           reasons=tuple(sorted(set(blockers))))
-    outcomes = [bool(r.passed) for r in rows]
-    passed = all(outcomes) if join == "all" else any(outcomes)
-    return GateResult(**head, status=spec["on_pass"] if passed else spec["on_fail"],
-                      passed=passed)
+    return GateResult(**head, status=spec["on_pass"] if outcome else spec["on_fail"],
+                      passed=outcome)
 
 
 def tox21_harm_gate(explainer: str = "probe", donor_map: str = "seed_swap",
@@ -300,16 +377,17 @@ def openml_joint_gate(explainer: str = "plain_note", context: str = "matched_car
 
 def replication_gate(explainer: str = "probe", donor_map: str = "seed_swap",
                      interval_margin: float = 0.005) -> dict[str, Any]:
-    """Replication gate: signs agree with the reference run; Δ_donor interval score inside ±δ."""
+    """Replication gate: each estimate inside the reference run's 95 % interval; Δ_donor
+    interval score's 90 % interval inside ±δ (spec §7, §13: intervals, not signs only)."""
     desc = f"delta_desc/{explainer}/matched_card/interval_score/itt"
     donor = f"delta_donor/{explainer}/donor_card@{donor_map}/interval_score/itt"
     point = f"delta_desc/{explainer}/matched_card/point_mae/itt"
     return {
         "name": "replication", "join": "all",
         "conditions": [
-            {"estimate": desc, "test": "sign_agrees"},
-            {"estimate": donor, "test": "sign_agrees"},
-            {"estimate": point, "test": "sign_agrees"},
+            {"estimate": desc, "test": "within_reference_interval"},
+            {"estimate": donor, "test": "within_reference_interval"},
+            {"estimate": point, "test": "within_reference_interval"},
             {"estimate": donor, "test": "ci90_inside", "margin": interval_margin},
         ],
         "on_pass": "replication_supported", "on_fail": "replication_not_supported",
@@ -320,7 +398,12 @@ def replication_gate(explainer: str = "probe", donor_map: str = "seed_swap",
 def predictive_value_gate(explainer: str = "plain_note", context: str = "matched_card",
                           donor_context: str = "donor_card@other_intervention"
                           ) -> dict[str, Any]:
-    """Controlled-study gate: point-MAE Δ_desc and Δ_donor with positive lower bounds."""
+    """Controlled-study gate: point-MAE Δ_desc and Δ_donor with positive lower bounds.
+
+    Both lower bounds > 0 → ``confirmed``; a decided lower bound ≤ 0 →
+    ``confirmation_no_go`` (as the spec's other confirmation gates, §7); a
+    study that cannot decide → ``inconclusive``.
+    """
     return {
         "name": "predictive_value", "join": "all",
         "conditions": [
@@ -329,5 +412,5 @@ def predictive_value_gate(explainer: str = "plain_note", context: str = "matched
             {"estimate": f"delta_donor/{explainer}/{donor_context}/point_mae/itt",
              "test": "lower_bound_positive"},
         ],
-        "on_pass": "confirmed", "on_fail": "inconclusive", "margins_source": MARGINS_NOTE,
+        "on_pass": "confirmed", "on_fail": "confirmation_no_go", "margins_source": MARGINS_NOTE,
     }

@@ -42,13 +42,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from foreseen.core.bootstrap import TOO_FEW_CLUSTERS
 from foreseen.core.schema import to_json
 from foreseen.credit.analysis.analyze import CreditAnalysis
 from foreseen.credit.analysis.checks import CommitmentCheck, FiveChecks
+from foreseen.credit.analysis.config import AnalysisConfig
 from foreseen.credit.analysis.contrasts import ContrastRow, Equivalence
 from foreseen.credit.analysis.gates import GateCondition, GateResult
 from foreseen.credit.analysis.metrics import ArmMetrics
 from foreseen.credit.analysis.report import CreditReport
+from foreseen.credit.analysis.verdicts import too_few_clusters_text
 
 CHECK_NAMES: tuple[str, ...] = ("commitment", "delivery", "predictive_gain", "alignment",
                                 "known_signal")
@@ -65,6 +68,23 @@ def fmt(value: object) -> str:
     if isinstance(value, (int, float)):
         return f"{value:.5g}"
     return str(value)
+
+
+INTERVAL_METHOD_TEXT: dict[str, str] = {
+    "percentile": "task-cluster percentile bootstrap",
+    "percentile_expanded": "task-cluster percentile bootstrap, deviations expanded by √(K/(K−1))",
+    "student_t": "task-cluster bootstrap SE with Student t (K − 1 df)",
+    "student_t_expanded": "Student t interval (K − 1 df) on the task-cluster bootstrap SE "
+                          "expanded by √(K/(K−1)) (docs/intervals.md)",
+}
+
+
+def interval_method_text(config: AnalysisConfig) -> str:
+    """Which interval the report uses, and the minimum number of clusters it needs."""
+    text = INTERVAL_METHOD_TEXT[config.interval_method]
+    if config.minimum_clusters > 1:
+        text += f"; no interval below {config.minimum_clusters} clusters"
+    return text
 
 
 def fmt_interval(interval: Sequence[float] | None) -> str:
@@ -224,11 +244,46 @@ def post_hoc_section(report: CreditAnalysis) -> list[str]:
     return lines
 
 
+def pilot_line(report: CreditAnalysis) -> str | None:
+    """The pilot label when the study has fewer task clusters than the plan's minimum.
+
+    Below ``minimum_clusters`` (docs/intervals.md) no interval is estimable, so
+    the run is a pilot of the machinery; every output says so before any number.
+    """
+    k, minimum = report.study.n_tasks, report.config.minimum_clusters
+    if k >= minimum:
+        return None
+    return (f"Pilot of the machinery: {k} task clusters, below the plan's minimum of "
+            f"{minimum} for an interval-based verdict — every interval is not estimable and "
+            "every interval-based contrast, check and gate condition is inconclusive "
+            f"(too few clusters (K = {k}, minimum {minimum})).")
+
+
 def stand_in_lines(report: CreditAnalysis) -> list[str]:
-    """The stand-in label of the run (``report.stand_ins.label``), first in every output."""
+    """What every output says first: the stand-in label (``report.stand_ins.label``) and
+    the pilot label (:func:`pilot_line`)."""
+    lines = []
     if isinstance(report, CreditReport) and report.stand_ins.label:
-        return [report.stand_ins.label]
-    return []
+        lines.append(report.stand_ins.label)
+    pilot = pilot_line(report)
+    if pilot is not None:
+        lines.append(pilot)
+    return lines
+
+
+def condition_result(condition: GateCondition, minimum_clusters: int) -> str:
+    """A gate condition's result in words: pass, fail, or why it could not decide."""
+    if condition.reason == TOO_FEW_CLUSTERS:
+        clusters = None if condition.observed is None else condition.observed.n_clusters
+        return f"inconclusive: {too_few_clusters_text(clusters, minimum_clusters)}"
+    result = {True: "pass", False: "fail", None: "undetermined"}[condition.passed]
+    return result + (f" ({condition.reason})" if condition.reason else "")
+
+
+def interval_text(interval: Sequence[float] | None, reason: str | None) -> str:
+    """An interval, or ``not estimable`` when it was withheld for too few clusters."""
+    return "not estimable" if interval is None and reason == TOO_FEW_CLUSTERS else (
+        fmt_interval(interval))
 
 
 def what_ran_lines(report: CreditAnalysis,
@@ -410,9 +465,7 @@ def gate_condition_rows(report: CreditAnalysis) -> list[list[str]]:
     rows = []
     for gate in report.gates:
         for condition in gate.conditions:
-            result = {True: "pass", False: "fail", None: "undetermined"}[condition.passed]
-            if condition.reason:
-                result += f" ({condition.reason})"
+            result = condition_result(condition, report.config.minimum_clusters)
             rows.append([gate_title(gate), gate.status, condition.estimate,
                          condition.required or condition.test, _observed(condition), result])
     return rows
@@ -445,9 +498,9 @@ def gate_lines(report: CreditAnalysis) -> list[str]:
                     f"clusters")
             threshold = (f" {fmt(condition.value)}" if condition.value is not None else "") + (
                 f" ±{fmt(condition.margin)}" if condition.margin is not None else "")
-            verdict = {True: "pass", False: "fail", None: "undetermined"}[condition.passed]
+            verdict = condition_result(condition, report.config.minimum_clusters)
             lines.append(f"  - `{condition.estimate}` {condition.test}{threshold}: {verdict} "
-                         f"({seen})" + (f" — {condition.reason}" if condition.reason else ""))
+                         f"({seen})")
         if gate.reasons:
             lines.append(f"  - reasons: {', '.join(gate.reasons)}")
         if gate.margins_source:
@@ -465,7 +518,9 @@ def _equivalence(equivalence: Equivalence | None) -> str:
         return f"— ({equivalence.reason or 'no margin'})"
     word = {True: "equivalent", False: "not equivalent",
             None: "undetermined"}[equivalence.equivalent]
-    return f"{word} at ±{fmt(equivalence.margin)}"
+    return f"{word} at ±{fmt(equivalence.margin)}" + (
+        f" ({equivalence.reason})" if equivalence.equivalent is None and equivalence.reason
+        else "")
 
 
 def _contrast_rows(rows: Sequence[MergedRow]) -> list[list[str]]:
@@ -479,8 +534,9 @@ def _contrast_rows(rows: Sequence[MergedRow]) -> list[list[str]]:
                       else f"{row.comparator} − {row.arm}")
         table.append([
             row.kind, row.explainer, row.context, difference, row.loss, merged.variant,
-            estimate, fmt_interval(row.ci95), fmt(row.lower_bound_one_sided),
-            fmt_interval(row.ci90), _equivalence(row.equivalence), fmt(row.n_clusters),
+            estimate, interval_text(row.ci95, row.reason), fmt(row.lower_bound_one_sided),
+            interval_text(row.ci90, row.reason), _equivalence(row.equivalence),
+            fmt(row.n_clusters),
         ])
     return table
 
@@ -751,7 +807,7 @@ def render_markdown(report: CreditAnalysis, *,
         lines += ["## Provenance", "", *_provenance(report)]
     lines += post_hoc_section(report)
     config = report.config
-    lines += [f"Intervals: task-cluster percentile bootstrap, B = {config.bootstrap_b},"
+    lines += [f"Intervals: {interval_method_text(config)}, B = {config.bootstrap_b},"
               f" seed {config.bootstrap_seed}, stratified by kind: "
               f"{fmt(config.stratify_by_kind)}; forecast intervals at level "
               f"{fmt(1 - config.alpha)}"

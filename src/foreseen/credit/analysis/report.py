@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from foreseen.core.digest import dumps_strict
-from foreseen.core.errors import SourceError
+from foreseen.core.errors import IntegrityError, SourceError
 from foreseen.core.inputs import read_regular_text
 from foreseen.core.schema import SchemaError, from_json, json_schema, to_json
 from foreseen.credit.analysis.analyze import CreditAnalysis
@@ -92,7 +92,11 @@ class OutcomeCommitment(Record):
     ``expected`` is the outcome file's SHA-256 the ledger's ``outcomes_executed``
     event recorded, and ``executed_after_forecasts`` whether that event follows
     every slot's terminal event. ``ok``: the observed file is the committed one (and,
-    prospective, the order and the code digest hold).
+    prospective, the order and the code digest hold). A block whose ``ok`` says
+    more than its digests show — ``ok`` with an observed digest other than the
+    committed one, or without the outcomes executed after the forecasts — is
+    refused (:class:`~foreseen.core.errors.IntegrityError`): a report whose
+    committed field was changed afterwards never reads as "check ok".
     """
 
     expected: str
@@ -101,6 +105,14 @@ class OutcomeCommitment(Record):
     kind: str | None = field(default=None, metadata=OPTIONAL)
     outcome_code_sha256: str | None = field(default=None, metadata=OPTIONAL)
     executed_after_forecasts: bool | None = field(default=None, metadata=OPTIONAL)
+
+    def __post_init__(self) -> None:
+        if self.ok and (self.observed != self.expected
+                        or self.executed_after_forecasts is False):
+            raise IntegrityError(
+                f"outcome commitment: the check says ok but the observed outcome file"
+                f" ({str(self.observed)[:12]}…) is not the committed one"
+                f" ({self.expected[:12]}…): the report was changed after it was written")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -41,7 +41,10 @@ thresholds):
 
 An estimate that is null, or zero by construction (the arms give identical
 losses on every state), is *inconclusive* with its reason: the data cannot
-show a difference either way.
+show a difference either way. An estimate over fewer task clusters than the
+plan's ``minimum_clusters`` has no interval (docs/intervals.md): checks 1, 3,
+4 and 5 are then *inconclusive: too few clusters (K = n, minimum m)*; the
+delivery check, a share, keeps its verdict.
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from foreseen.core.bootstrap import TOO_FEW_CLUSTERS
 from foreseen.credit.analysis.checks import FiveChecks, SignalUptake
 from foreseen.credit.analysis.config import AnalysisConfig
 from foreseen.credit.analysis.contrasts import ZERO_BY_CONSTRUCTION
@@ -146,15 +150,30 @@ def _gate_context(config: AnalysisConfig, kind: str, explainer: str) -> str | No
     return None
 
 
+def too_few_clusters_text(n_clusters: int | None, minimum: int) -> str:
+    """``too few clusters (K = n, minimum m)``: why an interval-based verdict is withheld."""
+    return f"too few clusters (K = {'—' if n_clusters is None else n_clusters}, minimum {minimum})"
+
+
 def interval_verdict(estimate: Estimate | None, margin: float | None,
-                     missing: str = "not estimated") -> tuple[Outcome, str, str]:
-    """(verdict, observed, why) of a gain-type estimate (rule of checks 1, 3 and 4)."""
+                     missing: str = "not estimated", *,
+                     minimum_clusters: int = 1) -> tuple[Outcome, str, str]:
+    """(verdict, observed, why) of a gain-type estimate (rule of checks 1, 3 and 4).
+
+    Below the plan's minimum number of clusters (the estimate's reason
+    ``too_few_clusters``) the interval is not estimable and the verdict is
+    inconclusive: too few clusters (K = n, minimum m).
+    """
     if estimate is None or estimate.estimate is None:
         reason = missing if estimate is None else (estimate.reason or missing)
         return "inconclusive", "—", f"no estimate ({reason})"
+    clusters = estimate.n_clusters if estimate.n_clusters is not None else "—"
+    if estimate.reason == TOO_FEW_CLUSTERS:
+        return ("inconclusive",
+                f"estimate {_num(estimate.estimate)}, 95 % CI not estimable, {clusters} clusters",
+                f"inconclusive: {too_few_clusters_text(estimate.n_clusters, minimum_clusters)}")
     observed = (f"estimate {_num(estimate.estimate)}, 95 % CI {_interval(estimate.ci95)}, "
-                f"one-sided LB {_num(estimate.lower_bound_one_sided)}, "
-                f"{estimate.n_clusters if estimate.n_clusters is not None else '—'} clusters")
+                f"one-sided LB {_num(estimate.lower_bound_one_sided)}, {clusters} clusters")
     if estimate.reason == ZERO_BY_CONSTRUCTION:
         return ("inconclusive", f"estimate 0 ({ZERO_BY_CONSTRUCTION})",
                 "zero by construction: the arms give identical losses on every state, so the "
@@ -191,7 +210,7 @@ COMMITMENT_RULE = ("elicited − ordinary complete-card rate: pass when its one-
                    "inconclusive")
 
 
-def _commitment(checks: FiveChecks, primary: str | None) -> CheckVerdict:
+def _commitment(checks: FiveChecks, primary: str | None, minimum: int) -> CheckVerdict:
     subjects = []
     value = checks.commitment.value or {}
     for explainer, entry in sorted(value.items()):
@@ -205,7 +224,8 @@ def _commitment(checks: FiveChecks, primary: str | None) -> CheckVerdict:
                 why=f"{reason}: no elicited − ordinary contrast" if reason ==
                 "single_elicitation_condition" else str(reason)))
             continue
-        verdict, observed, why = interval_verdict(Estimate.of(difference, None), None)
+        verdict, observed, why = interval_verdict(Estimate.of(difference, None), None,
+                                                  minimum_clusters=minimum)
         subjects.append(SubjectVerdict(subject=explainer, verdict=verdict, observed=observed,
                                        why=why))
     return _headline("commitment", COMMITMENT_RULE, subjects, primary,
@@ -267,7 +287,8 @@ def _predictive_gain(estimates: Mapping[str, Estimate], config: AnalysisConfig,
         if context is None:
             continue
         verdict, observed, why = interval_verdict(
-            estimates[f"delta_desc/{explainer}/{context}/{loss}/itt"], margin)
+            estimates[f"delta_desc/{explainer}/{context}/{loss}/itt"], margin,
+            minimum_clusters=config.minimum_clusters)
         subjects.append(SubjectVerdict(subject=f"{explainer} · {context}", verdict=verdict,
                                        observed=observed, why=why))
     rule = GAIN_RULE.format(kind="desc", loss=loss,
@@ -286,7 +307,8 @@ def _alignment(estimates: Mapping[str, Estimate], config: AnalysisConfig,
         gate_context = _gate_context(config, "delta_donor", explainer)
         for context in sorted(contexts, key=lambda c: (c != gate_context, c)):
             verdict, observed, why = interval_verdict(
-                estimates[f"delta_donor/{explainer}/{context}/{loss}/itt"], margin)
+                estimates[f"delta_donor/{explainer}/{context}/{loss}/itt"], margin,
+                minimum_clusters=config.minimum_clusters)
             subject = f"{explainer} · {context}"
             if explainer == primary and headline is None:
                 headline = subject
@@ -317,9 +339,21 @@ def _slope_of(uptake: Any) -> tuple[float | None, Interval | None, float | None,
     if value is None:
         reason = (slope.reason if slope is not None else getattr(uptake, "reason", None))
         return None, None, None, str(reason or "no slope")
+    if value.reason == TOO_FEW_CLUSTERS:
+        return (value.estimate, None, None, f"slope {_num(value.estimate)}, 95 % CI not "
+                f"estimable, {value.n_clusters} clusters")
     observed = (f"slope {_num(value.estimate)}, 95 % CI {_interval(value.ci95)}, "
                 f"one-sided LB {_num(value.lower_bound_one_sided)}")
     return value.estimate, value.ci95, value.lower_bound_one_sided, observed
+
+
+def _too_few(uptake: Any, minimum: int) -> str | None:
+    """The too-few-clusters text of a slope whose interval was withheld, else None."""
+    slope = uptake.slope if isinstance(uptake, SignalUptake) else None
+    value = slope.value if slope is not None else None
+    if value is None or value.reason != TOO_FEW_CLUSTERS:
+        return None
+    return f"inconclusive: {too_few_clusters_text(value.n_clusters, minimum)}"
 
 
 def _inside(ci95: Interval) -> bool:
@@ -335,7 +369,7 @@ def _placebo_verdict(ci95: Interval, bound: float) -> tuple[Outcome, str]:
     return "inconclusive", f"95 % interval not inside ±{NO_UPTAKE_MARGIN:g}"
 
 
-def _known_signal(checks: FiveChecks) -> CheckVerdict:
+def _known_signal(checks: FiveChecks, minimum: int) -> CheckVerdict:
     known = checks.known_signal
     if known.value is None:
         return CheckVerdict(check="known_signal", rule=KNOWN_SIGNAL_RULE, subject=None,
@@ -343,12 +377,16 @@ def _known_signal(checks: FiveChecks) -> CheckVerdict:
                             why=str(known.reason or "no calibration plan"), subjects=())
     subjects = []
     slopes: dict[str, tuple[float | None, Interval | None, float | None, str]] = {}
+    exact_too_few: str | None = None
     for context, uptake in sorted(known.value.by_signal.items()):
         estimate, ci95, bound, observed = _slope_of(uptake)
         slopes[context] = (estimate, ci95, bound, observed)
+        too_few = _too_few(uptake, minimum)
+        if context == "signal@exact":
+            exact_too_few = too_few
         if ci95 is None or bound is None:
             verdict: Outcome = "inconclusive"
-            why = "no slope interval"
+            why = too_few or "no slope interval"
         elif context == "signal@placebo":
             verdict, why = _placebo_verdict(ci95, bound)
         elif bound > 0:
@@ -365,7 +403,7 @@ def _known_signal(checks: FiveChecks) -> CheckVerdict:
                          if c in ("signal@exact", "signal@placebo")) or "—"
     head: tuple[Outcome, str]
     if exact is None or exact[1] is None or exact[2] is None:
-        head = ("inconclusive", "no slope on the exact signal")
+        head = ("inconclusive", exact_too_few or "no slope on the exact signal")
     elif placebo is not None and placebo[2] is not None and placebo[2] > NO_UPTAKE_MARGIN:
         head = ("fail", "the slope on the placebo signal (another task's outcome) has a lower "
                         f"bound > {NO_UPTAKE_MARGIN:g}: the forecaster takes up numbers "
@@ -401,9 +439,9 @@ def check_verdicts(checks: FiveChecks, estimates: Mapping[str, Estimate],
     loss = primary_loss(config)
     return CheckVerdicts(
         primary_explainer=primary, primary_loss=loss,
-        commitment=_commitment(checks, primary),
+        commitment=_commitment(checks, primary, config.minimum_clusters),
         delivery=_delivery(checks, primary, config.integrity_minimum),
         predictive_gain=_predictive_gain(estimates, config, ordered, primary, loss),
         alignment=_alignment(estimates, config, ordered, primary, loss),
-        known_signal=_known_signal(checks),
+        known_signal=_known_signal(checks, config.minimum_clusters),
     )

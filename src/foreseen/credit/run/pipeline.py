@@ -245,7 +245,7 @@ def _header(plan: FrozenPlan, run: RunInputs, child_run: RunInputs | None,
         stand_ins=stand_ins(plan),
         analysis_code_sha256=code_now,
         analysis_code_matches_plan=code_now == plan.body["analysis_code_sha256"],
-        outcome_commitment=_commitment(commitment, run.executed, observed),
+        outcome_commitment=outcome_commitment_check(commitment, run.executed, observed),
         calibration_plan=calibration_plan,
         ledger=LedgerHead(head_hash=run.head_hash, events=run.events),
         calibration_ledger=None if child_run is None
@@ -257,15 +257,25 @@ def _header(plan: FrozenPlan, run: RunInputs, child_run: RunInputs | None,
     )
 
 
-def _commitment(commitment: Mapping[str, Any], executed: OutcomesExecuted | None,
-                observed: str | None) -> OutcomeCommitment:
-    """The report's commitment block: a sealed file's digest, or a prospective execution's."""
+def outcome_commitment_check(commitment: Mapping[str, Any], executed: OutcomesExecuted | None,
+                             observed: str | None) -> OutcomeCommitment:
+    """The report's commitment block: ``ok`` only when every committed field holds.
+
+    Sealed file: the observed file's SHA-256 equals the plan's committed
+    ``sha256``. Prospective: the observed file's SHA-256 equals the one the
+    ledger's ``outcomes_executed`` event recorded, **and** the outcome-execution
+    code digest that event recorded equals the plan's committed ``code_sha256``
+    (a plan whose committed code digest differs from the code that executed
+    the outcomes fails the check).
+    """
     if executed is None:
         expected = str(commitment["sha256"])
-        return OutcomeCommitment(expected=expected, observed=observed, ok=observed == expected)
+        return OutcomeCommitment(expected=expected, observed=observed,
+                                 ok=observed is not None and observed == expected)
+    code = str(commitment["code_sha256"])
     return OutcomeCommitment(expected=executed.sha256, observed=observed,
-                             ok=observed == executed.sha256, kind="prospective",
-                             outcome_code_sha256=str(commitment["code_sha256"]),
+                             ok=observed == executed.sha256 and executed.code_sha256 == code,
+                             kind="prospective", outcome_code_sha256=code,
                              executed_after_forecasts=True)
 
 

@@ -220,11 +220,13 @@ class StudyDefinition(ABC):
 
     def replication_gate(self, design: StudyDesign) -> dict[str, Any]:
         """The gate a run with a reference run adds: every estimate the design's gates
-        name must have the reference run's sign (``sign_agrees``)."""
+        name must lie inside the reference run's 95 % interval of it
+        (``within_reference_interval``, spec credit.md §13: intervals, not signs only)."""
         names = dict.fromkeys(str(c["estimate"]) for gate in design.analysis.gates
                               for c in gate.get("conditions", ()))
         return {"name": "replication", "join": "all",
-                "conditions": [{"estimate": n, "test": "sign_agrees"} for n in names],
+                "conditions": [{"estimate": n, "test": "within_reference_interval"}
+                               for n in names],
                 "on_pass": "replication_supported", "on_fail": "replication_not_supported"}
 
     #: the contexts of an explainer whose proposals are executed (its proposal states)

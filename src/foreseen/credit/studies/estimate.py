@@ -33,6 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from foreseen.credit.analysis.config import cluster_shortfall
 from foreseen.credit.backends.base import Backend, ForecastRequest
 from foreseen.credit.backends.registry import build_backend
 from foreseen.credit.explainers.llm import LLMExplainer
@@ -85,6 +86,8 @@ class RunEstimate:
     limits: tuple[RoleLimits, ...]
     unpriced: tuple[str, ...]
     assumptions: tuple[str, ...]
+    #: the warning when the study has fewer task clusters than the plan's minimum
+    cluster_warning: str | None = None
 
     @property
     def calls(self) -> int:
@@ -183,7 +186,8 @@ def estimate_study(definition: StudyDefinition, built: BuiltStudy, settings: Stu
                    for role, (spec, role_groups) in limits_by_role.items())
     slots = sum(g.calls for g in groups if g.role == "forecaster")
     return RunEstimate(definition.name, slots, tuple(groups), limits, unpriced,
-                       tuple(assumptions))
+                       tuple(assumptions),
+                       cluster_shortfall(len(plan.study.tasks), plan.body["analysis"]))
 
 
 def _explainer_groups(definition: StudyDefinition, built: BuiltStudy, spec: ExplainerSpec,
@@ -219,7 +223,8 @@ def _llm_arm_groups(spec: ExplainerSpec, backend: Backend, forecaster: BackendSp
 
 def estimate_lines(estimate: RunEstimate) -> list[str]:
     """The dry run as printable lines (one per role and context, then totals)."""
-    lines = [f"dry run of study {estimate.study}: {estimate.calls} calls, nothing called",
+    lines = [*([estimate.cluster_warning] if estimate.cluster_warning else []),
+             f"dry run of study {estimate.study}: {estimate.calls} calls, nothing called",
              f"{'role':<18} {'context / task':<44} {'calls':>7} {'tokens ≤':>12}"
              f" {'cost ≤ (USD)':>13}"]
     for group in estimate.groups:

@@ -319,7 +319,7 @@ def run_study(definition: StudyDefinition, out: str | Path, settings: StudySetti
                                repeats=settings.repeats)
     reference = None
     if settings.reference_run is not None:
-        reference = read_reference_run(settings.reference_run, built.build.study.name)
+        reference = read_reference_run(settings.reference_run, built.build.study)
         design = replace(design, analysis=replace(
             design.analysis, reference_report_sha256=reference.sha256,
             gates=(*design.analysis.gates, definition.replication_gate(design))))
