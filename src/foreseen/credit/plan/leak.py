@@ -64,12 +64,15 @@ import os
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from foreseen.core.errors import IntegrityError
 from foreseen.credit.model import Study
 from foreseen.credit.plan.numbers import NumberToken, number_tokens
 from foreseen.credit.plan.rendered_prompts import RenderedPrompt, state_leaves
+
+if TYPE_CHECKING:  # freeze imports this module's check; the plan type is only annotated
+    from foreseen.credit.plan.freeze import FrozenPlan
 
 METHOD = "outcome_search"
 PROSPECTIVE_METHOD = "prospective"
@@ -236,7 +239,7 @@ def prospective_record() -> dict[str, Any]:
                       " was nothing to search the prompts for"}
 
 
-def leak_check(study_dir: str | os.PathLike[str], plan: Any) -> LeakResult:
+def leak_check(study_dir: str | os.PathLike[str], plan: FrozenPlan) -> LeakResult:
     """The leak check of a frozen plan, as recorded at its freeze (``freeze_checks.leak``).
 
     ``study_dir`` is kept for callers; the check ran when the plan was frozen

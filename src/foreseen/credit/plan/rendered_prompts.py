@@ -10,7 +10,8 @@ not report its added block is checked on its whole prompt.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,23 +41,24 @@ class RenderedPrompt:
         return self.added if self.added is not None else self.prompt
 
 
-def public_leaves(public: Mapping[str, Any], prefix: str = "") -> dict[str, float]:
-    """Dotted key → value of every finite numeric leaf of a public state (lists by index)."""
+def public_leaves(public: Mapping[str, Any] | Sequence[Any], prefix: str = ""
+                  ) -> dict[str, float]:
+    """Dotted key → value of every finite numeric leaf of a public state (lists by index).
+
+    Booleans are not quantities; strings are skipped.
+    """
+    items = ([(str(k), v) for k, v in public.items()] if isinstance(public, Mapping)
+             else [(str(i), v) for i, v in enumerate(public)])
     leaves: dict[str, float] = {}
-    items: list[tuple[str, Any]]
-    if isinstance(public, Mapping):
-        items = [(str(k), v) for k, v in public.items()]
-    else:
-        items = [(str(i), v) for i, v in enumerate(public)]
     for key, value in items:
         name = f"{prefix}.{key}" if prefix else key
-        if isinstance(value, bool):
+        if isinstance(value, (bool, str)):
             continue
         if isinstance(value, (int, float)):
-            if value == value and abs(value) != float("inf"):
+            if math.isfinite(value):
                 leaves[name] = float(value)
         elif isinstance(value, (Mapping, list, tuple)):
-            leaves.update(public_leaves(value, name))  # type: ignore[arg-type]
+            leaves.update(public_leaves(value, name))
     return dict(sorted(leaves.items()))
 
 
