@@ -205,3 +205,14 @@ def test_a_plan_frozen_before_the_check_says_it_was_not_run(tmp_path: Path) -> N
     result = leak_check(tmp_path, FrozenPlan(older, "x"))
     assert not result.passed and result.method == "not_recorded"
     assert json.loads(json.dumps(result.to_json()))["passed"] is False
+
+
+def test_number_tokens_skip_identifiers_and_carry_their_precision() -> None:
+    tokens = number_tokens("ctl00-b0 v1.2.3 sha256 near 0.5409, by +0.0123; 12.5% of 150 rows,"
+                           " 3 percent, −0.050.")
+    assert [t.text for t in tokens] == ["0.5409", "+0.0123", "12.5%", "150", "3 percent",
+                                        "−0.050"]
+    assert [t.significant for t in tokens] == [4, 3, 3, 2, 1, 2]
+    assert [t.half_unit for t in tokens] == [5e-05, 5e-05, 0.05, 0.5, 0.5, 0.0005]
+    assert [t.percent for t in tokens] == [False, False, True, False, True, False]
+    assert tokens[-1].value == -0.05 and tokens[1].signed and not tokens[0].signed
