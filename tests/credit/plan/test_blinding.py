@@ -258,3 +258,14 @@ def test_llm_cards_quoting_only_a_donor_loss_are_refused(tmp_path: Path,
     with pytest.raises(IntegrityError, match=r"donor_note@seed_swap\|1 shows public field"
                                              r" parent.validation_loss = 0\.\d{4} of its donor"):
         freeze_study_dir(tmp_path)
+
+
+def test_a_donor_quantity_written_as_a_percentage_is_blinded_and_checked() -> None:
+    study, receiver, origin = _pair("task0-l2_stronger-s0", "task0-l2_stronger-s1")
+    theirs, ours = 100 * _loss(origin), 100 * _loss(receiver)
+    text = f"Observable: the parent loses {theirs:.1f}% of its loss"
+    assert blind_text(text, study, origin, receiver) == (
+        f"Observable: the parent loses {ours:.1f}% of its loss")
+    prompt = _prompt(text, donor=origin.id)
+    with pytest.raises(IntegrityError, match=rf"parent.validation_loss = {theirs:.1f}%"):
+        check_blinding(study, [prompt])

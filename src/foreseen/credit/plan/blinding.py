@@ -18,12 +18,13 @@ slots:
   occurrence of the receiving state's own identifier is left alone (``L2
   penalty`` inside ``stronger L2 penalty``);
 * a **quantity of the origin's public state** — a number token
-  (:mod:`foreseen.credit.plan.numbers`, not a percentage, at least
-  :data:`MIN_SIGNIFICANT` significant digits) that shows the value of a
-  numeric public leaf of the origin at its written precision and shows **no**
-  numeric public leaf of the receiving state — takes the receiving state's
-  value of that leaf, written with the same number of decimals; when the
-  receiving state has no such leaf, it is withheld (:data:`WITHHELD`).
+  (:mod:`foreseen.credit.plan.numbers`, at least :data:`MIN_SIGNIFICANT`
+  significant digits) that shows the value of a numeric public leaf of the
+  origin at its written precision (a percentage: 100 × the value) and shows
+  **no** numeric public leaf of the receiving state — takes the receiving
+  state's value of that leaf, written with the same number of decimals (and
+  percent sign); when the receiving state has no such leaf, it is withheld
+  (:data:`WITHHELD`).
 
 A matched context's origin is the receiving state, so blinding changes nothing
 there: matched and donor contexts read alike. **Forecasts are never rewritten**:
@@ -117,8 +118,12 @@ def identifier_hits(text: str, study: Study, origin: State, receiver: State
     return hits
 
 
+def _scale(token: NumberToken) -> float:
+    return 100.0 if token.percent else 1.0
+
+
 def _shows_any(token: NumberToken, leaves: Mapping[str, float]) -> bool:
-    return any(token.shows(value) for value in leaves.values())
+    return any(token.shows(_scale(token) * value) for value in leaves.values())
 
 
 def forecast_spans(text: str) -> list[tuple[int, int]]:
@@ -138,13 +143,14 @@ def foreign_quantities(text: str, origin: State, receiver: State,
     theirs, ours = state_leaves(origin), state_leaves(receiver)
     found = []
     for token in number_tokens(text):
-        if token.percent or token.significant < MIN_SIGNIFICANT or _shows_any(token, ours) \
+        if token.significant < MIN_SIGNIFICANT or _shows_any(token, ours) \
                 or _inside((token.start, token.end), exempt):
             continue
-        keys = [key for key, value in theirs.items() if token.shows(value)]
+        keys = [key for key, value in theirs.items() if token.shows(_scale(token) * value)]
         if keys:
             key = keys[0]
-            replacement = format_like(token, ours[key]) if key in ours else WITHHELD
+            replacement = (format_like(token, _scale(token) * ours[key]) if key in ours
+                           else WITHHELD)
             found.append((token, key, replacement))
     return found
 

@@ -45,6 +45,7 @@ class NumberToken:
     decimals: int
     signed: bool
     percent: bool
+    suffix: str = ""
 
     def shows(self, value: float) -> bool:
         """True when this token is ``value`` rounded to the token's written precision."""
@@ -78,13 +79,14 @@ def number_tokens(text: str) -> list[NumberToken]:
             value=sign * magnitude, half_unit=0.5 * 10.0 ** (exponent - decimals),
             significant=_significant(whole + fraction, bool(fraction)),
             decimals=max(0, decimals - exponent), signed=bool(match.group("sign")),
-            percent=match.group("percent") is not None))
+            percent=match.group("percent") is not None, suffix=match.group("percent") or ""))
     return tokens
 
 
 def format_like(token: NumberToken, value: float) -> str:
-    """``value`` written like ``token``: same number of decimals, ``+`` kept when written."""
+    """``value`` written like ``token``: same decimals, ``+`` kept when written, same percent sign
+    (``value`` is then in percent)."""
     text = f"{value:.{token.decimals}f}"
     if token.signed and not text.startswith("-"):
         text = "+" + text
-    return text
+    return text + token.suffix
