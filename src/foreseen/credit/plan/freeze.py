@@ -402,6 +402,10 @@ def freeze_plan(
     ``scopes`` (explainer → state ids, :mod:`foreseen.credit.plan.scopes`) and
     ``committed_files`` (file name → SHA-256,
     :mod:`foreseen.credit.plan.committed_files`) enter the plan only when given.
+    Before the plan exists the freeze runs its checks on every rendered prompt
+    (:mod:`foreseen.credit.plan.freeze_checks`: the sealed file validated, the
+    blinding check, the outcome leak check), refusing the freeze on a failure,
+    and records them under ``freeze_checks``.
     """
     if (outcomes_path is None) == (outcome_execution is None):
         raise ConfigError("plan: give a sealed outcome file or an outcome-execution"
