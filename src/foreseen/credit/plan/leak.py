@@ -64,15 +64,22 @@ import os
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from foreseen.core.errors import IntegrityError
 from foreseen.credit.model import Study
 from foreseen.credit.plan.numbers import NumberToken, number_tokens
 from foreseen.credit.plan.rendered_prompts import RenderedPrompt, state_leaves
 
-if TYPE_CHECKING:  # freeze imports this module's check; the plan type is only annotated
-    from foreseen.credit.plan.freeze import FrozenPlan
+
+class FrozenPlanView(Protocol):
+    """What :func:`leak_check` reads of a frozen plan (a ``FrozenPlan``; freeze imports us)."""
+
+    @property
+    def body(self) -> Mapping[str, Any]: ...
+
+    @property
+    def prospective(self) -> bool: ...
 
 METHOD = "outcome_search"
 PROSPECTIVE_METHOD = "prospective"
@@ -239,7 +246,7 @@ def prospective_record() -> dict[str, Any]:
                       " was nothing to search the prompts for"}
 
 
-def leak_check(study_dir: str | os.PathLike[str], plan: FrozenPlan) -> LeakResult:
+def leak_check(study_dir: str | os.PathLike[str], plan: FrozenPlanView) -> LeakResult:
     """The leak check of a frozen plan, as recorded at its freeze (``freeze_checks.leak``).
 
     ``study_dir`` is kept for callers; the check ran when the plan was frozen
