@@ -137,8 +137,9 @@ def test_the_credit_pages_show_the_leak_check(tmp_path: Path) -> None:
     assert run(["-q", "credit", "demo", "--tasks", "6", "--replicates", "100",
                 "--out", str(out)]) == 0
     leak = json.loads((out / "leak_check.json").read_text(encoding="utf-8"))
-    assert leak["method"] == "permuted_outcomes" and leak["passed"] is True
+    assert leak["method"] == "outcome_search" and leak["passed"] is True
+    assert "rendered prompts searched for" in leak["detail"]
     assert json.loads((out / "report.json").read_text(encoding="utf-8"))["leak_check"] == leak
-    line = f"leak check (permuted_outcomes): pass — {leak['detail']}"
+    line = f"leak check (outcome_search): pass — {leak['detail']}"
     assert line in (out / "report.md").read_text(encoding="utf-8")
     assert html.escape(line) in (out / "report.html").read_text(encoding="utf-8")

@@ -131,7 +131,7 @@ def tiny_study(n_tasks: int = 6) -> tuple[Study, dict[str, float], Explanations]
                                     {"val_acc": round(0.5 + digest[1] / 600, 3)}))
                 outcomes[sid] = y
                 direction = "improve" if y > 0 else "worsen"
-                cards[sid] = Explanation(sid, "mechanism", "test", note=f"I expect {y:+.3f}.",
+                cards[sid] = Explanation(sid, "mechanism", "test", note=f"I expect {y * 0.8:+.3f}.",
                                          card=Card(direction=direction,  # type: ignore[arg-type]
                                                    target=Target(point=y * 0.8)))
                 placebo[sid] = Explanation(sid, "placebo", "test", note="Something changes.",

@@ -126,3 +126,34 @@ def test_other_intervention_refuses_a_single_intervention() -> None:
 def test_unknown_map_is_a_user_error() -> None:
     with pytest.raises(UserInputError, match="unknown donor map"):
         donor_map("nearest_neighbour", make_study(), 0)
+
+
+def _mixed_cells(seeds: int) -> Study:
+    """make_study with the condition alternating over seeds inside every cell."""
+    from dataclasses import replace
+
+    study = make_study(seeds=seeds)
+    states = tuple(replace(s, condition="ordinary" if s.seed % 2 == 0 else "elicited")
+                   for s in study.states)
+    return replace(study, states=states)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_seed_swap_stays_in_the_matched_card_s_condition(seed: int) -> None:
+    """Spec §12: four seeds per cell, two per condition: each donor shares the condition."""
+    study = _mixed_cells(seeds=4)
+    states = _by_id(study)
+    donors = donor_map("seed_swap", study, seed)
+    assert set(donors) == set(states)
+    for state_id, donor_id in donors.items():
+        state, donor = states[state_id], states[donor_id]
+        assert donor.cell == state.cell and donor.condition == state.condition  # type: ignore[attr-defined]
+
+
+def test_seed_swap_refuses_a_cell_whose_two_seeds_differ_in_condition() -> None:
+    """The old OpenML design (seed 0 ordinary, seed 1 elicited) has no same-condition donor."""
+    study = _mixed_cells(seeds=2)
+    with pytest.raises(UserInputError, match=r"seed_swap: state t0/b0/iv0/s1 has no donor"
+                                             r" \(cell 't0/b0/iv0' has no other seed in the"
+                                             r" elicited condition\)"):
+        donor_map("seed_swap", study, 0)

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from foreseen.core.errors import UserInputError
+from foreseen.core.errors import SourceError, UserInputError
 from foreseen.credit.plan.freeze import (
     ForecasterSpec,
     amend_plan,
@@ -22,6 +22,7 @@ from foreseen.credit.plan.freeze import (
     write_outcomes,
     write_plan,
 )
+from foreseen.credit.plan.study_folder import freeze_study_dir
 
 import support.spine as spine_support
 from support.spine import make_plan
@@ -177,6 +178,9 @@ def test_amendment_may_not_touch_what_determines_the_slots(tmp_path: Path) -> No
         amend_plan(plan, {"analysis": {}}, "  ")
 
 
+_GOOD_HEADER = '"study": "spine-test", "version": "1"'
+
+
 @pytest.mark.parametrize("content,message", [
     ('{"study": "spine-test", "version": "1"}', "missing field 'outcomes'"),
     ('{"study": "other", "version": "1", "outcomes": []}', "is for study 'other'"),
@@ -184,20 +188,50 @@ def test_amendment_may_not_touch_what_determines_the_slots(tmp_path: Path) -> No
      "y is not a finite number"),
     ('{"study": "spine-test", "version": "1", "outcomes": []}', "missing 't0-feat-s0'"),
     ("not json", "not valid JSON"),
+    # a file without its header (study name and version)
+    ('{"outcomes": []}', "missing header field 'study'"),
+    ('{"study": "spine-test", "outcomes": []}', "missing header field 'version'"),
 ])
-def test_sealed_file_with_bad_content_is_refused_at_reveal(tmp_path: Path, content: str,
-                                                           message: str) -> None:
+def test_sealed_file_with_bad_content_is_refused_at_freeze(tmp_path: Path, content: str,
+                                                          message: str) -> None:
+    """The freeze reads and validates the sealed file: no plan is paid for with it."""
     study, _, _ = spine_support.tiny_study()
-    make_plan(tmp_path)  # writes a valid sealed file; replace it and re-freeze on the bad one
     (tmp_path / "outcomes.sealed.json").write_text(content)
     from foreseen.credit.plan.freeze import ForecasterSpec, freeze_plan
 
     from support.spine import DESIGN
 
-    plan = freeze_plan(study, spine_support.tiny_study()[2], design=DESIGN, repeats=1,
-                       forecaster=ForecasterSpec(spine_support.NAME, {}),
-                       forecaster_configuration={}, analysis={},
-                       outcomes_path=tmp_path / "outcomes.sealed.json", seed=1,
-                       contexts_module=spine_support.NAME)
     with pytest.raises(UserInputError, match=message):
-        reveal(plan, tmp_path / "outcomes.sealed.json")
+        freeze_plan(study, spine_support.tiny_study()[2], design=DESIGN, repeats=1,
+                    forecaster=ForecasterSpec(spine_support.NAME, {}),
+                    forecaster_configuration={}, analysis={},
+                    outcomes_path=tmp_path / "outcomes.sealed.json", seed=1,
+                    contexts_module=spine_support.NAME)
+
+
+def _sealed_variants(tmp_path: Path) -> dict[str, str]:
+    """A valid sealed file, and the same file without its header, a state, or its tail."""
+    make_plan(tmp_path)
+    good = (tmp_path / "outcomes.sealed.json").read_text(encoding="utf-8")
+    obj = json.loads(good)
+    headless = {"outcomes": obj["outcomes"]}
+    one_short = {**obj, "outcomes": obj["outcomes"][1:]}
+    return {"good": good, "headless": json.dumps(headless),
+            "one_short": json.dumps(one_short), "truncated": good[: len(good) // 2]}
+
+
+@pytest.mark.parametrize("variant,error,message", [
+    ("headless", UserInputError, "missing header field 'study'"),
+    ("one_short", UserInputError, "missing 't0-feat-s0' \\(1 of the study's states"),
+    ("truncated", SourceError, "not valid JSON"),
+])
+def test_a_study_folder_with_an_unreadable_outcome_file_is_not_frozen(
+        tmp_path: Path, variant: str, error: type[Exception], message: str) -> None:
+    """freeze_study_dir on a file missing its header, missing a state, or truncated."""
+    contents = _sealed_variants(tmp_path / "made")
+    folder = tmp_path / "study"
+    spine_support.write_study_dir(folder)
+    freeze_study_dir(folder)  # the shipped file freezes
+    (folder / "outcomes.sealed.json").write_text(contents[variant], encoding="utf-8")
+    with pytest.raises(error, match=message):
+        freeze_study_dir(folder)

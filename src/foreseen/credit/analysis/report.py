@@ -127,13 +127,15 @@ class ReferenceRun(Record):
 
 @dataclass(frozen=True, kw_only=True)
 class LeakCheck(Record):
-    """Whether what the forecaster saw could depend on the outcomes (spec §11, controls).
+    """Whether what the forecaster saw could depend on the outcomes (spec §11, §13).
 
-    ``method`` ``permuted_outcomes``: the plan was frozen again from the same study
-    folder with a seeded permutation of the sealed outcomes; ``passed`` when
-    everything but the commitment — explanations, every slot's prompt digest,
-    donors, seeds — is byte-identical. ``prospective``: no outcome existed when the
-    plan was frozen (the ledger orders the outcome execution after every forecast).
+    ``method`` ``outcome_search``: at freeze the sealed outcomes were read in
+    memory and every rendered prompt was searched for them (exact, rounded,
+    percentage, difference from a public baseline); a hit refuses the freeze, so
+    a frozen plan records a pass with what was searched
+    (:mod:`foreseen.credit.plan.leak`). ``prospective``: no outcome existed when
+    the plan was frozen (the ledger orders the outcome execution after every
+    forecast). ``not_recorded``: a plan frozen before the freeze ran the search.
     """
 
     method: str

@@ -9,6 +9,11 @@ collapsing), so offsets stay exact; a slot whose support is not verbatim in the
 text (e.g. a target stated only as "about a fifth of a point") is left empty —
 extraction rejects rather than invents.
 
+:func:`locate_span` finds a quoted piece of a text (an LLM extractor's quote, a
+card value) in that text robustly at its edges — surrounding whitespace,
+punctuation and quotes, Unicode normalisation, typographic quotes and dashes —
+and still returns a span into the unmodified text.
+
 Rules (deliberately simple and documented; precision over recall):
 
 1. **Field lines** (six-field cards, :func:`foreseen.credit.cards.render.render_card`
@@ -73,6 +78,7 @@ Rules (deliberately simple and documented; precision over recall):
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -603,3 +609,82 @@ def extract_card(text: str) -> Card:
 
 def _first(cues: list[tuple[int, int, Direction]]) -> tuple[int, int, Direction] | None:
     return cues[0] if cues else None
+
+
+# --------------------------------------------------------------------------- locating a quote
+
+#: characters a quote may carry at its edges that the source need not (trimmed on retry)
+EDGE_CHARACTERS = " \t\r\n\u00a0\u2002\u2003\u2009\u202f.,;:!?…\"'`“”‘’«»()[]{}*_-–—"
+#: folded to one form before a normalised comparison (typographic quotes and dashes)
+_FOLD = str.maketrans({"“": '"', "”": '"', "„": '"', "«": '"', "»": '"', "‘": "'", "’": "'",
+                       "‚": "'", "`": "'", "–": "-", "—": "-", "−": "-", "‐": "-", "‑": "-"})
+
+
+def _clusters(text: str) -> Iterator[tuple[int, int]]:
+    """(start, end) of each base character with the combining marks that follow it."""
+    start = 0
+    for index in range(1, len(text) + 1):
+        if index == len(text) or not unicodedata.combining(text[index]):
+            yield start, index
+            start = index
+
+
+def normalised_map(text: str) -> tuple[str, list[tuple[int, int]]]:
+    """``text`` in comparison form, and for each of its characters the source range it stands for.
+
+    Comparison form: NFKC of each character cluster (base + combining marks, so
+    ``e`` + U+0301 equals ``é``), typographic quotes and dashes folded
+    (:data:`_FOLD`), every whitespace run (NBSP, thin and em spaces included)
+    one space.
+    """
+    chars: list[str] = []
+    origin: list[tuple[int, int]] = []
+    for start, end in _clusters(text):
+        piece = unicodedata.normalize("NFKC", text[start:end]).translate(_FOLD)
+        for char in piece:
+            if char.isspace():
+                if chars and chars[-1] == " ":
+                    origin[-1] = (origin[-1][0], end)
+                    continue
+                char = " "
+            chars.append(char)
+            origin.append((start, end))
+    return "".join(chars), origin
+
+
+def _normalised_find(source: str, quote: str) -> tuple[int, int] | None:
+    wanted, _ = normalised_map(quote)
+    wanted = wanted.strip(" ")
+    if not wanted:
+        return None
+    folded, origin = normalised_map(source)
+    at = folded.find(wanted)
+    if at < 0:
+        return None
+    return origin[at][0], origin[at + len(wanted) - 1][1]
+
+
+def locate_span(source: str, quote: str) -> Span | None:
+    """Where ``quote`` occurs in ``source``, robust at its edges; None when it does not.
+
+    Tried in order, the first hit wins: (1) the quote verbatim; (2) the quote
+    in comparison form (:func:`normalised_map`: Unicode NFKC, folded quotes and
+    dashes, collapsed whitespace) against the source in comparison form; (3)
+    and (4) the same with the quote's edge characters (:data:`EDGE_CHARACTERS`:
+    surrounding whitespace, punctuation, quotes, brackets, markdown marks)
+    trimmed. A quote with no letter or digit left is not located. The span
+    always points into the **unmodified** source, so it is evidence-backed
+    (``source[span.start:span.end] == span.text``); it never covers source text
+    the quote did not match.
+    """
+    trimmed = quote.strip(EDGE_CHARACTERS)
+    if not re.search(r"[^\W_]", trimmed):
+        return None
+    for candidate in dict.fromkeys((quote, trimmed)):
+        start = source.find(candidate)
+        if start >= 0:
+            return Span(start, start + len(candidate), candidate)
+        found = _normalised_find(source, candidate)
+        if found is not None:
+            return _span(source, *found)
+    return None

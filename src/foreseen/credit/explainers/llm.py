@@ -77,7 +77,7 @@ from foreseen.credit.backends.base import (
     ForecastRequest,
     TransportError,
 )
-from foreseen.credit.cards.extraction import extract_card
+from foreseen.credit.cards.extraction import extract_card, locate_span
 from foreseen.credit.cards.render import render_card, with_spans
 from foreseen.credit.explainers import templates as tpl
 from foreseen.credit.explainers.base import Explainer, ExplainerRun, Proposal
@@ -174,7 +174,12 @@ _NON_EMPTY = re.compile(r"[^\W_]")
 
 
 def locate_quotes(note: str, quotes: Mapping[str, Any]) -> tuple[Card, list[str]]:
-    """A card from slot → quote: only quotes found verbatim in ``note`` count (first occurrence).
+    """A card from slot → quote: only quotes found in ``note`` count (first occurrence).
+
+    A quote is located by :func:`foreseen.credit.cards.extraction.locate_span`
+    (verbatim, else robust at its edges: surrounding whitespace and punctuation,
+    Unicode normalisation, typographic quotes); the slot takes the **note's**
+    text at that place, so its span is verbatim in the note.
 
     Text slots take the quote as value and its span. Direction and target are
     read from the quote alone by :func:`extract_card`; their spans (inside
@@ -189,10 +194,11 @@ def locate_quotes(note: str, quotes: Mapping[str, Any]) -> tuple[Card, list[str]
         quote = quotes.get(slot)
         if not isinstance(quote, str) or not _NON_EMPTY.search(quote):
             continue
-        start = note.find(quote)
-        if start < 0:
+        located = locate_span(note, quote)
+        if located is None:
             reasons.append(f"extract {slot}: quote not verbatim in the note")
             continue
+        start, quote = located.start, located.text
         if slot in ("direction", "target"):
             inner = extract_card(quote)
             value = inner.direction if slot == "direction" else inner.target

@@ -51,7 +51,12 @@ True iff both of its parts (matched numeric, donor prose) are delivered.
 
 **Blinding.** Matched and donor content are shown under the same heading
 (:data:`foreseen.credit.plan.prompts.ADDED_LABELS`), so a prompt never tells the
-forecaster whether the explanation was written for this state.
+forecaster whether the explanation was written for this state; and a donor's
+explanation is shown blinded (:func:`foreseen.credit.plan.blinding.blind_explanation`):
+its state, task and intervention identifiers and the quantities of its public
+state that differ from the receiving state's are replaced by the receiving
+state's. ``RenderedContext.added`` is the added block, which the freeze's
+blinding and leak checks scan.
 
 The ``crossover`` payload also carries ``card_span_sources`` (slot → the state
 whose explanation that slot's spans point into), since its card mixes two sources.
@@ -82,6 +87,7 @@ from foreseen.credit.model import (
     State,
     Study,
 )
+from foreseen.credit.plan.blinding import blind_explanation
 from foreseen.credit.plan.donors import DONOR_MAPS, donor_map
 from foreseen.credit.plan.prompts import (
     ADDED_LABELS,
@@ -144,6 +150,7 @@ class RenderedContext:
     prompt: str
     payload: dict[str, Any]
     delivered: bool | None
+    added: str | None = None
 
 
 # --------------------------------------------------------------------------- context ids
@@ -305,6 +312,13 @@ def _explanation(explanations: Mapping[str, Explanation], state_id: str, cid: st
     return explanations[state_id]
 
 
+def _donated(study: Study, explanations: Mapping[str, Explanation], donor_id: str,
+             receiver: State, cid: str, explainer: str | None) -> Explanation:
+    """The donor's explanation as the receiving state is shown it (blinded)."""
+    return blind_explanation(_explanation(explanations, donor_id, cid, explainer), study,
+                             study.state(donor_id), receiver)
+
+
 def _donor(donors: Mapping[str, Mapping[str, str]], name: str, state: State) -> str:
     if name not in donors:
         raise UserInputError(f"donor map {name!r} was not built for this plan")
@@ -372,7 +386,9 @@ def render_context(study: Study, state: State, cid: str, explainer: str | None,
         owner = state.id
         if kind == "donor_note":
             donor_id = owner = _donor(donors, str(qualifier), state)
-        added, delivered = _note_block(_explanation(explanations, owner, cid, explainer))
+        shown_note = (_explanation(explanations, owner, cid, explainer) if donor_id is None
+                      else _donated(study, explanations, owner, state, cid, explainer))
+        added, delivered = _note_block(shown_note)
         payload["note"] = added if delivered else None
     else:
         matched = None
@@ -383,7 +399,7 @@ def render_context(study: Study, state: State, cid: str, explainer: str | None,
         if kind == "crossover" and matched is not None:
             numbers = _numeric(matched)
             words = _prose(matched if donor_id is None
-                           else _explanation(explanations, donor_id, cid, explainer))
+                           else _donated(study, explanations, donor_id, state, cid, explainer))
             card = Card(direction=numbers.card.direction, target=numbers.card.target,
                         observable=words.card.observable, regime=words.card.regime,
                         falsification=words.card.falsification,
@@ -397,7 +413,7 @@ def render_context(study: Study, state: State, cid: str, explainer: str | None,
             }
         else:
             if kind == "donor_card" and donor_id is not None:
-                shown = _full(_explanation(explanations, donor_id, cid, explainer))
+                shown = _full(_donated(study, explanations, donor_id, state, cid, explainer))
             elif matched is not None and kind == "numeric":
                 shown = _numeric(matched)
             elif matched is not None and kind == "prose":
@@ -426,4 +442,5 @@ def render_context(study: Study, state: State, cid: str, explainer: str | None,
         prompt=prompt,
         payload=payload,
         delivered=delivered,
+        added=added,
     )

@@ -6,10 +6,14 @@ from ``numpy.random.default_rng`` seeded with the SHA-256 of the canonical JSON
 ``[map name, seed, group key]``, so a group's donors do not depend on any other
 group, on state order in the study file, or on Python's hash seed.
 
-* ``seed_swap`` — group = the state's cell (task × budget × intervention).
-  The group's states, sorted by (seed, id), are put in a seeded random cyclic
-  order and each state's donor is the next one in the cycle. With two states
-  (the usual two seeds) this is the swap, an involution, whatever the seed.
+* ``seed_swap`` — group = the state's cell (task × budget × intervention) and
+  its elicitation condition (spec §12: a seed-swap donor comes from the same
+  condition as the matched card, so a donor contrast never compares an
+  ordinary note with an elicited card). The group's states, sorted by
+  (seed, id), are put in a seeded random cyclic order and each state's donor
+  is the next one in the cycle. With two states (the usual two seeds) this is
+  the swap, an involution, whatever the seed. A study whose cells mix
+  conditions has no seed-swap donor for a state alone in its condition.
 * ``cross_task`` — group = (task kind, budget index, intervention). The
   group's *tasks* (sorted ids) are put in a seeded random cyclic order (a
   derangement of tasks: every task maps to another one); a state of task T
@@ -60,13 +64,15 @@ def _groups(study: Study, key: Callable[[State], Hashable]) -> dict[Hashable, li
 
 def _seed_swap(study: Study, seed: int) -> dict[str, str]:
     donors: dict[str, str] = {}
-    cells = _groups(study, lambda s: s.cell)
-    for cell, members in sorted(cells.items(), key=lambda kv: str(kv[0])):
+    cells: dict[tuple[str, str], list[State]] = defaultdict(list)
+    for state in study.states:
+        cells[(state.cell, state.condition)].append(state)
+    for (cell, condition), members in sorted(cells.items()):
         ordered = _by_seed(members)
         if len(ordered) < 2:
             raise UserInputError(
                 f"donor map seed_swap: state {ordered[0].id} has no donor "
-                f"(cell {cell!r} has no other seed)"
+                f"(cell {cell!r} has no other seed in the {condition} condition)"
             )
         cycle = [ordered[i] for i in _rng("seed_swap", seed, str(cell)).permutation(len(ordered))]
         for index, state in enumerate(cycle):

@@ -70,6 +70,11 @@ from foreseen.credit.model import Explanation, Study
 from foreseen.credit.plan.answer_rules import AnswerRules
 from foreseen.credit.plan.committed_files import FIELD as COMMITTED_FILES
 from foreseen.credit.plan.committed_files import check_committed_files
+from foreseen.credit.plan.freeze_checks import FIELD as FREEZE_CHECKS
+from foreseen.credit.plan.freeze_checks import run_freeze_checks
+from foreseen.credit.plan.outcome_file import read_outcomes as read_outcomes
+from foreseen.credit.plan.outcome_file import write_outcomes as write_outcomes
+from foreseen.credit.plan.rendered_prompts import RenderedPrompt
 from foreseen.credit.plan.renderers import STANDARD, ContextRenderer, renderer
 from foreseen.credit.plan.scopes import base_study, check_scopes, states_of
 from foreseen.credit.plan.shape import check_plan_shape
@@ -325,7 +330,9 @@ def _build_slots(study: Study, explanations: Mapping[str, Mapping[str, Explanati
                  contexts: ContextRenderer, donors: Mapping[str, Mapping[str, str]],
                  forecaster_sha256: str,
                  signals: Mapping[tuple[str, str], float] | None = None,
-                 scopes: Mapping[str, Sequence[str]] | None = None) -> list[dict[str, Any]]:
+                 scopes: Mapping[str, Sequence[str]] | None = None,
+                 rendered_prompts: list[RenderedPrompt] | None = None
+                 ) -> list[dict[str, Any]]:
     slots: list[dict[str, Any]] = []
     for explainer in sorted(design, key=lambda e: "" if e is None else e):
         by_state = explanations.get(explainer, {}) if explainer is not None else {}
@@ -336,6 +343,11 @@ def _build_slots(study: Study, explanations: Mapping[str, Mapping[str, Explanati
                     signal = signals[(state.id, cid)]
                 rendered = contexts.render_context(study, state, cid, explainer, by_state,
                                                    donors, signal=signal)
+                if rendered_prompts is not None:
+                    rendered_prompts.append(RenderedPrompt(
+                        slot_id(explainer, state.id, cid, 1), explainer, state.id,
+                        rendered.donor_state_id, rendered.prompt,
+                        getattr(rendered, "added", None)))
                 for repeat in range(1, repeats + 1):
                     sid = slot_id(explainer, state.id, cid, repeat)
                     slots.append({
@@ -396,6 +408,10 @@ def freeze_plan(
     ``scopes`` (explainer → state ids, :mod:`foreseen.credit.plan.scopes`) and
     ``committed_files`` (file name → SHA-256,
     :mod:`foreseen.credit.plan.committed_files`) enter the plan only when given.
+    Before the plan exists the freeze runs its checks on every rendered prompt
+    (:mod:`foreseen.credit.plan.freeze_checks`: the sealed file validated, the
+    blinding check, the outcome leak check), refusing the freeze on a failure,
+    and records them under ``freeze_checks``.
     """
     if (outcomes_path is None) == (outcome_execution is None):
         raise ConfigError("plan: give a sealed outcome file or an outcome-execution"
@@ -421,8 +437,10 @@ def freeze_plan(
     donors = _donor_maps_needed(base_study(study, scoped), all_cids, contexts, seed,
                                 extra_donor_maps)
     forecaster_json = {**forecaster.to_json(), "configuration": dict(forecaster_configuration)}
+    prompts: list[RenderedPrompt] = []
     slots = _build_slots(study, explanations, design, repeats, seed, contexts, donors,
-                         sha256_json(forecaster_json), scopes=scoped)
+                         sha256_json(forecaster_json), scopes=scoped, rendered_prompts=prompts)
+    checks = run_freeze_checks(study, prompts, outcomes_path)
     modules = ANALYSIS_MODULES
     body: dict[str, Any] = {
         "format": PLAN_FORMAT,
@@ -454,6 +472,7 @@ def freeze_plan(
         body["scopes"] = scoped
     if committed_files:
         body[COMMITTED_FILES] = dict(sorted(committed_files.items()))
+    body[FREEZE_CHECKS] = checks
     return FrozenPlan(body, plan_id_of(body))
 
 
@@ -530,55 +549,6 @@ def load_plan(path: str | os.PathLike[str]) -> FrozenPlan:
     ExecutionConfig.from_json(body["execution"])
     check_plan_shape(body, {state.id for state in study.states}, plan_path.name)
     return plan
-
-
-def write_outcomes(path: str | os.PathLike[str], study: Study,
-                   outcomes: Mapping[str, float]) -> str:
-    """Write a sealed outcome file (canonical key order); return its SHA-256."""
-    obj = {"study": study.name, "version": study.version,
-           "outcomes": [{"state_id": sid, "y": float(y)} for sid, y in sorted(outcomes.items())]}
-    write_text_atomic(path, json.dumps(obj, sort_keys=True, indent=1, allow_nan=False) + "\n")
-    return sha256_file(path)
-
-
-def read_outcomes(path: str | os.PathLike[str], study: Study) -> dict[str, float]:
-    """Parse an outcome file and check it covers exactly the study's states with finite y."""
-    out_path = Path(path)
-    if not out_path.is_file():
-        raise SourceError(f"outcome file {out_path} does not exist")
-    try:
-        obj = json.loads(out_path.read_text(encoding="utf-8"))
-    except OSError as error:
-        raise SourceError(f"cannot read outcome file {out_path}: {error.strerror}") from None
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
-        raise SourceError(f"outcome file {out_path.name} is not valid JSON") from None
-    if not isinstance(obj, dict) or not isinstance(obj.get("outcomes"), list):
-        raise UserInputError(f"outcome file {out_path.name}: missing field 'outcomes'")
-    if obj.get("study") != study.name or obj.get("version") != study.version:
-        raise UserInputError(
-            f"outcome file {out_path.name} is for study {obj.get('study')!r}"
-            f" version {obj.get('version')!r}, not {study.name!r} version {study.version!r}"
-        )
-    values: dict[str, float] = {}
-    for entry in obj["outcomes"]:
-        if not isinstance(entry, dict) or not isinstance(entry.get("state_id"), str):
-            raise UserInputError(f"outcome file {out_path.name}: entry without state_id")
-        y = entry.get("y")
-        if isinstance(y, bool) or not isinstance(y, (int, float)) or not math.isfinite(y):
-            raise UserInputError(
-                f"outcome file {out_path.name}: state {entry['state_id']}: y is not a finite"
-                " number"
-            )
-        if entry["state_id"] in values:
-            raise UserInputError(f"outcome file {out_path.name}: duplicate {entry['state_id']}")
-        values[entry["state_id"]] = float(y)
-    expected = {s.id for s in study.states}
-    if set(values) != expected:
-        missing = sorted(expected - set(values))
-        extra = sorted(set(values) - expected)
-        detail = f"missing {missing[0]!r}" if missing else f"unknown state {extra[0]!r}"
-        raise UserInputError(f"outcome file {out_path.name}: {detail}")
-    return values
 
 
 def reveal(plan: FrozenPlan, outcomes_path: str | os.PathLike[str], *,
@@ -713,7 +683,7 @@ def freeze_signal_plan(parent: FrozenPlan, outcomes_path: str | os.PathLike[str]
     cids = [f"signal@{name}" for name in names]
     slots = _build_slots(study, {}, {None: cids}, reps, parent.seed, contexts, donors,
                          sha256_json(parent.body["forecaster"]), signals)
-    body = {**dict(parent.body)}
+    body = {key: value for key, value in parent.body.items() if key != FREEZE_CHECKS}
     body.update({
         "explanations": {},
         "design": {"-": cids},

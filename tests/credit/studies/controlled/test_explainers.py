@@ -110,3 +110,23 @@ def test_explanations_are_deterministic_in_the_seed() -> None:
             assert explanation == build.explanations[name][sid]
     other = plain_note_explanations(build.study, build.probes, seed + 1)
     assert any(other[sid].note != build.explanations["plain_note"][sid].note for sid in other)
+
+
+def test_the_plain_note_and_the_mechanism_control_read_the_same_folds() -> None:
+    """Both estimates are the mean over the same K internal folds (rounded 3 vs 4 decimals)."""
+    build = small_build()
+    folds = {len(probe.fold_changes) for probe in build.probes.values()}
+    assert folds == {4}
+    compared = 0
+    for state in build.study.states:
+        if state.condition != "elicited":
+            continue
+        probe = build.probes[state.id]
+        plain = build.explanations["plain_note"][state.id].card
+        mechanism = build.explanations["mechanism"][state.id].card
+        assert plain is not None and plain.target is not None
+        assert mechanism is not None and mechanism.target is not None
+        assert plain.target.point == round(probe.mean, 3)
+        assert mechanism.target.point == round(probe.mean, 4)
+        compared += 1
+    assert compared == len(build.study.states) // 2

@@ -13,6 +13,7 @@ import pytest
 
 from foreseen.core.digest import canonical_json
 from foreseen.core.parallel import SerialExecutor
+from foreseen.credit.plan.donors import donor_map
 from foreseen.credit.studies.openml.build import (
     CHANGE_IDS,
     OpenMLBuild,
@@ -79,6 +80,22 @@ def test_design_of_the_states(built: OpenMLBuild) -> None:
     assert len(cells) == 6 and all(len(v) == 1 for v in cells.values())
     assert "re-draw on an offline mirror" in study.notes["draw"]
     assert study.notes["lottery"]["lottery_seed"] == 20261129
+
+
+def test_seed_swap_donors_come_from_the_same_cell_and_condition(built: OpenMLBuild) -> None:
+    """Spec §3 and §12: the other seed of the cell, in the matched card's condition."""
+    study = built.build.study
+    donors = donor_map("seed_swap", study, 20261129)
+    assert set(donors) == {s.id for s in study.states}
+    for sid, donor_id in donors.items():
+        state, donor = study.state(sid), study.state(donor_id)
+        assert donor.cell == state.cell and donor.seed != state.seed
+        assert donor.condition == state.condition
+    per_cell: dict[str, set[str]] = {}
+    for state in study.states:
+        per_cell.setdefault(state.cell, set()).add(state.condition)
+    assert all(len(conditions) == 1 for conditions in per_cell.values())
+    assert Counter(next(iter(c)) for c in per_cell.values()) == {"ordinary": 3, "elicited": 3}
 
 
 def test_cyclic_assignment_over_72_cells() -> None:

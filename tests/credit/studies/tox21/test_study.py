@@ -16,6 +16,7 @@ from foreseen.core.parallel import LocalProcessExecutor, SerialExecutor
 from foreseen.credit.backends.base import Backend, BackendResponse, ForecastRequest, TransportError
 from foreseen.credit.explainers.llm import LLMExplainer
 from foreseen.credit.model import Outcome
+from foreseen.credit.plan.donors import donor_map
 from foreseen.credit.studies.pipeline import StudySettings, run_study
 from foreseen.credit.studies.tox21 import build as tox21_module
 from foreseen.credit.studies.tox21.build import (
@@ -60,6 +61,17 @@ def test_states_cells_and_assignment(built: Tox21Build) -> None:
     fits = built.diagnostics()["convergence"]
     assert fits["fits"] == len(study.states) * (2 * PROBE_FOLDS + 2)
     assert fits["converged"] == fits["fits"]  # every fit converged (and it is recorded)
+
+
+def test_seed_swap_donors_are_the_other_seed_of_the_cell(built: Tox21Build) -> None:
+    """Spec §3/§12: the Tox21 donor is the cell's other seed, in the same condition."""
+    study = built.build.study
+    donors = donor_map("seed_swap", study, 0)
+    assert set(donors) == {s.id for s in study.states}
+    for sid, donor_id in donors.items():
+        state, donor = study.state(sid), study.state(donor_id)
+        assert (donor.cell, donor.condition) == (state.cell, state.condition)
+        assert donor.seed != state.seed and donors[donor_id] == sid
 
 
 def test_outcomes_are_held_out_auc_changes(built: Tox21Build) -> None:

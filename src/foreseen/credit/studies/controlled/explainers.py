@@ -7,8 +7,10 @@
   ``s = max(SE, |t|/4, 0.002)``; benefit probability ``Φ(t / SE)``;
   direction = sign of ``t`` (``no_change`` when ``|t| < 0.001``). Its text
   slots are templates of the mechanism, the regime and the public state.
-* ``plain_note`` — a weaker heuristic: the probe's first internal split only,
-  rounded to 3 decimals. ``ordinary`` states get a free-text note with varied
+* ``plain_note`` — a weaker writer on the **same probe**: the mean of the same
+  K internal folds the mechanism control uses (so the two differ in what they
+  write — mechanism text, format, rounding — never in the evidence they
+  measured), rounded to 3 decimals. ``ordinary`` states get a free-text note with varied
   sentences (slots sometimes omitted, numbers sometimes omitted) whose card is
   :func:`foreseen.credit.cards.render.extract_card` of the note (condition-blind);
   ``elicited`` states get a six-field card rendered by
@@ -192,7 +194,7 @@ def plain_note_explanations(study: Study, probes: Mapping[str, Probe],
 
     result = {}
     for state in study.states:
-        estimate = round(probes[state.id].first_split, 3)
+        estimate = round(probes[state.id].mean, 3)
         if state.condition == "ordinary":
             rng = np.random.default_rng([seed, stable_int("plain_note", state.id)])
             note = _plain_sentences(state, estimate, rng)

@@ -36,12 +36,12 @@ CURVE_FRACTIONS = (0.25, 0.5, 1.0)
 
 @dataclass(frozen=True)
 class Probe(FoldChanges):
-    """Per-fold validation changes of one state's intervention (training data only)."""
+    """Per-fold validation changes of one state's intervention (training data only).
 
-    @property
-    def first_split(self) -> float:
-        """The change on the first internal split alone (a weaker, one-split probe)."""
-        return self.fold_changes[0]
+    Every explainer of the controlled study that reads a probe reads all of its
+    folds (:attr:`mean`): the mechanism control and the plain note measure with
+    the same folds.
+    """
 
 
 def internal_folds(y: IntArray, seed: int) -> list[tuple[IntArray, IntArray]]:

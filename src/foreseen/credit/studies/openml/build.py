@@ -13,8 +13,10 @@ Design (lottery seed 20261129, build seed 20261129; see :mod:`.openml_lottery`,
   ``(k + 2b) mod 6``. Every task sees three different changes, every change
   appears on 12 cells (2 per kind and budget), so every (kind, budget, change)
   group has two tasks and the ``cross_task`` donor always exists;
-* conditions: ``ordinary`` for seed 0 and ``elicited`` for seed 1 on even
-  cells, swapped on odd cells (an even split, balanced over seeds);
+* conditions: one per cell, ``ordinary`` on even cells and ``elicited`` on
+  odd cells (cells ranked in study order): both seeds of a cell share it, so
+  the ``seed_swap`` donor comes from the same elicitation condition (spec §12)
+  and the 72 cells split 36/36;
 * public state: data summary of the budget's training rows, the parent's
   internal-validation skill, train skill, learning curve and prediction hash,
   and the declared description-only prior of the change (:data:`DECLARED_PRIOR`,
@@ -273,8 +275,9 @@ def assign_change(kind_rank: int, budget_index: int) -> str:
     return CHANGE_IDS[(kind_rank + 2 * budget_index) % len(CHANGE_IDS)]
 
 
-def condition_of(cell_rank: int, seed_rank: int) -> Condition:
-    return "ordinary" if (cell_rank + seed_rank) % 2 == 0 else "elicited"
+def condition_of(cell_rank: int) -> Condition:
+    """The cell's elicitation condition: ordinary on even cells, elicited on odd ones."""
+    return "ordinary" if cell_rank % 2 == 0 else "elicited"
 
 
 def plan_jobs(mirror: Path, lottery: Lottery, *, build_seed: int, row_cap: int,
@@ -296,11 +299,11 @@ def plan_jobs(mirror: Path, lottery: Lottery, *, build_seed: int, row_cap: int,
         for budget_index in range(len(BUDGETS)):
             change = assign_change(rank, budget_index)
             cell = f"{entry.name}/b{budget_index}/{change}"
-            for seed_rank, seed in enumerate(SEEDS):
+            for seed in SEEDS:
                 job = StateJob(f"{entry.name}-b{budget_index}-s{seed}", str(folder),
                                meta.sha256, build_seed, row_cap, seed, budget_index, change,
                                None if cache is None else str(cache))
-                planned.append((job, entry.name, cell, condition_of(cell_rank, seed_rank)))
+                planned.append((job, entry.name, cell, condition_of(cell_rank)))
             cell_rank += 1
     return planned
 
