@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from foreseen.core.errors import ConfigError, UserInputError
+from foreseen.core.extras import BACKEND_KIND_EXTRAS
 from foreseen.core.parallel import Executor, make_executor, parse_executor
 from foreseen.core.schema import SchemaError, from_json, json_schema
 from foreseen.credit.backends.registry import backend_entry
@@ -139,6 +140,25 @@ class RunConfig:
     #: build the public part only, freeze the plan committing to the outcome-execution code
     #: and seeds, and execute the outcomes only after every forecast (as the paper did)
     prospective: bool = False
+
+    def required_extras(self) -> tuple[str, ...]:
+        """The extras this run needs, in the order a run meets them.
+
+        The study's own extra, then each backend's by its registry kind
+        (:data:`BACKEND_KIND_EXTRAS`), then ``dask`` for a Dask executor; a
+        command checks them all before any work (a dry run included), so a
+        missing package is named before the study is built.
+        """
+        from foreseen.credit.studies.registry import study_named
+
+        needed = [study_named(self.study).extra]
+        for block in ([self.forecaster] if self.forecaster else []) + list(self.explainers):
+            extra = BACKEND_KIND_EXTRAS.get(backend_entry(block.backend).kind)
+            if extra is not None:
+                needed.append(extra)
+        if self.executor is not None and self.executor.strip().partition(":")[0] == "dask":
+            needed.append("dask")
+        return tuple(dict.fromkeys(needed))
 
     def build_executor(self) -> Executor:
         """Where the build runs: ``executor`` if set, else ``local:workers`` (all CPUs if unset)."""
