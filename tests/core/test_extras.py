@@ -57,6 +57,35 @@ def test_no_module_imports_an_optional_package_directly() -> None:
     assert found == []
 
 
+def _literal_module(node: ast.expr) -> bool:
+    """A string literal, or an f-string whose literal start names the package."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str)
+    return (isinstance(node, ast.JoinedStr) and bool(node.values)
+            and isinstance(node.values[0], ast.Constant))
+
+
+def test_every_optional_import_names_its_module_by_a_literal() -> None:
+    """Nothing read from data can choose what optional_import / require_extra imports.
+
+    The module names are literals at every call (the extra may be a variable: it
+    only selects one of the fixed lists of EXTRAS); foreseen/core/extras.py itself
+    imports the names of its own lists.
+    """
+    found = []
+    for path in sorted((SRC / "foreseen").rglob("*.py")):
+        if path.name == "extras.py" and path.parent.name == "core":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+                continue
+            modules = (node.args[:1] if node.func.id == "optional_import"
+                       else node.args[1:] if node.func.id == "require_extra" else [])
+            if not all(_literal_module(argument) for argument in modules):
+                found.append(f"{path.relative_to(SRC)}:{node.lineno}")
+    assert found == []
+
+
 def test_the_scan_sees_an_import_inside_a_function() -> None:
     source = "def f():\n    import lightgbm\n    from sklearn.metrics import log_loss\n"
     assert [top for _, top in _imported_tops(ast.parse(source))] == ["lightgbm", "sklearn"]

@@ -43,6 +43,7 @@ from foreseen.core.extras import BACKEND_KIND_EXTRAS
 from foreseen.core.parallel import Executor, make_executor, parse_executor
 from foreseen.core.schema import SchemaError, from_json, json_schema
 from foreseen.credit.backends.registry import backend_entry
+from foreseen.credit.plan.freeze import MAX_REPEATS
 from foreseen.credit.studies.pipeline import BackendSpec, ExplainerSpec, StudySettings
 
 CONFIG_SCHEMA_ID = "https://foreseen.dev/schemas/run-config.schema.json"
@@ -200,6 +201,9 @@ def check(config: RunConfig, source: str = "configuration") -> None:
     for name, value in (("repeats", config.repeats), ("concurrency", config.concurrency)):
         if value is not None and value < 1:
             raise ConfigError(f"{source}: {name} must be at least 1")
+    if config.repeats is not None and config.repeats > MAX_REPEATS:
+        raise ConfigError(f"{source}: repeats must be at most {MAX_REPEATS} (each repeat is"
+                          f" one more model call per slot), got {config.repeats}")
     if config.workers is not None and config.workers < 0:
         raise ConfigError(f"{source}: workers must be 0 (all CPUs) or more")
     if config.executor is not None:
