@@ -144,3 +144,15 @@ def test_naming_an_extra_that_does_not_provide_the_package_is_a_bug() -> None:
         optional_import("json", "learn")
     with pytest.raises(ValueError, match="does not provide 'foreseen'"):
         optional_import("foreseen.cli.app", "report")
+
+
+def test_the_literal_check_refuses_a_variable_module_name() -> None:
+    def first_argument(source: str) -> ast.expr:
+        call = ast.parse(source).body[0]
+        assert isinstance(call, ast.Expr) and isinstance(call.value, ast.Call)
+        return call.value.args[0]
+
+    assert _literal_module(first_argument("optional_import('sklearn.metrics', 'learn')"))
+    assert _literal_module(first_argument("optional_import(f'sklearn.{name}', 'learn')"))
+    assert not _literal_module(first_argument("optional_import(name, 'learn')"))
+    assert not _literal_module(first_argument("optional_import(f'{name}', 'learn')"))
