@@ -39,16 +39,26 @@ __all__ = ["load_parquet", "parquet_column_names", "read_parquet"]
 
 
 def read_parquet(path: Path) -> tuple[Any, str]:
-    """The pyarrow table of a parquet file and the SHA-256 of its bytes."""
+    """The pyarrow table of a parquet file and the SHA-256 of its bytes.
+
+    Read in this thread (``use_threads=False``: no Arrow worker thread is
+    started for a file that may be refused), and a refusal keeps no Arrow
+    object alive (the message is copied, the Arrow exception is not chained),
+    so nothing of Arrow's is left for interpreter teardown to destroy on the
+    error path (a thread destroyed while joinable aborts the process, exit -6).
+    """
     pq = optional_import("pyarrow.parquet", "parquet")
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
         raise SourceError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    reason = None
     try:
-        table = pq.read_table(io.BytesIO(data))
+        table = pq.read_table(io.BytesIO(data), use_threads=False)
     except Exception as exc:  # pyarrow raises several unrelated types for a bad file
-        raise SourceError(f"{path} is not a readable parquet file: {exc}") from exc
+        reason = str(exc)
+    if reason is not None:
+        raise SourceError(f"{path} is not a readable parquet file: {reason}")
     return table, sha256_bytes(data)
 
 
