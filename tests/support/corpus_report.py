@@ -5,10 +5,11 @@ root, ``PYTHONPATH=src:tests``) prints one table: how many cases ended as a
 clean refusal (the expected exit code, one ``foreseen: error:`` line with the
 expected fragment), a correct run (the expected exit 0), and how many ended in
 each failure class — a traceback, a hang, a loss (a watched path changed), a
-key leak, a temporary file left behind, a missing or surviving path, or a
-wrong ending (another exit code or message than the case states: a silent
-wrong result when the command exited 0 where a refusal was due). A case counts
-once, in the first failure class that applies (in the order above). Not a test:
+key leak, a temporary file left behind, a wrong exit code (a silent wrong
+result when the command exited 0 where a refusal was due), a missing or
+surviving path, or a wrong message (the right exit code, another message: a
+misleading or an earlier, other refusal). A case counts once, in the first
+failure class that applies (in that order). Not a test:
 the test is ``tests/corpus/test_corpus.py``; this is the report of the issue notes.
 """
 
@@ -23,8 +24,8 @@ from pathlib import Path
 from support.corpus import Case, Outcome, load_cases, run_case
 
 CLASSES = ("clean refusal", "correct run", "traceback", "hang", "loss", "key leak",
-           "temporary file left", "path missing or left", "silent wrong result (exit 0)",
-           "wrong exit code", "wrong message")
+           "temporary file left", "silent wrong result (exit 0)", "wrong exit code",
+           "path missing or left", "wrong message")
 
 
 def classify(case: Case, outcome: Outcome) -> str:
@@ -39,10 +40,10 @@ def classify(case: Case, outcome: Outcome) -> str:
         return "key leak"
     if outcome.leftovers:
         return "temporary file left"
-    if outcome.missing:
-        return "path missing or left"
     if outcome.code != case.exit:
         return "silent wrong result (exit 0)" if outcome.code == 0 else "wrong exit code"
+    if outcome.missing:
+        return "path missing or left"
     if case.exit != 0:
         lines = outcome.stderr.splitlines()
         one_line = len(lines) == 1 and lines[0].startswith("foreseen: error: ")
