@@ -225,6 +225,11 @@ OUTPUT_KINDS: dict[str, tuple[str, Callable[[Path], None] | None]] = {
     "link_dangling": ("out-link.json", _link_dangling),
     "fifo": ("out.fifo", _readable_fifo),
     "existing_file": ("out-target.json", _existing_file),
+    # an input of the command, laid out by the case's setup: the path itself, a symbolic
+    # link to it, a hard link to it
+    "same_path": ("m.csv", None),
+    "through_symlink": ("link.csv", None),
+    "through_hardlink": ("hard.csv", None),
 }
 
 
@@ -421,7 +426,11 @@ def _lay_out(case: Case, tmp: Path, world_root: Path) -> dict[str, str]:
 
 
 def _setup_step(step: Mapping[str, Any], tmp: Path) -> None:
-    """One setup step: write, copy, mkdir, link, append, replace or chmod a path."""
+    """One setup step: write, copy, mkdir, link, append, replace or chmod a path.
+
+    ``{do = "foreseen", argv = [...]}`` runs a command first (it must succeed),
+    e.g. to freeze the plan the case then runs.
+    """
     path = Path(_fill(str(step["path"]), tmp, FIXTURES)) if "path" in step else None
     kind = step["do"]
     if kind == "write" and path is not None:
@@ -468,7 +477,7 @@ def _setup_step(step: Mapping[str, Any], tmp: Path) -> None:
             node = node[int(key)] if isinstance(node, list) else node[key]
         last = keys[-1]
         if "value" in step:
-            value = json.loads(str(step["value"]))
+            value = json.loads(_fill(str(step["value"]), tmp, FIXTURES))
             if isinstance(node, list):
                 node[int(last)] = value
             else:
@@ -482,6 +491,10 @@ def _setup_step(step: Mapping[str, Any], tmp: Path) -> None:
 
         path.write_text(canonical_json(data) if canonical else json.dumps(data),
                         encoding="utf-8")
+    elif kind == "foreseen":
+        _must([_fill(str(a), tmp, FIXTURES) for a in step["argv"]])
+    elif kind == "hardlink" and path is not None:
+        path.hardlink_to(_fill(str(step["to"]), tmp, FIXTURES))
     elif kind == "hold_lock" and path is not None:
         _hold_lock(path)
     elif kind == "truncate" and path is not None:

@@ -42,3 +42,21 @@ def test_rows_and_columns_must_be_sorted_and_distinct() -> None:
         OutcomeMatrix.from_rows({"a": [True, False]}, ["t1", "t1"], PROVENANCE)
     with pytest.raises(SourceError, match="empty"):
         OutcomeMatrix.from_rows({}, ["t1"], PROVENANCE)
+
+
+@pytest.mark.parametrize(("first", "second"), [
+    ("caf\u00e9", "cafe\u0301"),  # composed and decomposed é
+    ("K", "\u212a"),  # the Kelvin sign's NFC form is the ASCII letter K
+    ("\u212a", "K"),
+])
+def test_two_spellings_of_one_name_are_refused(first: str, second: str) -> None:
+    with pytest.raises(SourceError, match="differ only in Unicode normalisation"):
+        OutcomeMatrix.from_rows({"a": [True, False]}, [first, second], PROVENANCE)
+    with pytest.raises(SourceError, match="agent names"):
+        OutcomeMatrix.from_rows({first: [True], second: [False]}, ["t1"], PROVENANCE)
+
+
+def test_distinct_non_ascii_names_are_kept() -> None:
+    matrix = OutcomeMatrix.from_rows({"a": [True, False, True]},
+                                     ["caf\u00e9", "cafe", "\u00e9t\u00e9"], PROVENANCE)
+    assert matrix.n_tasks == 3

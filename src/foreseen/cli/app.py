@@ -23,10 +23,13 @@ from pathlib import Path
 from typing import Annotated, NoReturn
 
 import typer
+import typer.main
 
 from foreseen.cli import console, credit, credit_study, options, report
+from foreseen.cli.guard import guard_commands
 from foreseen.cli.teams import app as teams_app
 from foreseen.core.errors import UserInputError
+from foreseen.core.secrets import scrub_secrets
 from foreseen.version import __version__
 
 USAGE_EXIT_CODE = 2
@@ -90,7 +93,8 @@ def version_command() -> None:
 
 
 def _fail(message: str, code: int) -> NoReturn:
-    sys.stderr.write(f"foreseen: error: {' '.join(message.split())}\n")
+    line = scrub_secrets(" ".join(message.split()))
+    sys.stderr.write(f"foreseen: error: {line}\n")
     raise SystemExit(code)
 
 
@@ -101,7 +105,8 @@ def main(argv: list[str] | None = None) -> None:
     the wrong type) are user errors too: one line naming the command, exit 2.
     """
     try:
-        result = app(args=argv, standalone_mode=False)
+        command = guard_commands(typer.main.get_command(app))
+        result = command(args=argv, standalone_mode=False)
     except UserInputError as error:
         _fail(str(error), error.exit_code)
     except typer.Exit as stop:

@@ -24,6 +24,7 @@ from foreseen.cli import options
 from foreseen.cli.credit_synthetic import synthetic_truth_command
 from foreseen.cli.report import NoHtml
 from foreseen.core.errors import ConfigError
+from foreseen.core.extras import require_extra
 
 VERIFY_FRACTION = 0.1
 _KINDS: dict[str, Any] = {"int": int, "str": str, "path": Path, "str_list": list[str]}
@@ -139,6 +140,8 @@ def run_and_print(name: str, out: Path | None, values: Mapping[str, Any], *,
         explainer_model=explainer_model,
         concurrency=concurrency, budget_usd=budget_usd, reference_run=reference_run,
         prospective=prospective or None))
+    for extra in (*run.required_extras(), *(() if dry_run or no_html else ("report",))):
+        require_extra(extra)  # before the build: a dry run names what the run needs
     if not dry_run:
         from foreseen.credit.run.probe import probe_lines
         from foreseen.credit.studies.probing import probe_config

@@ -21,10 +21,26 @@ from typing import Annotated
 import typer
 
 from foreseen.cli import options
+from foreseen.core.extras import require_extra
 from foreseen.teams.matrix import OutcomeMatrix
 
 NoHtml = Annotated[bool, typer.Option(
     "--no-html", help="Do not write the HTML report beside the result.")]
+
+
+def require_page_extra(out: Path | None, no_html: bool) -> None:
+    """Before any work: a command that will write its HTML page needs the ``report`` extra.
+
+    The page (figures drawn by matplotlib) is written when there is an output
+    file, ``--no-html`` is not given and the output is not a device or pipe
+    (:func:`write_page`); then a missing matplotlib is named at once
+    (:func:`foreseen.core.extras.require_extra`), not after the record is written.
+    """
+    from foreseen.core.outputs import output_target
+
+    if out is None or no_html or output_target(out).stream:
+        return
+    require_extra("report")
 
 
 def write_page(path: Path, matrices: Sequence[OutcomeMatrix] = ()) -> Path | None:
@@ -62,6 +78,7 @@ def report(
     ] = None,
 ) -> None:
     """Write one self-contained HTML report (headline, figures, tables) of an artefact."""
+    require_extra("report")
     from foreseen.report.build import write_html
     from foreseen.teams.sources.dispatch import load_source
 

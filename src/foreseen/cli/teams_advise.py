@@ -25,7 +25,7 @@ from rich.table import Table
 
 from foreseen.cli import options
 from foreseen.cli.output import write_report
-from foreseen.cli.report import NoHtml, page_line
+from foreseen.cli.report import NoHtml, page_line, require_page_extra
 from foreseen.cli.teams_inputs import load_one
 from foreseen.core.errors import ConfigError
 from foreseen.core.memory import check_array_fits
@@ -194,6 +194,7 @@ def advise_command(
     no_html: NoHtml = False,
 ) -> None:
     """Recommend a team size and members, with costs, intervals and blind spots."""
+    require_page_extra(out, no_html)
     if cost_column is not None and costs is not None:
         raise ConfigError("give either --cost-column or --costs, not both")
     if target_coverage is not None and budget is not None:

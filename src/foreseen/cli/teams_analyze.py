@@ -23,7 +23,7 @@ from rich.table import Table
 
 from foreseen.cli import options
 from foreseen.cli.output import write_report
-from foreseen.cli.report import NoHtml, page_line
+from foreseen.cli.report import NoHtml, page_line, require_page_extra
 from foreseen.cli.teams_inputs import load_matrices
 from foreseen.core.errors import UserInputError
 from foreseen.teams.curve_report import CurveReport, curve_report
@@ -92,6 +92,7 @@ def analyze(
     no_html: NoHtml = False,
 ) -> None:
     """Run the preregistered E046 protocol and write its record and its HTML report."""
+    require_page_extra(out, no_html)
     matrices = load_matrices(sources or [], split, file_format)
     record = build_record(matrices, seed)
     try:
@@ -144,6 +145,7 @@ def curve(
     no_html: NoHtml = False,
 ) -> None:
     """Print the exact population curve C(m) on the grid and the blind-spot floor."""
+    require_page_extra(out, no_html)
     report = curve_report(load_matrices([source], split, file_format)[0])
     if out is not None:
         write_report(out, report)

@@ -20,7 +20,7 @@ from rich.table import Table
 
 from foreseen.cli import options
 from foreseen.cli.output import write_report
-from foreseen.cli.report import NoHtml, page_line
+from foreseen.cli.report import NoHtml, page_line, require_page_extra
 from foreseen.cli.teams_inputs import load_matrices
 from foreseen.teams.exploratory.calibration import DEFAULT_CALIBRATION_REPLICATES, DEFAULT_PILOTS
 from foreseen.teams.exploratory.compare import (
@@ -78,6 +78,7 @@ def compare(
     workers: options.Workers = None,
 ) -> None:
     """Compare every forecaster's curve, population-coverage and interval accuracy."""
+    require_page_extra(out, no_html)
     from foreseen.core.parallel import make_executor
 
     sizes = list(k) if k else list(DEFAULT_KS)

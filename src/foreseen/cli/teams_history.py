@@ -26,7 +26,7 @@ from rich.table import Table
 
 from foreseen.cli import options
 from foreseen.cli.output import write_report
-from foreseen.cli.report import NoHtml, page_line
+from foreseen.cli.report import NoHtml, page_line, require_page_extra
 from foreseen.cli.teams_inputs import load_with_metadata
 from foreseen.core.errors import ConfigError
 from foreseen.teams.exploratory.history import POPULATIONS, history_report
@@ -119,6 +119,7 @@ def history(
     no_html: NoHtml = False,
 ) -> None:
     """Temporal holdout: fit on submissions before each cutoff, forecast what later add."""
+    require_page_extra(out, no_html)
     if population not in POPULATIONS:
         raise ConfigError(f"unknown population {population!r} ({', '.join(POPULATIONS)})")
     cutoffs = [parse_cutoff(text) for text in cutoff] if cutoff else None

@@ -58,6 +58,7 @@ from pathlib import Path
 from typing import Any
 
 from foreseen.core.outputs import output_error, output_target, write_stream
+from foreseen.core.secrets import scrub_bytes
 
 try:  # the fast encoder/decoder; the standard library's gives identical bytes without it
     import orjson as _orjson
@@ -306,6 +307,7 @@ def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
     (:class:`~foreseen.core.errors.UserInputError`) and leaves nothing behind.
     """
     where = output_target(path)
+    data = scrub_bytes(data)  # no key value reaches a file (foreseen.core.secrets)
     if where.stream:
         write_stream(where.target, data)
         return

@@ -99,7 +99,8 @@ from foreseen.core.digest import (
     write_json_atomic,
 )
 from foreseen.core.errors import UserInputError
-from foreseen.core.inputs import read_regular_text
+from foreseen.core.inputs import read_regular_text, why_not_a_file
+from foreseen.core.secrets import scrub_tree, secret_values
 
 GENESIS = "0" * 64
 TORN_LINE_EVENT = "torn_line_discarded"
@@ -266,7 +267,7 @@ class LedgerReader:
         path = self.path
         exists = path.exists()
         if not exists and not self.repairable:
-            raise UserInputError(f"ledger {path} does not exist")
+            raise UserInputError(f"ledger {path} {why_not_a_file(path)}")
         if exists and path.is_dir():
             raise UserInputError(f"ledger {path} is a folder, not a file")
         if exists and not path.is_file():
@@ -623,7 +624,9 @@ class Ledger:
         chunks: list[bytes] = []
         prev = self._head
         seq = self._count
-        for event_type, payload in batch:
+        secrets = secret_values()
+        for event_type, given in batch:
+            payload = scrub_tree(given, secrets) if secrets else given
             body = _body_bytes(seq, event_type, payload, prev)
             digest = hashlib.sha256(body).hexdigest()
             chunks.append(_HASH_PREFIX + digest.encode("ascii") + b'",' + body[1:] + b"\n")

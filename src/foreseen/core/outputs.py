@@ -13,7 +13,12 @@ the path:
 * a character device or a named pipe (``/dev/stdout``, ``/dev/null``, a FIFO)
   → written **directly**, in place: a device node is never replaced by a file;
 * anything else (a folder, a socket, a block device, a symlink loop) → refused
-  with one line (:class:`~foreseen.core.errors.UserInputError`).
+  with one line (:class:`~foreseen.core.errors.UserInputError`);
+* **one of the command's inputs** — the same file (same device and inode,
+  through any link or hard link, or the same resolved path) as a file the
+  running command reads (:func:`reading_inputs`, :func:`protect_input`) → refused
+  with one line naming the input: no command ever replaces what it reads
+  (``teams analyze m.csv --out m.csv``, ``credit amend plan.json --out plan.json``).
 
 :func:`check_output_file` and :func:`check_output_folder` apply the same rules
 **before** a command starts its work, and also check that the folder the file
@@ -25,9 +30,12 @@ are still possible and become one line too (:func:`output_error`).
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
+from collections.abc import Iterable, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,6 +65,59 @@ def _resolved(path: Path) -> Path:
         raise UserInputError(f"cannot write {path}: symbolic link loop") from None
 
 
+#: the files the running command reads (never written over); None outside a command
+_INPUTS: ContextVar[tuple[Path, ...] | None] = ContextVar("foreseen_inputs", default=None)
+
+
+@contextlib.contextmanager
+def reading_inputs(paths: Iterable[Path]) -> Iterator[None]:
+    """While the block runs, no output may be one of ``paths`` (a new scope of inputs)."""
+    token = _INPUTS.set(tuple(paths))
+    try:
+        yield
+    finally:
+        _INPUTS.reset(token)
+
+
+def protect_input(path: Path) -> None:
+    """Add a file a reader opened to the running command's inputs (no-op outside a command)."""
+    current = _INPUTS.get()
+    if current is not None:
+        _INPUTS.set((*current, path))
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """(device, inode) of the regular file at ``path`` (links followed), else None."""
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (info.st_dev, info.st_ino) if stat.S_ISREG(info.st_mode) else None
+
+
+def same_file(output: Path, given_input: Path) -> bool:
+    """True when writing ``output`` would replace the regular file ``given_input``.
+
+    The same (device, inode) — one file through a symbolic or hard link — or,
+    for paths not (yet) there, the same absolute path with links resolved.
+    """
+    output_id, input_id = _identity(output), _identity(given_input)
+    if output_id is not None or input_id is not None:
+        return output_id == input_id
+    with contextlib.suppress(OSError, RuntimeError):
+        return output.resolve() == given_input.resolve() and not given_input.is_dir()
+    return False
+
+
+def refuse_input_as_output(path: Path, target: Path) -> None:
+    """Refuse (one line) writing ``path`` (whose bytes go to ``target``) over a command input."""
+    for given_input in _INPUTS.get() or ():
+        if same_file(target, given_input):
+            through = "" if Path(path) == given_input else f" (the same file as {given_input})"
+            raise UserInputError(f"cannot write {path}: it is an input of this command"
+                                 f"{through}; give another output path")
+
+
 def output_target(path: str | os.PathLike[str]) -> OutputTarget:
     """Where a write to ``path`` goes (module docstring); refuse folders and other odd files."""
     given = Path(path)
@@ -64,12 +125,14 @@ def output_target(path: str | os.PathLike[str]) -> OutputTarget:
     try:
         mode = os.stat(target).st_mode
     except FileNotFoundError:
+        refuse_input_as_output(given, target)
         return OutputTarget(given, target, stream=False)
     except NotADirectoryError:
         raise UserInputError(f"cannot write {given}: a part of its folder is a file") from None
     except OSError as error:
         raise output_error(given, error) from None
     if stat.S_ISREG(mode):
+        refuse_input_as_output(given, target)
         return OutputTarget(given, target, stream=False)
     if stat.S_ISCHR(mode) or stat.S_ISFIFO(mode):
         return OutputTarget(given, target, stream=True)

@@ -49,7 +49,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Protocol, TypeVar
 
-from foreseen.core.errors import MissingExtraError, UserInputError
+from foreseen.core.errors import UserInputError
+from foreseen.core.extras import require_extra
 from foreseen.core.worker import (
     CURRENT_SESSION,
     Job,
@@ -213,12 +214,9 @@ class DaskExecutor:
 
     @contextlib.contextmanager
     def session(self, context: Mapping[str, Any] | None = None) -> Iterator[Session]:
-        try:
-            from foreseen.core import dask_session
-        except ImportError as error:
-            if (error.name or "").split(".")[0] not in ("dask", "distributed"):
-                raise
-            raise MissingExtraError(error.name or "distributed", "dask") from None
+        require_extra("dask", "distributed")  # dask_session imports it at module level
+        from foreseen.core import dask_session
+
         with dask_session.open_session(self.address, self.workers, dict(context or {}),
                                        package_digest()) as pool:
             yield pool

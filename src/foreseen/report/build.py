@@ -18,6 +18,7 @@ from pathlib import Path
 
 from foreseen.core.digest import write_text_atomic
 from foreseen.core.errors import SourceError, UserInputError
+from foreseen.core.inputs import require_file
 from foreseen.core.progress import status
 from foreseen.core.schema import SchemaError, from_json
 from foreseen.report import (
@@ -63,8 +64,8 @@ def _read_json(path: Path) -> object:
 def load_artefact(path: str | Path) -> Artefact:
     """The artefact at ``path``; a :class:`SourceError` when it is none foreseen writes."""
     target = Path(path)
-    if not target.exists():
-        raise SourceError(f"{target} does not exist")
+    if not target.is_dir():
+        require_file(target, "artefact")
     if target.is_dir() or json_kind(target) == "credit-report":
         return Artefact("credit-report", report_path(target), read_run_folder(target))
     data = _read_json(target)

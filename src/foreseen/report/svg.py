@@ -16,7 +16,7 @@ import io
 import re
 from typing import Any
 
-from foreseen.core.errors import MissingExtraError
+from foreseen.core.extras import optional_import
 from foreseen.report.charts import Chart, Panel, Series
 from foreseen.report.page import Figure
 
@@ -45,11 +45,7 @@ RC = {
 
 
 def _matplotlib() -> Any:
-    try:
-        import matplotlib
-    except ImportError:
-        raise MissingExtraError("matplotlib", "report") from None
-    return matplotlib
+    return optional_import("matplotlib", "report")
 
 
 def _colour(series: Series, index: int) -> str:
@@ -132,12 +128,12 @@ def _draw_panel(axes: Any, panel: Panel, legend: bool) -> None:
 def render(chart: Chart) -> str:
     """The chart as one ``<svg>`` element (deterministic text, scalable, no prologue)."""
     matplotlib = _matplotlib()
-    from matplotlib.figure import Figure
+    figure_class = optional_import("matplotlib.figure", "report").Figure
 
     columns = max(1, min(chart.columns, len(chart.panels)))
     rows = -(-len(chart.panels) // columns)
     with matplotlib.rc_context(RC):
-        figure = Figure(figsize=(chart.width, chart.panel_height * rows),
+        figure = figure_class(figsize=(chart.width, chart.panel_height * rows),
                         layout="constrained")
         grid = figure.subplots(rows, columns, squeeze=False)
         for index, axes in enumerate(grid.flat):

@@ -31,7 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from foreseen.core.digest import write_bytes_atomic, write_json_atomic, write_text_atomic
-from foreseen.core.errors import ConfigError, MissingExtraError, UserInputError
+from foreseen.core.errors import ConfigError, UserInputError
+from foreseen.core.extras import optional_import, require_extra
 from foreseen.credit.analysis.analyze import arm_label
 from foreseen.credit.analysis.contrasts import ContrastRow
 from foreseen.credit.model import SlotRecord
@@ -260,11 +261,7 @@ def csv_text(rows: Sequence[Mapping[str, Any]]) -> str:
 
 
 def _pandas() -> Any:
-    try:
-        import pandas
-    except ImportError:
-        raise MissingExtraError("pandas", "parquet") from None
-    return pandas
+    return optional_import("pandas", "parquet")
 
 
 def data_frames(tables: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, Any]:
@@ -280,11 +277,7 @@ def write_tables(path: str | Path, file_format: str, out: Path) -> list[Path]:
         raise ConfigError(f"unknown format {file_format!r} (choose {', '.join(FORMATS)})")
     tables = artefact_tables(load_artefact(path))
     if file_format == "parquet":
-        _pandas()
-        try:
-            import pyarrow  # noqa: F401 - pandas writes parquet through it
-        except ImportError:
-            raise MissingExtraError("pyarrow", "parquet") from None
+        require_extra("parquet", "pandas", "pyarrow")  # pandas writes parquet through pyarrow
     written = []
     try:
         for name, rows in tables.items():

@@ -8,6 +8,7 @@ applies the E046 competence screen (solved / N ≥ 0.05, spec teams.md §2).
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -101,9 +102,25 @@ class OutcomeMatrix:
 
 
 def _refuse_duplicates(names: Sequence[str], what: str) -> None:
+    """Refuse a name given twice, or two names that are one name in Unicode NFC.
+
+    ``'café'`` composed (NFC) and decomposed (NFD) print alike and are the
+    same task or agent; counting them as two would be a silent wrong result.
+    Only non-ASCII names can differ so (an ASCII name is its own NFC form).
+    """
     if len(set(names)) != len(names):
         seen: set[str] = set()
         for name in names:
             if name in seen:
                 raise SourceError(f"duplicate {what} name {name!r}")
             seen.add(name)
+    present = set(names)
+    composed: dict[str, str] = {}
+    for name in (n for n in names if not n.isascii()):
+        form = unicodedata.normalize("NFC", name)
+        other = form if form != name and form in present else composed.get(form)
+        if other is not None and other != name:
+            raise SourceError(f"{what} names {other!a} and {name!a} differ only in"
+                              " Unicode normalisation (NFC vs NFD): the same name written two"
+                              " ways; write it one way")
+        composed[form] = name

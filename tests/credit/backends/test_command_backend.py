@@ -76,7 +76,8 @@ def test_timeout_kills_the_program_and_is_a_transport_error(script: Path, tmp_pa
                                                             ) -> None:
     pid_file = tmp_path / "pid"
     monkeypatch.setenv("PID_FILE", str(pid_file))
-    backend = CommandBackend(argv=[str(script)], timeout_s=1.0)
+    # the child sees only the base environment and the variables the plan names
+    backend = CommandBackend(argv=[str(script)], timeout_s=1.0, secret_env=("PID_FILE",))
     began = time.monotonic()
     with pytest.raises(TransportError, match="timed out after 1 s"):
         asyncio.run(backend.complete(_request("sleep")))

@@ -292,3 +292,24 @@ def test_every_cluster_enters_a_one_agent_pilot_equally_often() -> None:
     assert chisquare([hits[c] for c in range(4)]).pvalue > 1e-3
     # a plain uniform draw of agents would put two thirds of the pilots in cluster 0
     assert hits[0] < 0.35 * draws
+
+
+@pytest.mark.parametrize(("text", "valid"), [
+    ("2024-02-29", True), ("20240229", True), ("2024-02-29T10:00:00Z", True),
+    ("2023-02-29", False), ("last tuesday", False), ("2024/02/01", False), ("24-02-01", False)])
+def test_a_leaderboard_date_must_be_a_date(text: str, valid: bool) -> None:
+    from foreseen.teams.provenance.leaderboard import is_date
+
+    assert is_date(text) is valid
+
+
+def test_a_leaderboard_with_a_date_that_is_none_is_refused(tmp_path: Path) -> None:
+    from foreseen.teams.provenance.leaderboard import read_leaderboard
+
+    path = tmp_path / "lb.csv"
+    header = "leaderboard,folder,date,cost_usd,models,orgs,attempts\n"
+    path.write_text(header + "lite,x,,1,m,o,1\n", encoding="utf-8")
+    assert len(read_leaderboard(path)) == 1  # an empty cell is an undated submission
+    path.write_text(header + "lite,x,soon,1,m,o,1\n", encoding="utf-8")
+    with pytest.raises(SourceError, match="row 2: date 'soon' is not a date"):
+        read_leaderboard(path)

@@ -231,3 +231,17 @@ def test_wide_parquet_names_the_first_bad_value_in_column_order(tmp_path: Path) 
     pq.write_table(table, path)
     with pytest.raises(UserInputError, match=r"agent 'b', task 't2' has value 0\.5, expected"):
         load_parquet(path)
+
+
+def test_a_refused_parquet_file_exits_2_every_time_in_a_real_process(tmp_path: Path) -> None:
+    """The exit code after a refusal is 2 in a fresh interpreter, teardown included."""
+    import os
+    import subprocess
+
+    fake = tmp_path / "fake.parquet"
+    fake.write_bytes(b"PAR1" + b"\x00" * 64 + b"PAR1")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3] / "src")}
+    codes = [subprocess.run([sys.executable, "-m", "foreseen", "teams", "curve", str(fake)],
+                            capture_output=True, env=env, timeout=120, check=False).returncode
+             for _ in range(4)]
+    assert codes == [2, 2, 2, 2]

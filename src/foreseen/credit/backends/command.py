@@ -27,10 +27,14 @@ the answer (:func:`unfence`).
 ``temperature`` (optional) is passed to the program as ``FORESEEN_TEMPERATURE``
 and recorded with each call; it is part of the frozen configuration.
 
-Secrets: ``secret_env`` names environment variables (never their values)
-whose values the child may read from the inherited environment; those values
-(and their escaped forms, :mod:`foreseen.credit.backends.secrets`) are replaced
-by ``[REDACTED]`` in everything stored: the answer text and every error message.
+Environment and secrets (:mod:`foreseen.core.secrets`): the child gets a
+minimal environment — the base variables (``PATH``, ``HOME``, the locale …),
+the slot variables above and the variables ``secret_env`` names (never their
+values in the plan), nothing else: a key the plan does not name never reaches
+the program. The values of the named variables and of every provider key
+variable present (``*_API_KEY``, ``*_TOKEN``), in their escaped forms too, are
+replaced by ``[REDACTED]`` in everything stored: the answer text and every
+error message.
 ``configuration()`` holds the argv, the timeout and the model label only — put
 no secret in argv.
 """
@@ -48,6 +52,8 @@ from pathlib import Path
 from typing import Any
 
 from foreseen.core.errors import UserInputError
+from foreseen.core.secrets import child_environment
+from foreseen.core.secrets import secret_values as present_secrets
 from foreseen.credit.backends.base import Backend, BackendResponse, ForecastRequest, TransportError
 from foreseen.credit.backends.secrets import scrub
 
@@ -70,8 +76,9 @@ def resolve_program(program: str) -> str:
 
 
 def secret_values(secret_env: Sequence[str]) -> tuple[str, ...]:
-    """The current values of the named environment variables (never stored)."""
-    return tuple(value for name in secret_env if (value := os.environ.get(name)))
+    """The values to scrub: the named variables' and every provider key present (never stored)."""
+    named = tuple(value for name in secret_env if (value := os.environ.get(name)))
+    return (*named, *present_secrets())
 
 
 _FENCE = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\n(.*?)\n?```", re.DOTALL)
@@ -125,13 +132,13 @@ class CommandBackend(Backend):
                 "secret_env": list(self.secret_env), "temperature": self.temperature}
 
     def _environment(self, request: ForecastRequest) -> dict[str, str]:
-        env = dict(os.environ)
-        env.update({"FORESEEN_SLOT_ID": request.slot_id, "FORESEEN_STATE_ID": request.state_id,
-                    "FORESEEN_CONTEXT_KIND": request.context_kind,
-                    "FORESEEN_REPEAT": str(request.repeat), "FORESEEN_SEED": str(request.seed)})
+        """The child's minimal environment (module docstring) with the slot variables."""
+        slot = {"FORESEEN_SLOT_ID": request.slot_id, "FORESEEN_STATE_ID": request.state_id,
+                "FORESEEN_CONTEXT_KIND": request.context_kind,
+                "FORESEEN_REPEAT": str(request.repeat), "FORESEEN_SEED": str(request.seed)}
         if self.temperature is not None:
-            env["FORESEEN_TEMPERATURE"] = repr(self.temperature)
-        return env
+            slot["FORESEEN_TEMPERATURE"] = repr(self.temperature)
+        return child_environment(self.secret_env, slot)
 
     async def complete(self, request: ForecastRequest) -> BackendResponse:
         """Run the program on the prompt; see the module docstring for the failure mapping."""

@@ -32,12 +32,14 @@ the user's own Python process (a notebook, a test).
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib import metadata
 from typing import Any, Literal
 
 from foreseen.core.errors import ConfigError
+from foreseen.core.secrets import remember_secret_names
 from foreseen.credit.backends.base import Backend
 
 ENTRY_POINT_GROUP = "foreseen.backends"
@@ -178,10 +180,52 @@ def build_backend(name: str, options: Mapping[str, Any]) -> Backend:
     entry = backend_entry(name)
     if not isinstance(options, Mapping):
         raise ConfigError(f"backend {name!r}: options must be an object")
+    remember_secret_names(options)  # their values are scrubbed from everything recorded
     try:
         return entry.factory(**dict(options))
     except TypeError as error:
-        raise ConfigError(f"backend {name!r}: bad options ({error})") from None
+        raise ConfigError(_options_mismatch(name, options, error)) from None
+
+
+def _constructor_of(error: TypeError) -> type | None:
+    """The backend class whose constructor refused the options (the raising frame's own name).
+
+    A refused call raises in the frame that made it (the factory), where the
+    class is a name; None when the error came from elsewhere.
+    """
+    trace = error.__traceback__
+    while trace is not None and trace.tb_next is not None:
+        trace = trace.tb_next
+    if trace is None:
+        return None
+    frame = trace.tb_frame
+    found = [value for value in (*frame.f_locals.values(), *frame.f_globals.values())
+             if isinstance(value, type) and issubclass(value, Backend) and value is not Backend]
+    named = [cls for cls in found if str(error).startswith(f"{cls.__name__}.")]
+    return named[0] if named else None
+
+
+def _options_mismatch(name: str, options: Mapping[str, Any], error: TypeError) -> str:
+    """One line: which given options the backend does not know, which it needs, what it accepts.
+
+    Computed from the constructor's signature (never Python's own wording); the
+    accepted names listed are its keyword parameters.
+    """
+    cls = _constructor_of(error)
+    if cls is None:
+        given = ", ".join(sorted(options)) or "none"
+        return f"backend {name!r}: its options do not fit ({given} given)"
+    parameters = [p for p in inspect.signature(cls).parameters.values()
+                  if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    accepted = [p.name for p in parameters]
+    unknown = sorted(set(options) - set(accepted))
+    missing = [p.name for p in parameters if p.default is p.empty and p.name not in options]
+    parts = ([f"unknown option{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}"]
+             if unknown else [])
+    if missing:
+        parts.append(f"missing option{'s' if len(missing) > 1 else ''} {', '.join(missing)}")
+    return (f"backend {name!r}: {'; '.join(parts) or 'options do not fit'};"
+            f" it accepts {', '.join(accepted) or 'no options'}")
 
 
 def make_backend(config: Mapping[str, Any]) -> Backend:

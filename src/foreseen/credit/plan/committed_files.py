@@ -18,6 +18,8 @@ from typing import Any
 
 from foreseen.core.digest import sha256_file
 from foreseen.core.errors import IntegrityError, UserInputError
+from foreseen.core.inputs import require_file
+from foreseen.core.outputs import protect_input
 
 FIELD = "committed_files"
 
@@ -30,8 +32,8 @@ def commit_files(folder: Path, names: Sequence[str]) -> dict[str, str]:
             raise UserInputError(f"design file: committed file {name!r} must be a plain"
                                  " file name")
         path = folder / name
-        if not path.is_file():
-            raise UserInputError(f"design file: committed file {name} does not exist")
+        require_file(path, "design file: committed file", UserInputError)
+        protect_input(path)
         digests[name] = sha256_file(path)
     return dict(sorted(digests.items()))
 

@@ -64,6 +64,8 @@ from foreseen.core.digest import (
     write_text_atomic,
 )
 from foreseen.core.errors import ConfigError, IntegrityError, SourceError, UserInputError
+from foreseen.core.inputs import require_file
+from foreseen.core.outputs import protect_input
 from foreseen.credit.analysis.config import AnalysisConfig
 from foreseen.credit.backends.registry import backend_entry
 from foreseen.credit.model import Explanation, Study
@@ -369,9 +371,38 @@ def _build_slots(study: Study, explanations: Mapping[str, Mapping[str, Explanati
 
 def _outcome_commitment(outcomes_path: str | os.PathLike[str]) -> dict[str, Any]:
     path = Path(outcomes_path)
-    if not path.is_file():
-        raise SourceError(f"sealed outcome file {path} does not exist")
+    require_file(path, "sealed outcome file")
+    protect_input(path)
     return {"sha256": sha256_file(path)}
+
+
+#: the most repeats of every context a plan may freeze (spec credit.md: repeats measure
+#: drift; a handful is the design, 10**9 is a typo that would never finish)
+MAX_REPEATS = 1_000
+#: the most slots (forecast calls) one plan may freeze
+MAX_PLAN_SLOTS = 2_000_000
+
+
+def check_plan_size(states: int, contexts: int, repeats: object) -> int:
+    """The slot count ``states × contexts × repeats``, checked before any slot is built.
+
+    ``repeats`` must be a whole number (``true`` is not one) in
+    ``[1, MAX_REPEATS]``; the plan must have at least one slot and at most
+    :data:`MAX_PLAN_SLOTS` (the message states the calls it would take).
+    """
+    if isinstance(repeats, bool) or not isinstance(repeats, int):
+        raise ConfigError(f"plan: repeats must be a whole number, not {json.dumps(repeats)}")
+    if not 1 <= repeats <= MAX_REPEATS:
+        raise ConfigError(f"plan: repeats must be between 1 and {MAX_REPEATS}, got {repeats}")
+    slots = states * contexts * repeats
+    if slots == 0:
+        raise ConfigError(f"plan: no slots to freeze ({states} states × {contexts} contexts ×"
+                          f" {repeats} repeats); a plan with no slot measures nothing")
+    if slots > MAX_PLAN_SLOTS:
+        raise ConfigError(f"plan: {states} states × {contexts} contexts × {repeats} repeats"
+                          f" would freeze {slots:,} slots ({slots:,} model calls); the limit is"
+                          f" {MAX_PLAN_SLOTS:,}")
+    return slots
 
 
 def freeze_plan(
@@ -416,8 +447,7 @@ def freeze_plan(
     if (outcomes_path is None) == (outcome_execution is None):
         raise ConfigError("plan: give a sealed outcome file or an outcome-execution"
                           " commitment (exactly one)")
-    if repeats < 1:
-        raise ConfigError("plan: repeats must be >= 1")
+    check_plan_size(len(study.states), sum(len(c) for c in design.values()), repeats)
     AnalysisConfig.from_json(analysis)  # every analysis setting is checked at freeze time
     if repeats > 1 and not backend_entry(forecaster.factory).stand_in \
             and "temperature" not in forecaster.options:
@@ -440,6 +470,9 @@ def freeze_plan(
     prompts: list[RenderedPrompt] = []
     slots = _build_slots(study, explanations, design, repeats, seed, contexts, donors,
                          sha256_json(forecaster_json), scopes=scoped, rendered_prompts=prompts)
+    if not slots:
+        raise ConfigError("plan: no slots to freeze (the scopes leave no state for any"
+                          " context); a plan with no slot measures nothing")
     checks = run_freeze_checks(study, prompts, outcomes_path)
     modules = ANALYSIS_MODULES
     body: dict[str, Any] = {
@@ -521,8 +554,7 @@ _REQUIRED_KEYS = ("format", "study", "explanations", "forecaster", "contexts_mod
 def load_plan(path: str | os.PathLike[str]) -> FrozenPlan:
     """Read and check a plan file; refuse non-JSON, non-canonical or incomplete files."""
     plan_path = Path(path)
-    if not plan_path.is_file():
-        raise SourceError(f"plan file {plan_path} does not exist")
+    require_file(plan_path, "plan file")
     raw = plan_path.read_bytes()
     try:
         text = raw.decode("utf-8")
@@ -568,8 +600,7 @@ def reveal(plan: FrozenPlan, outcomes_path: str | os.PathLike[str], *,
                 "prospective plan: its outcomes may be revealed only after the ledger records"
                 " every forecast and then their execution (outcomes_executed)")
         check_outcome_code(plan)
-    if not path.is_file():
-        raise SourceError(f"outcome file {path} does not exist")
+    require_file(path, "outcome file")
     observed = sha256_file(path)
     expected = (executed_sha256 if plan.prospective and executed_sha256 is not None
                 else plan.body["outcome_commitment"]["sha256"])

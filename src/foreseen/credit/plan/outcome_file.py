@@ -19,6 +19,7 @@ from pathlib import Path
 
 from foreseen.core.digest import sha256_file, write_text_atomic
 from foreseen.core.errors import SourceError, UserInputError
+from foreseen.core.inputs import require_file
 from foreseen.credit.model import Study
 
 HEADER_FIELDS: tuple[str, ...] = ("study", "version")
@@ -36,8 +37,7 @@ def write_outcomes(path: str | os.PathLike[str], study: Study,
 def read_outcomes(path: str | os.PathLike[str], study: Study) -> dict[str, float]:
     """Parse an outcome file and check it covers exactly the study's states with finite y."""
     out_path = Path(path)
-    if not out_path.is_file():
-        raise SourceError(f"outcome file {out_path} does not exist")
+    require_file(out_path, "outcome file")
     try:
         obj = json.loads(out_path.read_text(encoding="utf-8"))
     except OSError as error:

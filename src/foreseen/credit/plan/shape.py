@@ -178,4 +178,7 @@ def check_plan_shape(body: Mapping[str, Any], state_ids: set[str], name: str) ->
     slots = body.get("slots")
     if not isinstance(slots, list):
         raise SourceError(f"plan file {name}: field 'slots' must be a list")
+    if not slots:
+        raise SourceError(f"plan file {name}: field 'slots' is empty (a plan with no slot"
+                          " measures nothing)")
     _check_slots(slots, state_ids, set(body["explanations"]), name)

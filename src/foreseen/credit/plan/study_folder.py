@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from foreseen.core.errors import UserInputError
+from foreseen.core.inputs import require_file
+from foreseen.core.outputs import protect_input
 from foreseen.credit.analysis.config import normalise_analysis_config
 from foreseen.credit.backends.registry import make_backend
 from foreseen.credit.model import Explanation, Study
@@ -38,14 +40,47 @@ from foreseen.credit.plan.freeze import (
 
 
 def _read_json(path: Path, what: str) -> Any:
-    if not path.is_file():
-        raise UserInputError(f"{what} {path} does not exist")
+    require_file(path, what, UserInputError)
+    protect_input(path)
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except OSError as error:
         raise UserInputError(f"cannot read {what} {path}: {error.strerror}") from None
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         raise UserInputError(f"{what} {path.name} is not valid JSON") from None
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_design_types(design: dict[str, Any]) -> None:
+    """Every field of design.json has its type before any is used (one line naming it).
+
+    contexts: object of lists of strings; repeats, seed: whole numbers (not
+    true/false); forecaster: object with a string ``factory`` and an object
+    ``options``; analysis, execution, lottery: objects; contexts_module: a string.
+    """
+    contexts = design["contexts"]
+    if not isinstance(contexts, dict) or not all(
+            isinstance(v, list) and all(isinstance(c, str) for c in v)
+            for v in contexts.values()):
+        raise UserInputError("design file: contexts must map explainer → list of context ids")
+    for key in ("repeats", "seed"):
+        if not _whole(design[key]):
+            raise UserInputError(f"design file: {key} must be a whole number, not"
+                                 f" {json.dumps(design[key])}")
+    forecaster = design["forecaster"]
+    if not isinstance(forecaster, dict) or not isinstance(forecaster.get("factory"), str):
+        raise UserInputError("design file: forecaster needs a 'factory' name")
+    if not isinstance(forecaster.get("options", {}), dict):
+        raise UserInputError("design file: forecaster.options must be an object (name → value),"
+                             f" not {type(forecaster['options']).__name__}")
+    for key in ("analysis", "execution", "lottery"):
+        if design.get(key) is not None and not isinstance(design[key], dict):
+            raise UserInputError(f"design file: {key} must be an object")
+    if not isinstance(design.get("contexts_module", DEFAULT_CONTEXTS_MODULE), str):
+        raise UserInputError("design file: contexts_module must be a name")
 
 
 def freeze_study_dir(directory: str | os.PathLike[str]) -> FrozenPlan:
@@ -65,19 +100,13 @@ def freeze_study_dir(directory: str | os.PathLike[str]) -> FrozenPlan:
     for key in ("contexts", "repeats", "seed", "forecaster"):
         if key not in design:
             raise UserInputError(f"design file: missing field {key!r}")
+    _check_design_types(design)
     contexts = design["contexts"]
-    if not isinstance(contexts, dict) or not all(isinstance(v, list)
-                                                 for v in contexts.values()):
-        raise UserInputError("design file: contexts must map explainer → list of context ids")
     forecaster = design["forecaster"]
-    if not isinstance(forecaster, dict) or not isinstance(forecaster.get("factory"), str):
-        raise UserInputError("design file: forecaster needs a 'factory' name")
     spec = ForecasterSpec(forecaster["factory"], dict(forecaster.get("options", {})))
     backend = make_backend({"backend": spec.factory, "options": spec.options})
     execution = (ExecutionConfig.from_json(design["execution"])
                  if "execution" in design else ExecutionConfig())
-    if not isinstance(design["repeats"], int) or not isinstance(design["seed"], int):
-        raise UserInputError("design file: repeats and seed must be integers")
     prospective = design.get("outcome_execution")
     if prospective is not None and not (isinstance(prospective, dict)
                                         and prospective.get("kind") == OUTCOME_EXECUTION):

@@ -41,6 +41,7 @@ from typing import Any, Literal
 from foreseen.core.digest import canonical_json, sha256_text
 from foreseen.core.errors import ConfigError, IntegrityError, UserInputError
 from foreseen.core.errors import RequestRejected as RequestRejectedError
+from foreseen.core.extras import BACKEND_KIND_EXTRAS, require_extra
 from foreseen.core.ledger import Ledger, LedgerEvent, VerifiedLedger
 from foreseen.core.progress import Bar, progress_bar
 from foreseen.core.retry import RetryPolicy
@@ -50,6 +51,7 @@ from foreseen.credit.backends.base import (
     ForecastRequest,
     TransportError,
 )
+from foreseen.credit.backends.registry import backend_entry
 from foreseen.credit.backends.registry import build_backend as registry_build_backend
 from foreseen.credit.model import Forecast, SlotRecord
 from foreseen.credit.plan.committed_files import check_committed_files
@@ -133,6 +135,9 @@ def build_backend(plan: FrozenPlan, name: str | None = None) -> Backend:
     if name is not None and name != frozen["factory"]:
         raise ConfigError(
             f"the plan was frozen for forecaster {frozen['factory']!r}, not {name!r}")
+    extra = BACKEND_KIND_EXTRAS.get(backend_entry(frozen["factory"]).kind)
+    if extra is not None:
+        require_extra(extra)  # before the key, the ledger or any call
     backend = registry_build_backend(frozen["factory"], dict(frozen.get("options", {})))
     if canonical_json(backend.configuration()) != canonical_json(frozen["configuration"]):
         raise IntegrityError(

@@ -49,9 +49,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from foreseen.core.errors import ConfigError, UserInputError
+from foreseen.core.extras import BACKEND_KIND_EXTRAS
 from foreseen.core.parallel import Executor, make_executor, parse_executor
 from foreseen.core.schema import SchemaError, from_json, json_schema
 from foreseen.credit.backends.registry import backend_entry
+from foreseen.credit.plan.freeze import MAX_REPEATS
 from foreseen.credit.studies.pipeline import BackendSpec, ExplainerSpec, StudySettings
 
 CONFIG_SCHEMA_ID = "https://foreseen.dev/schemas/run-config.schema.json"
@@ -185,6 +187,25 @@ class RunConfig:
     #: the explainer the gates judge (default: the first of ``explainers``, else the study's)
     primary_explainer: str | None = None
 
+    def required_extras(self) -> tuple[str, ...]:
+        """The extras this run needs, in the order a run meets them.
+
+        The study's own extra, then each backend's by its registry kind
+        (:data:`BACKEND_KIND_EXTRAS`), then ``dask`` for a Dask executor; a
+        command checks them all before any work (a dry run included), so a
+        missing package is named before the study is built.
+        """
+        from foreseen.credit.studies.registry import study_named
+
+        needed = [study_named(self.study).extra]
+        for block in ([self.forecaster] if self.forecaster else []) + list(self.explainers):
+            extra = BACKEND_KIND_EXTRAS.get(backend_entry(block.backend).kind)
+            if extra is not None:
+                needed.append(extra)
+        if self.executor is not None and self.executor.strip().partition(":")[0] == "dask":
+            needed.append("dask")
+        return tuple(dict.fromkeys(needed))
+
     def build_executor(self) -> Executor:
         """Where the build runs: ``executor`` if set, else ``local:workers`` (all CPUs if unset)."""
         if self.executor is not None:
@@ -226,6 +247,9 @@ def check(config: RunConfig, source: str = "configuration") -> None:
     for name, value in (("repeats", config.repeats), ("concurrency", config.concurrency)):
         if value is not None and value < 1:
             raise ConfigError(f"{source}: {name} must be at least 1")
+    if config.repeats is not None and config.repeats > MAX_REPEATS:
+        raise ConfigError(f"{source}: repeats must be at most {MAX_REPEATS} (each repeat is"
+                          f" one more model call per slot), got {config.repeats}")
     if config.workers is not None and config.workers < 0:
         raise ConfigError(f"{source}: workers must be 0 (all CPUs) or more")
     if config.executor is not None:

@@ -62,6 +62,7 @@ from typing import Any
 
 from foreseen.core.digest import canonical_json, write_bytes_atomic, write_json_atomic
 from foreseen.core.errors import ConfigError, UserInputError
+from foreseen.core.extras import require_extra
 from foreseen.core.parallel import Executor
 from foreseen.credit.analysis.report import CreditReport
 from foreseen.credit.backends.base import Backend
@@ -290,7 +291,12 @@ def _install(staging: Path, folder: Path, names: Sequence[str]) -> None:
 
 def build_study(definition: StudyDefinition, settings: StudySettings, *,
                 executor: Executor | None = None) -> BuiltStudy:
-    """Build (or load from the cache) the study with the settings' options."""
+    """Build (or load from the cache) the study with the settings' options.
+
+    The study's extra is checked first (every package it provides imports), so
+    a build, a dry run or a cached build without it names the extra to install.
+    """
+    require_extra(definition.extra)
     options = definition.option_values(settings.options)
     return definition.build(options, executor=executor, cache=settings.cache,
                             outcomes=not settings.prospective)
@@ -305,6 +311,7 @@ def run_study(definition: StudyDefinition, out: str | Path, settings: StudySetti
     ``built``: the study already built with these settings (a dry run or a cost
     check built it first), else it is built here.
     """
+    require_extra(definition.extra)
     started = time.monotonic()
     folder = Path(out)
     options = definition.option_values(settings.options)

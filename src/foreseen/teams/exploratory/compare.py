@@ -225,10 +225,29 @@ def _population_curve(solved: npt.NDArray[np.bool_]) -> dict[str, float]:
     return {str(m): float(c) for m, c in zip(grid, population_curve(solved, grid), strict=True)}
 
 
+#: the most seeded pilots per pilot size (``--pilots``)
+MAX_PILOTS = 10_000
+#: the most interval fits one comparison may run: pilots × replicates × pilot sizes
+MAX_COMPARE_FITS = 10_000_000
+
+
 def check_settings(ks: Sequence[int], pilots: int, replicates: int, seed: int) -> None:
-    """One-line :class:`ConfigError` for settings no comparison can use."""
+    """One-line :class:`ConfigError` for settings no comparison can use, before any work.
+
+    ``1 <= pilots <= MAX_PILOTS``, ``replicates >= 1``, and the work
+    ``pilots × replicates × len(ks)`` (bootstrap fits per split) at most
+    :data:`MAX_COMPARE_FITS`; the message states the work asked for.
+    """
     if pilots < 1 or replicates < 1:
         raise ConfigError("pilots and replicates must be at least 1")
+    if pilots > MAX_PILOTS:
+        raise ConfigError(f"--pilots {pilots:,} is above the limit of {MAX_PILOTS:,} seeded"
+                          f" pilots per pilot size ({pilots * max(len(ks), 1):,} pilots in all)")
+    fits = pilots * replicates * max(len(ks), 1)
+    if fits > MAX_COMPARE_FITS:
+        raise ConfigError(f"--pilots {pilots:,} × --replicates {replicates:,} × {len(ks)} pilot"
+                          f" sizes would take {fits:,} bootstrap fits per split; the limit is"
+                          f" {MAX_COMPARE_FITS:,}")
     if seed < 0:
         raise ConfigError("the seed must be non-negative")
     if any(k < 2 for k in ks):

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from foreseen.core.secrets import child_environment
 from foreseen.teams.e046.selection import pack_rows, popcount
 
 BoolArray = npt.NDArray[np.bool_]
@@ -233,8 +234,11 @@ def _solve_in_child(solved: BoolArray, size: int, time_limit: float,
     payload = io.BytesIO()
     payload.write(json.dumps({"size": size, "time_limit": time_limit}).encode() + b"\n")
     np.save(payload, solved, allow_pickle=False)
+    # the one environment rule for children (core.secrets): the base variables and what
+    # this interpreter needs to find foreseen again, no key
+    env = child_environment(("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV"), {})
     child = subprocess.Popen([sys.executable, "-c", _CHILD_CODE], stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     try:
         out, err = child.communicate(payload.getvalue(), timeout=cap)
     except subprocess.TimeoutExpired:

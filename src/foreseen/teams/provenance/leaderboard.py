@@ -14,6 +14,7 @@ PROVENANCE note there), so that the installed package never reads ``../shared``.
 from __future__ import annotations
 
 import csv
+import datetime
 import io
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -51,6 +52,26 @@ def shipped_leaderboard_text() -> str:
     return resource.read_text(encoding="utf-8")
 
 
+#: the date forms a leaderboard cell may take (its first 10 characters are read)
+DATE_PATTERNS = ("%Y-%m-%d", "%Y%m%d")
+
+
+def is_date(text: str) -> bool:
+    """True when ``text`` (its first 10 characters) is a date in one of :data:`DATE_PATTERNS`.
+
+    An empty cell is an undated submission; any other text that is no date is
+    refused by :func:`read_leaderboard` (it would silently leave the submission
+    undated, outside every temporal split).
+    """
+    for pattern in DATE_PATTERNS:
+        try:
+            datetime.datetime.strptime(text[:10], pattern)
+        except ValueError:
+            continue
+        return True
+    return False
+
+
 def _parse(text: str, label: str) -> list[LeaderboardRow]:
     reader = csv.DictReader(io.StringIO(text, newline=""))
     header = reader.fieldnames or []
@@ -65,6 +86,10 @@ def _parse(text: str, label: str) -> list[LeaderboardRow]:
             if None in record:
                 raise SourceError(f"{label}: row {line} has more cells than the header")
             folder = (record.get("folder") or "").strip()
+            date = (record.get("date") or "").strip()
+            if date and not is_date(date):
+                raise SourceError(f"{label}: row {line}: date {date!r} is not a date"
+                                  " (YYYY-MM-DD or YYYYMMDD)")
             if folder:
                 fields = {key: value or "" for key, value in record.items()}
                 rows.append(LeaderboardRow(fields["leaderboard"].strip(), folder, fields))

@@ -25,6 +25,7 @@ from importlib import resources
 from pathlib import Path
 
 from foreseen.core.errors import ConfigError, SourceError
+from foreseen.core.inputs import why_not_a_file
 from foreseen.teams.matrix import OutcomeMatrix
 from foreseen.teams.sources.experiments import load_experiments_split
 from foreseen.teams.sources.fetch_cache import read_marker, verify_cache_files
@@ -153,10 +154,21 @@ def load_source(
         raise ConfigError(f"unknown format {file_format!r} (wide, long)")
     long_columns = columns if columns is not None else LongColumns()
     if not path.exists():
-        raise SourceError(f"source {path} does not exist")
+        raise SourceError(f"source {path} {why_not_a_file(path)}")
     if not path.is_file() and not path.is_dir():
         raise SourceError(f"source {path} is not a regular file or a folder (a device, pipe"
                           " or socket)")
+    try:
+        return _load_existing(path, split, file_format, long_columns, missing)
+    except SourceError as error:
+        if path.name in str(error):
+            raise
+        raise SourceError(f"{path.name}: {error}") from None  # every refusal names its file
+
+
+def _load_existing(path: Path, split: str | None, file_format: str | None,
+                   long_columns: LongColumns, missing: Missing) -> OutcomeMatrix:
+    """:func:`load_source` once ``path`` is known to be a file or a folder."""
     if path.is_file():
         suffix = path.suffix.lower()
         if suffix in PARQUET_SUFFIXES:

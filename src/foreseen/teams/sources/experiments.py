@@ -50,6 +50,14 @@ def files_sha256_of(file_sha256: Mapping[str, str]) -> str:
     return sha256_text(json.dumps(dict(file_sha256), sort_keys=True))
 
 
+class _NonFinite(Exception):
+    """A NaN or Infinity constant met while parsing (Python's json accepts them; JSON does not)."""
+
+
+def _refuse_non_finite(name: str) -> Any:
+    raise _NonFinite(name)
+
+
 def read_json_file(path: Path) -> tuple[Any, str]:
     """Parse a JSON file and return ``(value, sha256 of its bytes)``; one-line error if bad."""
     try:
@@ -57,7 +65,10 @@ def read_json_file(path: Path) -> tuple[Any, str]:
     except OSError as exc:
         raise SourceError(f"cannot read {path}: {exc.strerror or exc}") from exc
     try:
-        value = json.loads(data)
+        value = json.loads(data, parse_constant=_refuse_non_finite)
+    except _NonFinite as found:
+        raise SourceError(f"{path} is not valid JSON: it holds {found} (JSON has no NaN or"
+                          " Infinity)") from None
     except RecursionError:
         raise SourceError(f"{path} is not valid JSON: nested too deeply") from None
     except (UnicodeDecodeError, ValueError) as exc:

@@ -203,6 +203,8 @@ def long_rows_to_matrix(
             raise SourceError(
                 f"{path}: row {line} has {len(row)} cells, expected {len(header)}"
             )
+        if [cell.strip() for cell in row] == header:
+            raise SourceError(f"{path}: row {line} repeats the header row (two tables joined?)")
     agents, tasks, solved = ([row[p] for row in body] for p in positions)
     return matrix_from_long(
         path, agents, tasks, solved, split=split, digest=digest, source=source, missing=missing

@@ -23,7 +23,8 @@ import numpy as np
 import numpy.typing as npt
 
 from foreseen.core.digest import sha256_bytes
-from foreseen.core.errors import ConfigError, MissingExtraError, SourceError
+from foreseen.core.errors import ConfigError, SourceError
+from foreseen.core.extras import optional_import
 from foreseen.teams.matrix import OutcomeMatrix
 from foreseen.teams.sources.files import first_duplicate, matrix_file_provenance
 from foreseen.teams.sources.long_table import (
@@ -38,19 +39,26 @@ __all__ = ["load_parquet", "parquet_column_names", "read_parquet"]
 
 
 def read_parquet(path: Path) -> tuple[Any, str]:
-    """The pyarrow table of a parquet file and the SHA-256 of its bytes."""
-    try:
-        import pyarrow.parquet as pq
-    except ImportError:
-        raise MissingExtraError("pyarrow", "parquet") from None
+    """The pyarrow table of a parquet file and the SHA-256 of its bytes.
+
+    Read in this thread (``use_threads=False``: no Arrow worker thread is
+    started for a file that may be refused), and a refusal keeps no Arrow
+    object alive (the message is copied, the Arrow exception is not chained),
+    so nothing of Arrow's is left for interpreter teardown to destroy on the
+    error path (a thread destroyed while joinable aborts the process, exit -6).
+    """
+    pq = optional_import("pyarrow.parquet", "parquet")
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
         raise SourceError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    reason = None
     try:
-        table = pq.read_table(io.BytesIO(data))
+        table = pq.read_table(io.BytesIO(data), use_threads=False)
     except Exception as exc:  # pyarrow raises several unrelated types for a bad file
-        raise SourceError(f"{path} is not a readable parquet file: {exc}") from exc
+        reason = str(exc)
+    if reason is not None:
+        raise SourceError(f"{path} is not a readable parquet file: {reason}")
     return table, sha256_bytes(data)
 
 
@@ -65,7 +73,7 @@ def _vectorised_flags(values: Any) -> npt.NDArray[np.bool_] | None:
     value-by-value rules of :func:`~foreseen.teams.sources.long_table.parse_solved`,
     which accept text and name the first bad value — the same result and message.
     """
-    import pyarrow as pa
+    pa = optional_import("pyarrow", "parquet")
 
     kind = values.type
     if values.null_count or not (pa.types.is_boolean(kind) or pa.types.is_integer(kind)

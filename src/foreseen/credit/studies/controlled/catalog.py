@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from foreseen.core.errors import MissingExtraError
+from foreseen.core.extras import optional_import
 from foreseen.credit.model import Intervention
 from foreseen.credit.studies.controlled.mechanisms import FloatArray, IntArray
 
@@ -63,13 +63,8 @@ CATALOG_IDS: tuple[str, ...] = tuple(entry.id for entry in CATALOG)
 
 
 def _sklearn() -> Any:
-    try:
-        import sklearn  # noqa: F401
-    except ImportError:  # pragma: no cover - depends on the environment
-        raise MissingExtraError("scikit-learn", "learn") from None
-    from sklearn import feature_selection, linear_model, pipeline, preprocessing
-
-    return feature_selection, linear_model, pipeline, preprocessing
+    return tuple(optional_import(f"sklearn.{name}", "learn")
+                 for name in ("feature_selection", "linear_model", "pipeline", "preprocessing"))
 
 
 def make_model(intervention_id: str | None, n_features: int) -> Any:

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from foreseen.core.extras import optional_import
 from foreseen.credit.studies.controlled.catalog import (
     PARENT_RECIPE,
     accuracy,
@@ -46,10 +47,9 @@ class Probe(FoldChanges):
 
 def internal_folds(y: IntArray, seed: int) -> list[tuple[IntArray, IntArray]]:
     """Stratified K-fold (shuffled with ``random_state=seed``) over the training rows."""
-    from sklearn.model_selection import StratifiedKFold
-
+    stratified_k_fold = optional_import("sklearn.model_selection", "learn").StratifiedKFold
     splits = min(FOLDS, max(2, int(min(np.bincount(y, minlength=2)))))
-    folder = StratifiedKFold(n_splits=splits, shuffle=True, random_state=seed)
+    folder = stratified_k_fold(n_splits=splits, shuffle=True, random_state=seed)
     x_dummy = np.zeros((y.shape[0], 1))
     return [(np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64))
             for a, b in folder.split(x_dummy, y)]

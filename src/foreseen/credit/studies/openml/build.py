@@ -52,6 +52,7 @@ import numpy as np
 from foreseen.core.cache_entry import read_cache_entry, write_cache_entry
 from foreseen.core.digest import code_digest, sha256_json
 from foreseen.core.errors import UserInputError
+from foreseen.core.extras import optional_import
 from foreseen.core.parallel import Executor, LocalProcessExecutor, SerialExecutor, shared_context
 from foreseen.core.progress import map_with_progress
 from foreseen.credit.model import Condition, Explanation, Intervention, Outcome, State, Study, Task
@@ -95,8 +96,7 @@ PIPELINE_MODULES = ("foreseen.credit.studies.openml.mirror",
 
 def pipeline_digest() -> str:
     """Code digest of the modules that define an outcome, plus the LightGBM version."""
-    import lightgbm
-
+    lightgbm = optional_import("lightgbm", "tabular")
     return sha256_json({"code": code_digest(PIPELINE_MODULES),
                         "lightgbm": str(lightgbm.__version__)})
 

@@ -44,7 +44,8 @@ import numpy as np
 import numpy.typing as npt
 
 from foreseen.core.digest import sha256_file
-from foreseen.core.errors import MissingExtraError, UserInputError
+from foreseen.core.errors import UserInputError
+from foreseen.core.extras import optional_import
 
 SUITES: tuple[str, ...] = ("OpenML-CC18", "OpenML-CTR23")
 SUITE_TASK_TYPE: dict[str, str] = {"OpenML-CC18": "classification",
@@ -247,11 +248,7 @@ def read_meta(folder: str | os.PathLike[str]) -> DatasetMeta:
 
 
 def _pandas() -> Any:
-    try:
-        import pandas
-    except ImportError:
-        raise MissingExtraError("pandas", "tabular") from None
-    return pandas
+    return optional_import("pandas", "tabular")
 
 
 def _encode_categorical(values: Any) -> FloatArray:

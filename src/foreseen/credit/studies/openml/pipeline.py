@@ -52,7 +52,8 @@ from typing import Any
 
 import numpy as np
 
-from foreseen.core.errors import MissingExtraError, UserInputError
+from foreseen.core.errors import UserInputError
+from foreseen.core.extras import optional_import
 from foreseen.credit.studies.openml.mirror import FloatArray, IntArray, LoadedDataset
 
 ROW_CAP = 5000
@@ -111,11 +112,7 @@ _CHANGE_BY_ID = {c.id: c for c in CHANGES}
 
 
 def _lightgbm() -> Any:
-    try:
-        import lightgbm
-    except ImportError:
-        raise MissingExtraError("lightgbm", "tabular") from None
-    return lightgbm
+    return optional_import("lightgbm", "tabular")
 
 
 def strata_of(data: LoadedDataset, rows: IntArray | None = None) -> IntArray:

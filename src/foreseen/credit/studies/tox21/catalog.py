@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from foreseen.core.errors import UserInputError
+from foreseen.core.extras import optional_import
 from foreseen.credit.model import Intervention
 from foreseen.credit.studies.tox21.data import IntArray
 from foreseen.credit.studies.tox21.features import design_matrix
@@ -133,21 +134,22 @@ class FitResult:
 def fit_and_score(blocks: dict[str, Any], recipe: Recipe, train_rows: IntArray,
                   y_train: IntArray, eval_rows: IntArray, y_eval: IntArray) -> FitResult:
     """Fit ``recipe`` on the training rows; ROC AUC and log-loss on the evaluation rows."""
-    from sklearn.exceptions import ConvergenceWarning
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.metrics import log_loss, roc_auc_score
+    convergence_warning = optional_import("sklearn.exceptions", "chem").ConvergenceWarning
+    logistic_regression = optional_import("sklearn.linear_model", "chem").LogisticRegression
+    metrics = optional_import("sklearn.metrics", "chem")
+    log_loss, roc_auc_score = metrics.log_loss, metrics.roc_auc_score
 
     if np.unique(y_train).size < 2 or np.unique(y_eval).size < 2:
         raise UserInputError("a Tox21 fit needs both classes in its training and evaluation rows")
     x_train = design_matrix(blocks, recipe.features, train_rows, train_rows)
     x_eval = design_matrix(blocks, recipe.features, train_rows, eval_rows)
-    model = LogisticRegression(C=recipe.c, class_weight=recipe.class_weight, solver="lbfgs",
+    model = logistic_regression(C=recipe.c, class_weight=recipe.class_weight, solver="lbfgs",
                                tol=TOL, max_iter=MAX_ITER)
     with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", ConvergenceWarning)
+        warnings.simplefilter("always", convergence_warning)
         model.fit(x_train, y_train)
     n_iter = int(np.max(model.n_iter_))
-    warned = any(issubclass(w.category, ConvergenceWarning) for w in caught)
+    warned = any(issubclass(w.category, convergence_warning) for w in caught)
     scores = model.predict_proba(x_eval)[:, 1]
     return FitResult(auc=float(roc_auc_score(y_eval, scores)),
                      log_loss=float(log_loss(y_eval, scores, labels=[0, 1])),

@@ -39,7 +39,8 @@ import numpy as np
 import numpy.typing as npt
 
 from foreseen.core.digest import sha256_bytes
-from foreseen.core.errors import MissingExtraError, UserInputError
+from foreseen.core.errors import UserInputError
+from foreseen.core.extras import optional_import
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -57,13 +58,9 @@ BUDGET_SEED = 20261130
 
 
 def _rdkit_chem() -> Any:
-    try:
-        from rdkit import Chem, RDLogger
-    except ImportError:
-        raise MissingExtraError("rdkit", "chem") from None
-    disable: Any = getattr(RDLogger, "DisableLog")  # noqa: B009 - untyped in RDKit's stubs
-    disable("rdApp.*")
-    return Chem
+    chem = optional_import("rdkit.Chem", "chem")
+    optional_import("rdkit.RDLogger", "chem").DisableLog("rdApp.*")
+    return chem
 
 
 def shipped_data_path() -> Path:

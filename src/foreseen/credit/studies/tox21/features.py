@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from foreseen.core.errors import MissingExtraError
+from foreseen.core.extras import optional_import
 from foreseen.credit.studies.tox21.data import FloatArray, Tox21Data, load_tox21
 
 BLOCKS: tuple[str, ...] = ("morgan2_2048", "morgan3_2048", "morgan2_count_2048", "morgan2_1024",
@@ -36,11 +36,8 @@ DESCRIPTORS: tuple[str, ...] = ("MolWt", "MolLogP", "TPSA", "NumHDonors", "NumHA
 
 
 def _rdkit() -> tuple[Any, Any]:
-    try:
-        from rdkit.Chem import Descriptors, rdFingerprintGenerator
-    except ImportError:
-        raise MissingExtraError("rdkit", "chem") from None
-    return Descriptors, rdFingerprintGenerator
+    return (optional_import("rdkit.Chem.Descriptors", "chem"),
+            optional_import("rdkit.Chem.rdFingerprintGenerator", "chem"))
 
 
 def _sparse(rows: list[Any], width: int) -> sp.csr_matrix:
@@ -66,9 +63,7 @@ def _morgan(data: Tox21Data, radius: int, size: int, counts: bool) -> sp.csr_mat
 
 
 def _maccs(data: Tox21Data) -> sp.csr_matrix:
-    from rdkit.Chem import MACCSkeys
-
-    keys: Any = getattr(MACCSkeys, "GenMACCSKeys")  # noqa: B009 - untyped in RDKit's stubs
+    keys: Any = optional_import("rdkit.Chem.MACCSkeys", "chem").GenMACCSKeys
     rows: list[Any] = []
     for molecule in data.molecules:
         if molecule is None:

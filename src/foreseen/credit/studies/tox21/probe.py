@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from foreseen.core.extras import optional_import
 from foreseen.core.stats import normal_cdf
 from foreseen.credit.model import Card, Direction, Explanation, State, Study, Target
 from foreseen.credit.studies.fold_changes import FoldChanges
@@ -113,8 +114,7 @@ def probe_explanations(study: Study, probes: Mapping[str, ProbeResult]
 
 def probe_folds(y: Sequence[int] | np.ndarray, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
     """Stratified, shuffled internal folds of the training labels (positions into ``y``)."""
-    from sklearn.model_selection import StratifiedKFold
-
+    stratified_k_fold = optional_import("sklearn.model_selection", "chem").StratifiedKFold
     labels = np.asarray(y)
-    splitter = StratifiedKFold(n_splits=PROBE_FOLDS, shuffle=True, random_state=seed)
+    splitter = stratified_k_fold(n_splits=PROBE_FOLDS, shuffle=True, random_state=seed)
     return [(train, val) for train, val in splitter.split(np.zeros(labels.size), labels)]
