@@ -108,6 +108,10 @@ COMMANDS: tuple[Command, ...] = (
        cheap=False),
     _c("credit study controlled --tasks 4 --forecaster local --dry-run", "learn", "local",
        cheap=False),
+    # the probe of a server that is not there: an outage (exit 3) once aiohttp imports
+    _c("credit probe --config probe.toml", "llm", code=3),
+    # serves until stopped: run only where it must refuse
+    _c("credit serve-local --port 9", "local-server", cheap=False),
 )
 
 
@@ -147,6 +151,10 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Path:
                                   "forecaster": HTTP_FORECASTER}), encoding="utf-8")
     _must(["credit", "plan", str(root / "study-anthropic"), "--out",
            str(root / "plan-anthropic-frozen.json")])
+    (root / "probe.toml").write_text(
+        'study = "controlled"\n[forecaster]\nbackend = "openai_compatible"\nmodel = "m"\n'
+        'base_url = "http://127.0.0.1:9/v1"\napi_key_env = "FORESEEN_NO_SUCH_KEY"\n'
+        'temperature = 1.0\noutput_mode = "auto"\n', encoding="utf-8")
     for lock in root.rglob("*.lock"):
         lock.unlink()
     return root

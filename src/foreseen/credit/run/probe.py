@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from foreseen.core.errors import ConfigError, RequestRejected, RunHalted
+from foreseen.core.extras import BACKEND_KIND_EXTRAS, require_extra
 from foreseen.credit.backends.base import Backend, ForecastRequest, TransportError
 from foreseen.credit.backends.http.backend import HttpBackend
 from foreseen.credit.backends.output_modes import AUTO, AUTO_ORDER
@@ -116,6 +117,7 @@ async def probe_backend(role: str, factory: str, options: Mapping[str, Any]) -> 
     entry = backend_entry(factory)
     if entry.kind != "http":
         return ProbeResult(role, factory, None, None, None, None, None, (), None, probed=False)
+    require_extra(BACKEND_KIND_EXTRAS[entry.kind])
     first = build_backend(factory, options)
     if not isinstance(first, HttpBackend):
         raise ConfigError(f"backend {factory!r} is registered as http but is not one")
