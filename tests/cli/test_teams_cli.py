@@ -156,7 +156,7 @@ def test_two_sources_with_one_split_name_are_refused(tmp_path: Path) -> None:
 
 def test_every_teams_command_is_registered_once_in_one_place() -> None:
     names = [command.name for command in teams_app.registered_commands]
-    assert names == ["analyze", "fetch", "curve", "compare", "history", "advise"]
+    assert names == ["analyze", "fetch", "curve", "compare", "calibrate", "history", "advise"]
     assert [c.name for c in build_app().registered_commands] == names
 
 
@@ -166,11 +166,11 @@ def test_commands_that_read_a_matrix_share_the_option_spellings() -> None:
         name: {opt for param in command.params for opt in getattr(param, "opts", [])}
         for name, command in group.commands.items()
     }
-    for name in ("analyze", "curve", "compare", "history", "advise"):
+    for name in ("analyze", "curve", "compare", "calibrate", "history", "advise"):
         assert {"--format", "--split", "--out"} <= options[name], name
-    for name in ("analyze", "compare", "advise"):
+    for name in ("analyze", "compare", "calibrate", "advise"):
         assert "--seed" in options[name], name
-    for name in ("compare", "advise"):
+    for name in ("compare", "calibrate", "advise"):
         assert "--replicates" in options[name], name
     assert "--format" not in options["fetch"]
 
@@ -185,8 +185,8 @@ def test_importing_the_teams_commands_stays_light() -> None:
 
 
 def test_every_artefact_has_a_valid_schema() -> None:
-    assert list(ARTEFACTS) == ["teams-record", "teams-curve", "teams-compare", "teams-history",
-                               "teams-advice"]
+    assert list(ARTEFACTS) == ["teams-record", "teams-curve", "teams-compare",
+                               "teams-calibration", "teams-history", "teams-advice"]
     for name, artefact in ARTEFACTS.items():
         schema = artefact_schema(name)
         jsonschema.Draft202012Validator.check_schema(schema)

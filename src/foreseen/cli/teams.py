@@ -7,6 +7,7 @@ nothing from this one:
 * ``analyze``, ``fetch``, ``curve`` — :mod:`foreseen.cli.teams_analyze`
   (the preregistered E046 protocol and its inputs);
 * ``compare`` — :mod:`foreseen.cli.teams_compare`;
+* ``calibrate`` — :mod:`foreseen.cli.teams_calibrate`;
 * ``history`` — :mod:`foreseen.cli.teams_history`;
 * ``advise``  — :mod:`foreseen.cli.teams_advise`.
 
@@ -18,7 +19,13 @@ from __future__ import annotations
 
 import typer
 
-from foreseen.cli import teams_advise, teams_analyze, teams_compare, teams_history
+from foreseen.cli import (
+    teams_advise,
+    teams_analyze,
+    teams_calibrate,
+    teams_compare,
+    teams_history,
+)
 
 
 def build_app() -> typer.Typer:
@@ -28,6 +35,7 @@ def build_app() -> typer.Typer:
     teams.command(name="fetch")(teams_analyze.fetch)
     teams.command(name="curve")(teams_analyze.curve)
     teams.command(name="compare")(teams_compare.compare)
+    teams.command(name="calibrate")(teams_calibrate.calibrate)
     teams.command(name="history")(teams_history.history)
     teams.command(name="advise")(teams_advise.advise_command)
     return teams

@@ -23,6 +23,7 @@ from foreseen.core.schema import SchemaError, from_json
 from foreseen.report import (
     credit_page,
     teams_advice,
+    teams_calibration,
     teams_compare,
     teams_curve,
     teams_history,
@@ -36,6 +37,7 @@ from foreseen.teams.curve_report import CurveReport
 from foreseen.teams.e046.results import E046Record
 from foreseen.teams.exploratory.advice import Advice
 from foreseen.teams.exploratory.compare import Comparison
+from foreseen.teams.exploratory.extrapolation_calibration import CalibrationStudy
 from foreseen.teams.exploratory.history import HistoryReport
 from foreseen.teams.matrix import OutcomeMatrix
 
@@ -106,6 +108,8 @@ def build_page(artefact: Artefact, *, matrices: Sequence[OutcomeMatrix] = ()) ->
         return teams_curve.page(value, [figure(c) for c in teams_curve.charts(value)])
     if isinstance(value, Comparison):
         return teams_compare.page(value, [figure(c) for c in teams_compare.charts(value)])
+    if isinstance(value, CalibrationStudy):
+        return teams_calibration.page(value, [figure(c) for c in teams_calibration.charts(value)])
     if isinstance(value, HistoryReport):
         return teams_history.page(value, [figure(c) for c in teams_history.charts(value)])
     if isinstance(value, Advice):
