@@ -192,3 +192,60 @@ def test_every_artefact_has_a_valid_schema() -> None:
         jsonschema.Draft202012Validator.check_schema(schema)
         assert schema["title"] == name
         assert schema["properties"] == json_schema(artefact)["properties"]
+
+
+LOADED = ("import sys\nfrom foreseen.cli.app import main\ntry:\n    main({argv!r})\n"
+          "except SystemExit:\n    pass\n"
+          "print(sorted({{m for m in sys.modules if m.startswith('foreseen.credit')}}))\n"
+          "print(sorted({{m for m in sys.modules if m.startswith('foreseen.cli.teams_')}}))\n"
+          "print('numpy' in sys.modules)\n")
+
+
+def _loaded(argv: list[str]) -> list[str]:
+    result = subprocess.run([sys.executable, "-c", LOADED.format(argv=argv)],
+                            capture_output=True, text=True, check=True)
+    return result.stdout.strip().splitlines()[-3:]
+
+
+def test_a_teams_command_imports_only_itself_and_never_credit(tmp_path: Path) -> None:
+    credit, teams, _ = _loaded(["-q", "teams", "curve", str(LITE_CSV), "--out",
+                                str(tmp_path / "c.json"), "--no-html"])
+    assert credit == "[]"
+    from foreseen.cli.teams import COMMANDS, command_function
+
+    command_modules = {command_function(c).__module__ for c in COMMANDS}
+    loaded = {name.strip("' ") for name in teams.strip("[]").split(",")}
+    assert loaded & command_modules == {"foreseen.cli.teams_analyze"}  # curve's module
+    assert (tmp_path / "c.json").exists()  # the real command ran, not its placeholder
+
+
+def test_the_help_imports_no_command_module_and_no_numpy() -> None:
+    credit, teams, numpy = _loaded(["--help"])
+    assert (credit, teams, numpy) == ("[]", "[]", "False")
+    credit, teams, numpy = _loaded(["teams", "--help"])
+    assert (credit, teams, numpy) == ("[]", "[]", "False")
+
+
+def test_a_credit_command_is_registered_when_it_runs() -> None:
+    credit, teams, _ = _loaded(["credit", "--help"])
+    assert credit != "[]" and teams == "[]"
+
+
+def test_listed_help_lines_are_the_commands_own() -> None:
+    from foreseen.cli import report
+    from foreseen.cli.app import LISTED
+    from foreseen.cli.teams import COMMANDS, command_function
+
+    for command in COMMANDS:
+        doc = command_function(command).__doc__ or ""
+        assert command.help_line == doc.strip().splitlines()[0], command.name
+    for name in ("report", "export"):
+        assert LISTED[name] == (getattr(report, name).__doc__ or "").strip().splitlines()[0]
+    listed = [c.name for c in build_app(set()).registered_commands]
+    assert listed == [c.name for c in COMMANDS]
+    only = build_app({"compare"})
+    functions = {c.name: c.callback for c in only.registered_commands}
+    assert functions["compare"] is command_function(COMMANDS[3])
+    assert functions["curve"] is not command_function(COMMANDS[2])
+    with pytest.raises(AssertionError, match="for the help only"):
+        functions["curve"]()  # type: ignore[misc]

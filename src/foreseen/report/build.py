@@ -21,7 +21,6 @@ from foreseen.core.errors import SourceError, UserInputError
 from foreseen.core.progress import status
 from foreseen.core.schema import SchemaError, from_json
 from foreseen.report import (
-    credit_page,
     teams_advice,
     teams_calibration,
     teams_compare,
@@ -29,7 +28,6 @@ from foreseen.report import (
     teams_history,
     teams_record,
 )
-from foreseen.report.credit_inputs import RunFolder, json_kind, read_run_folder, report_path
 from foreseen.report.page import Page, render_page
 from foreseen.report.svg import figure
 from foreseen.teams.artefacts import ARTEFACTS
@@ -62,14 +60,26 @@ def _read_json(path: Path) -> object:
         raise SourceError(f"{path.name} is not valid JSON") from None
 
 
+def _credit_artefact(target: Path) -> Artefact:
+    """A credit run folder or report (the credit modules are imported only here)."""
+    from foreseen.report.credit_inputs import read_run_folder, report_path
+
+    return Artefact("credit-report", report_path(target), read_run_folder(target))
+
+
 def load_artefact(path: str | Path) -> Artefact:
     """The artefact at ``path``; a :class:`SourceError` when it is none foreseen writes."""
     target = Path(path)
     if not target.exists():
         raise SourceError(f"{target} does not exist")
-    if target.is_dir() or json_kind(target) == "credit-report":
-        return Artefact("credit-report", report_path(target), read_run_folder(target))
+    if target.is_dir():
+        return _credit_artefact(target)
     data = _read_json(target)
+    if isinstance(data, dict) and "format" in data:  # no teams artefact has a "format" key
+        from foreseen.report.credit_inputs import json_kind
+
+        if json_kind(target) == "credit-report":
+            return _credit_artefact(target)
     for kind, cls in ARTEFACTS.items():
         try:
             return Artefact(kind, target, from_json(cls, data, strict=True))
@@ -96,7 +106,12 @@ def builtin_matches(record: E046Record) -> list[OutcomeMatrix]:
 def build_page(artefact: Artefact, *, matrices: Sequence[OutcomeMatrix] = ()) -> Page:
     """The page of ``artefact`` (``matrices``: the teams record's inputs, for pilot forecasts)."""
     value = artefact.value
-    if isinstance(value, RunFolder):
+    if artefact.kind == "credit-report":
+        from foreseen.report import credit_page
+        from foreseen.report.credit_inputs import RunFolder
+
+        if not isinstance(value, RunFolder):
+            raise TypeError("a credit-report artefact holds a run folder")
         return credit_page.page(value, [figure(c) for c in credit_page.charts(value)])
     if isinstance(value, E046Record):
         chosen = teams_record.matching_matrices(value, list(matrices) or builtin_matches(value))
@@ -135,7 +150,7 @@ def write_run_reports(folder: Path, *, html: bool = True) -> list[Path]:
     """``report.html`` of a credit run folder (``report.md`` is the analysis's own)."""
     with status(f"writing the reports of {folder}"):
         artefact = load_artefact(folder)
-        if not isinstance(artefact.value, RunFolder):
+        if artefact.kind != "credit-report":
             raise SourceError(f"{folder} is not a credit run folder")
         written = [folder / "report.md"]
         if html:
