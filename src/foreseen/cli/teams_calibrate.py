@@ -23,7 +23,7 @@ from rich.table import Table
 from foreseen.cli import options
 from foreseen.cli.output import write_report
 from foreseen.cli.report import NoHtml, page_line
-from foreseen.cli.teams_inputs import load_matrices
+from foreseen.cli.teams_inputs import load_matrices, score_columns
 from foreseen.teams.exploratory.calibration import EXPLORATORY, level_key
 from foreseen.teams.exploratory.extrapolation_calibration import (
     DEFAULT_KS,
@@ -84,13 +84,16 @@ def calibrate(
     synthetic: Annotated[bool, typer.Option(
         "--synthetic/--no-synthetic", help="Add the seeded synthetic matrices.")] = True,
     no_html: NoHtml = False,
+    threshold: options.ScoreThreshold = None,
+    score_column: options.ScoreColumn = None,
 ) -> None:
     """Measure each forecaster's error, bias, coverage and width at m = 2k, 4k and M."""
     sizes = list(k) if k else list(DEFAULT_KS)
     references = list(reference) if reference is not None else list(DEFAULT_REFERENCES)
     check_calibration_settings(sizes, pilots, replicates, references)
     populations = {matrix.provenance.split: matrix.competent().solved
-                   for matrix in load_matrices(sources or [], split, file_format)}
+                   for matrix in load_matrices(sources or [], split, file_format,
+                                               score_columns(threshold, score_column))}
     if synthetic:
         populations.update({f"{SYNTHETIC_PREFIX}{structure}": synthetic_matrix(structure, seed)
                             for structure in STRUCTURES})

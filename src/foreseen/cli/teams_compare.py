@@ -21,7 +21,7 @@ from rich.table import Table
 from foreseen.cli import options
 from foreseen.cli.output import write_report
 from foreseen.cli.report import NoHtml, page_line
-from foreseen.cli.teams_inputs import load_matrices
+from foreseen.cli.teams_inputs import load_matrices, score_columns
 from foreseen.teams.exploratory.calibration import DEFAULT_CALIBRATION_REPLICATES, DEFAULT_PILOTS
 from foreseen.teams.exploratory.compare import (
     DEFAULT_KS,
@@ -104,13 +104,16 @@ def compare(
     out: options.OptionalOutFile = None,
     no_html: NoHtml = False,
     workers: options.Workers = None,
+    threshold: options.ScoreThreshold = None,
+    score_column: options.ScoreColumn = None,
 ) -> None:
     """Compare every forecaster's curve, population-coverage and interval accuracy."""
     from foreseen.core.parallel import make_executor
 
     sizes = list(k) if k else list(DEFAULT_KS)
     check_settings(sizes, pilots, replicates, seed)
-    matrices = load_matrices(sources or [], split, file_format)
+    matrices = load_matrices(sources or [], split, file_format,
+                             score_columns(threshold, score_column))
     report = compare_splits(matrices, sizes, pilots, seed, replicates=replicates,
                             executor=make_executor(workers))
     if out is not None:
