@@ -156,7 +156,7 @@ def test_two_sources_with_one_split_name_are_refused(tmp_path: Path) -> None:
 
 def test_every_teams_command_is_registered_once_in_one_place() -> None:
     names = [command.name for command in teams_app.registered_commands]
-    assert names == ["analyze", "fetch", "curve", "compare", "history", "advise"]
+    assert names == ["analyze", "fetch", "curve", "compare", "calibrate", "history", "advise"]
     assert [c.name for c in build_app().registered_commands] == names
 
 
@@ -166,11 +166,11 @@ def test_commands_that_read_a_matrix_share_the_option_spellings() -> None:
         name: {opt for param in command.params for opt in getattr(param, "opts", [])}
         for name, command in group.commands.items()
     }
-    for name in ("analyze", "curve", "compare", "history", "advise"):
+    for name in ("analyze", "curve", "compare", "calibrate", "history", "advise"):
         assert {"--format", "--split", "--out"} <= options[name], name
-    for name in ("analyze", "compare", "advise"):
+    for name in ("analyze", "compare", "calibrate", "advise"):
         assert "--seed" in options[name], name
-    for name in ("compare", "advise"):
+    for name in ("compare", "calibrate", "advise"):
         assert "--replicates" in options[name], name
     assert "--format" not in options["fetch"]
 
@@ -185,10 +185,67 @@ def test_importing_the_teams_commands_stays_light() -> None:
 
 
 def test_every_artefact_has_a_valid_schema() -> None:
-    assert list(ARTEFACTS) == ["teams-record", "teams-curve", "teams-compare", "teams-history",
-                               "teams-advice"]
+    assert list(ARTEFACTS) == ["teams-record", "teams-curve", "teams-compare",
+                               "teams-calibration", "teams-history", "teams-advice"]
     for name, artefact in ARTEFACTS.items():
         schema = artefact_schema(name)
         jsonschema.Draft202012Validator.check_schema(schema)
         assert schema["title"] == name
         assert schema["properties"] == json_schema(artefact)["properties"]
+
+
+LOADED = ("import sys\nfrom foreseen.cli.app import main\ntry:\n    main({argv!r})\n"
+          "except SystemExit:\n    pass\n"
+          "print(sorted({{m for m in sys.modules if m.startswith('foreseen.credit')}}))\n"
+          "print(sorted({{m for m in sys.modules if m.startswith('foreseen.cli.teams_')}}))\n"
+          "print('numpy' in sys.modules)\n")
+
+
+def _loaded(argv: list[str]) -> list[str]:
+    result = subprocess.run([sys.executable, "-c", LOADED.format(argv=argv)],
+                            capture_output=True, text=True, check=True)
+    return result.stdout.strip().splitlines()[-3:]
+
+
+def test_a_teams_command_imports_only_itself_and_never_credit(tmp_path: Path) -> None:
+    credit, teams, _ = _loaded(["-q", "teams", "curve", str(LITE_CSV), "--out",
+                                str(tmp_path / "c.json"), "--no-html"])
+    assert credit == "[]"
+    from foreseen.cli.teams import COMMANDS, command_function
+
+    command_modules = {command_function(c).__module__ for c in COMMANDS}
+    loaded = {name.strip("' ") for name in teams.strip("[]").split(",")}
+    assert loaded & command_modules == {"foreseen.cli.teams_analyze"}  # curve's module
+    assert (tmp_path / "c.json").exists()  # the real command ran, not its placeholder
+
+
+def test_the_help_imports_no_command_module_and_no_numpy() -> None:
+    credit, teams, numpy = _loaded(["--help"])
+    assert (credit, teams, numpy) == ("[]", "[]", "False")
+    credit, teams, numpy = _loaded(["teams", "--help"])
+    assert (credit, teams, numpy) == ("[]", "[]", "False")
+
+
+def test_a_credit_command_is_registered_when_it_runs() -> None:
+    credit, teams, _ = _loaded(["credit", "--help"])
+    assert credit != "[]" and teams == "[]"
+
+
+def test_listed_help_lines_are_the_commands_own() -> None:
+    from foreseen.cli import report
+    from foreseen.cli.app import LISTED
+    from foreseen.cli.teams import COMMANDS, command_function
+
+    for command in COMMANDS:
+        doc = command_function(command).__doc__ or ""
+        assert command.help_line == doc.strip().splitlines()[0], command.name
+    for name in ("report", "export"):
+        assert LISTED[name] == (getattr(report, name).__doc__ or "").strip().splitlines()[0]
+    listed = [c.name for c in build_app(set()).registered_commands]
+    assert listed == [c.name for c in COMMANDS]
+    only = build_app({"compare"})
+    functions = {c.name: c.callback for c in only.registered_commands}
+    assert functions["compare"] is command_function(COMMANDS[3])
+    assert functions["curve"] is not command_function(COMMANDS[2])
+    with pytest.raises(AssertionError, match="for the help only"):
+        functions["curve"]()  # type: ignore[misc]

@@ -2,9 +2,10 @@
 
 The teams artefacts come from the built-in SWE-bench matrices (the record, the
 curve, history, advice) with small settings where the command has them
-(compare: 2 pilot sizes × 4 pilots); the credit run is the controlled demo
-with 6 tasks and 200 bootstrap replicates. Each command writes its JSON only
-(``--no-html``); the tests write and check the pages themselves.
+(compare: 2 pilot sizes × 4 pilots; calibrate: k = 5, 3 pilots, no synthetic
+matrices); the credit run is the controlled demo with 6 tasks and 200 bootstrap
+replicates. Each command writes its JSON only (``--no-html``); the tests write
+and check the pages themselves.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ COMMANDS: dict[str, list[str]] = {
     "teams-curve": ["teams", "curve", "{lite}", "--out", "{dir}/curve.json", "--no-html"],
     "teams-compare": ["teams", "compare", "--k", "5", "--k", "10", "--pilots", "4",
                       "--replicates", "10", "--out", "{dir}/compare.json", "--no-html"],
+    "teams-calibration": ["teams", "calibrate", "--k", "5", "--pilots", "3", "--replicates",
+                          "5", "--no-synthetic", "--out", "{dir}/calibration.json", "--no-html"],
     "teams-history": ["teams", "history", "--out", "{dir}/history.json", "--no-html"],
     "teams-advice": ["teams", "advise", "lite", "--replicates", "20", "--resplits", "2",
                      "--out", "{dir}/advice.json", "--no-html"],
@@ -27,7 +30,8 @@ COMMANDS: dict[str, list[str]] = {
                       "{dir}/credit", "--no-html"],
 }
 WRITTEN = {"teams-record": "record.json", "teams-curve": "curve.json",
-           "teams-compare": "compare.json", "teams-history": "history.json",
+           "teams-compare": "compare.json", "teams-calibration": "calibration.json",
+           "teams-history": "history.json",
            "teams-advice": "advice.json", "credit-report": "credit"}
 
 

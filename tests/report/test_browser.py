@@ -28,6 +28,7 @@ HEADLINES: dict[str, tuple[str, ...]] = {
     "teams-record": ("Decision", "H1 (beta_binomial beats the comparators)", "split lite"),
     "teams-curve": ("blind-spot floor", "mean pairwise φ"),
     "teams-compare": ("exploratory", "best exploratory"),
+    "teams-calibration": ("exploratory", "pilot_calibrated", "worst |empirical − nominal|"),
     "teams-history": ("exploratory", "lowest MAE"),
     "teams-advice": ("recommended team", "held-out check", "blind spots"),
     "credit-report": ("Gates", "gate predictive_value", "The five checks", "commitment",

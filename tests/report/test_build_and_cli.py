@@ -14,8 +14,8 @@ from foreseen.report.build import html_path, load_artefact, write_html
 
 from support.teams_cli import run
 
-KINDS = ("teams-record", "teams-curve", "teams-compare", "teams-history", "teams-advice",
-         "credit-report")
+KINDS = ("teams-record", "teams-curve", "teams-compare", "teams-calibration", "teams-history",
+         "teams-advice", "credit-report")
 
 
 @pytest.mark.parametrize("kind", KINDS)

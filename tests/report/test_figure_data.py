@@ -123,13 +123,31 @@ def test_compare_error_and_coverage_by_pilot_size(artefacts: dict[str, Path]) ->
         with_interval = [n for n in rows if rows[n]["interval_coverage"]["80%"] is not None]
         for name in with_interval:
             assert close(panel.named(name).y,
-                         [split["by_k"][k]["rows"][name]["interval_coverage"]["80%"]
+                         [split["by_k"][k]["rows"][name]["interval_coverage_at_population"]["80%"]
                           for k in ks])
         without = [n for n in rows if rows[n]["interval_coverage"]["80%"] is None]
         for name in without:
             with pytest.raises(KeyError):
                 panel.named(name)
         assert panel.named("nominal 80%").y == (0.8,)
+
+
+def test_reliability_diagram_is_the_default_forecasters_coverage(
+        artefacts: dict[str, Path]) -> None:
+    from foreseen.report import teams_calibration
+
+    raw = _json(artefacts["teams-calibration"])
+    (chart,) = teams_calibration.charts(load_artefact(artefacts["teams-calibration"]).value)  # type: ignore[arg-type]
+    assert len(chart.panels) == len(raw["matrices"])
+    for panel, matrix in zip(chart.panels, raw["matrices"].values(), strict=True):
+        assert panel.named("perfect calibration").y == (0.0, 1.0)
+        block = matrix["by_k"]["5"]
+        labels = {10: "m = 2k", 20: "m = 4k", matrix["competent_agents"]: "m = M"}
+        for m in block["sizes"]:
+            line = panel.named(f"k = 5, {labels[m]}")
+            assert line.x == (0.5, 0.8, 0.95)
+            coverage = block["forecasters"]["pilot_calibrated"][str(m)]["coverage"]
+            assert close(line.y, [coverage["50%"], coverage["80%"], coverage["95%"]])
 
 
 def test_history_observed_and_forecast_gains(artefacts: dict[str, Path]) -> None:

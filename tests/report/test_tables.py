@@ -21,6 +21,7 @@ EXPECTED = {
     "teams-record": {"curve", "errors", "selection"},
     "teams-curve": {"curve"},
     "teams-compare": {"curve", "errors"},
+    "teams-calibration": {"calibration"},
     "teams-history": {"cutoffs", "forecasts"},
     "teams-advice": {"path", "curve"},
     "credit-report": {"forecasts", "signal_forecasts", "states", "arms", "contrasts", "gates"},

@@ -6,6 +6,10 @@ report`` / ``foreseen export`` (:mod:`foreseen.cli.report`) are assembled
 here, in this order, and nowhere else. Global options: ``--version``, ``-q``
 (quiet: no progress bars or status lines) and ``-v`` (verbose).
 
+Registration is lazy: :func:`build_app` imports only the group or command the
+command line runs (a teams command never imports credit); the others are
+listed in the help by name and help line only (:data:`LISTED`).
+
 Errors a user can cause are :class:`~foreseen.core.errors.UserInputError` and
 its kinds (source, configuration, integrity, missing extra); :func:`main` is
 the one boundary that turns them into one line on standard error and their
@@ -19,35 +23,89 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
 import typer.main
 
-from foreseen.cli import console, credit, credit_study, options, report
+from foreseen.cli import console, options
 from foreseen.cli.guard import guard_commands
-from foreseen.cli.teams import app as teams_app
 from foreseen.core.errors import UserInputError
 from foreseen.core.secrets import scrub_secrets
 from foreseen.version import __version__
 
 USAGE_EXIT_CODE = 2
 
-app = typer.Typer(
-    name="foreseen",
-    help="Forecast the outcomes of AI agents' work before it is paid for.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
-credit_app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False)
-credit.register(credit_app)
-credit_study.register(credit_app)
-app.add_typer(teams_app, name="teams", help="Coverage of coding-agent teams from a pilot.")
-app.add_typer(credit_app, name="credit", help="Predictive credit of research explanations.")
-app.command("report")(report.report)
-app.command("export")(report.export)
+#: the groups and commands registered lazily, with the help line listed for them
+LISTED = {
+    "teams": "Coverage of coding-agent teams from a pilot.",
+    "credit": "Predictive credit of research explanations.",
+    "report": "Write one self-contained HTML report (headline, figures, tables) of an artefact.",
+    "export": "Write an artefact's tidy tables (forecasts, states, contrasts, curves …) as files.",
+}
+
+
+def command_words(argv: Sequence[str]) -> list[str]:
+    """The words of ``argv`` that are not options (the root's options take no value)."""
+    return [word for word in argv if not word.startswith("-")]
+
+
+def _teams_app(words: Sequence[str]) -> typer.Typer:
+    from foreseen.cli.teams import build_app as build_teams
+
+    return build_teams(set(words[1:2]))
+
+
+def _credit_app() -> typer.Typer:
+    from foreseen.cli import credit, credit_study
+
+    credit_app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False)
+    credit.register(credit_app)
+    credit_study.register(credit_app)
+    return credit_app
+
+
+def _listed_only(name: str) -> Callable[..., Any]:
+    """A placeholder listed in the help; the real command replaces it when it runs."""
+    def placeholder() -> None:
+        raise AssertionError(f"{name} is registered for the help only")
+
+    placeholder.__doc__ = LISTED[name]
+    return placeholder
+
+
+def build_app(argv: Sequence[str] = ()) -> typer.Typer:
+    """The root app for ``argv``: only the group or command it names is imported.
+
+    With no command word (``--help``) or another one, every lazy group and
+    command is listed with its :data:`LISTED` help line and nothing of it is
+    imported. ``foreseen teams NAME`` imports the teams command NAME only.
+    """
+    words = command_words(argv)
+    command = words[0] if words else None
+    root = typer.Typer(name="foreseen",
+                       help="Forecast the outcomes of AI agents' work before it is paid for.",
+                       no_args_is_help=True, add_completion=False,
+                       pretty_exceptions_enable=False)
+    root.callback()(root_callback)
+    teams_app = (_teams_app(words) if command == "teams"
+                 else typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False))
+    credit_app = (_credit_app() if command == "credit"
+                  else typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False))
+    root.add_typer(teams_app, name="teams", help=LISTED["teams"])
+    root.add_typer(credit_app, name="credit", help=LISTED["credit"])
+    for name in ("report", "export"):
+        if command == name:
+            from foreseen.cli import report
+
+            root.command(name)(getattr(report, name))
+        else:
+            root.command(name)(_listed_only(name))
+    root.command("schemas")(schemas_command)
+    root.command("version")(version_command)
+    return root
 
 
 def _version(value: bool) -> None:
@@ -56,8 +114,7 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
-def root(
+def root_callback(
     version: Annotated[bool, typer.Option(
         "--version", callback=_version, is_eager=True, help="Print the version and exit.")
     ] = False,
@@ -69,7 +126,6 @@ def root(
     console.configure(quiet=quiet, verbose=verbose)
 
 
-@app.command("schemas")
 def schemas_command(
     out: Annotated[Path, typer.Option("--out", help="Folder to write <artefact>.schema.json"
                                       " files into.", callback=options.checked_out_folder)
@@ -86,7 +142,6 @@ def schemas_command(
     typer.echo(f"{len(written)} schemas -> {out}")
 
 
-@app.command("version")
 def version_command() -> None:
     """Print the package version."""
     typer.echo(__version__)
@@ -104,9 +159,10 @@ def main(argv: list[str] | None = None) -> None:
     Command-line usage errors (an unknown option, a missing argument, a value of
     the wrong type) are user errors too: one line naming the command, exit 2.
     """
+    args = sys.argv[1:] if argv is None else list(argv)
     try:
-        command = guard_commands(typer.main.get_command(app))
-        result = command(args=argv, standalone_mode=False)
+        command = guard_commands(typer.main.get_command(build_app(args)))
+        result = command(args=args, standalone_mode=False)
     except UserInputError as error:
         _fail(str(error), error.exit_code)
     except typer.Exit as stop:

@@ -55,6 +55,12 @@ Split = Annotated[str | None, typer.Option(
     "--split", help="Split name (default: the file stem or the cache's recorded split).")]
 MatrixFormat = Annotated[str | None, typer.Option(
     "--format", help="Matrix layout: wide or long (default: sniffed from the header).")]
+ScoreThreshold = Annotated[float | None, typer.Option(
+    "--threshold", help="Read a long table of scores (agent, task, score): a pair is solved when"
+    " its score is at least this value.")]
+ScoreColumn = Annotated[str | None, typer.Option(
+    "--score-column", help="The score column of a long table read with --threshold (default:"
+    " score).")]
 Workers = Annotated[int | None, typer.Option(
     "--workers", help="Worker processes (0 or none: all CPUs; 1: in this process).")]
 PlanFile = Annotated[Path, typer.Argument(help="A frozen plan file (plan.json).")]

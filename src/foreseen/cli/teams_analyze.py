@@ -24,7 +24,7 @@ from rich.table import Table
 from foreseen.cli import options
 from foreseen.cli.output import write_report
 from foreseen.cli.report import NoHtml, page_line, require_page_extra
-from foreseen.cli.teams_inputs import load_matrices
+from foreseen.cli.teams_inputs import load_matrices, score_columns
 from foreseen.core.errors import UserInputError
 from foreseen.teams.curve_report import CurveReport, curve_report
 from foreseen.teams.e046.protocol import SEED
@@ -90,10 +90,13 @@ def analyze(
     seed: options.Seed = SEED,
     out: options.OutFile = DEFAULT_RECORD,
     no_html: NoHtml = False,
+    threshold: options.ScoreThreshold = None,
+    score_column: options.ScoreColumn = None,
 ) -> None:
     """Run the preregistered E046 protocol and write its record and its HTML report."""
     require_page_extra(out, no_html)
-    matrices = load_matrices(sources or [], split, file_format)
+    matrices = load_matrices(sources or [], split, file_format,
+                             score_columns(threshold, score_column))
     record = build_record(matrices, seed)
     try:
         write_record(out, record)
@@ -143,10 +146,13 @@ def curve(
     file_format: options.MatrixFormat = None,
     out: options.OptionalOutFile = None,
     no_html: NoHtml = False,
+    threshold: options.ScoreThreshold = None,
+    score_column: options.ScoreColumn = None,
 ) -> None:
     """Print the exact population curve C(m) on the grid and the blind-spot floor."""
     require_page_extra(out, no_html)
-    report = curve_report(load_matrices([source], split, file_format)[0])
+    report = curve_report(load_matrices([source], split, file_format,
+                                        score_columns(threshold, score_column))[0])
     if out is not None:
         write_report(out, report)
     console = Console()

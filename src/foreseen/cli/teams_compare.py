@@ -21,44 +21,72 @@ from rich.table import Table
 from foreseen.cli import options
 from foreseen.cli.output import write_report
 from foreseen.cli.report import NoHtml, page_line, require_page_extra
-from foreseen.cli.teams_inputs import load_matrices
+from foreseen.cli.teams_inputs import load_matrices, score_columns
 from foreseen.teams.exploratory.calibration import DEFAULT_CALIBRATION_REPLICATES, DEFAULT_PILOTS
 from foreseen.teams.exploratory.compare import (
     DEFAULT_KS,
     DEFAULT_SEED,
     Comparison,
     ComparisonAtK,
+    ForecasterRow,
     check_settings,
     compare_splits,
 )
 
-COLUMNS = ("forecaster", "family", "curve MAE", "pop. cov. MAE", "bias", "80% int.", "95% int.")
+COLUMNS = ("forecaster", "family", "curve MAE", "pop. cov. MAE", "bias")
+LEVELS = ("80%", "95%")
 
 
 def _cell(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.4f}"
 
 
+def beyond_pilot_cell(row: ForecasterRow, level: str, sizes: list[str]) -> str | None:
+    """The level's interval coverage at each extrapolation point m > k, space-separated."""
+    shares = (row.interval_coverage_beyond_pilot or {}).get(level, {})
+    values = [shares.get(m) for m in sizes]
+    if all(value is None for value in values):
+        return None
+    return " ".join(_cell(value) for value in values)
+
+
+def _error_table(title: str, block: ComparisonAtK) -> Table:
+    table = Table(title=title)
+    for column in COLUMNS:
+        table.add_column(column, justify="left" if column in COLUMNS[:2] else "right")
+    for name, row in block.rows.items():
+        table.add_row(name, row.family, _cell(row.curve_mae),
+                      _cell(row.population_coverage_mae), _cell(row.population_coverage_bias))
+    return table
+
+
+def _coverage_table(title: str, k: int, block: ComparisonAtK) -> Table:
+    sizes = [str(m) for m in block.grid if m > k]
+    table = Table(title=f"{title}: interval coverage at each m beyond the pilot")
+    table.add_column("forecaster", no_wrap=True)
+    for level in LEVELS:
+        table.add_column(f"{level} at m = {', '.join(sizes)}", justify="right")
+    for name, row in block.rows.items():
+        cells = [beyond_pilot_cell(row, level, sizes) for level in LEVELS]
+        if any(cell is not None for cell in cells):
+            table.add_row(name, *(cell or "n/a" for cell in cells))
+    return table
+
+
 def comparison_tables(report: Comparison) -> list[Table]:
-    """One table per split and pilot size: the forecasters' rows."""
+    """Per split and pilot size: the errors, then interval coverage at each m > k.
+
+    Coverage is shown per extrapolation point, never averaged with sizes at or below k.
+    """
     tables = []
     for split, split_report in report.splits.items():
         for k, block in split_report.by_k.items():
             if not isinstance(block, ComparisonAtK):
                 continue
-            table = Table(
-                title=f"{split}, pilots of k = {k} ({report.pilots_per_k} pilots, "
-                f"M = {split_report.competent_agents}) — exploratory on data that has been seen"
-            )
-            for column in COLUMNS:
-                table.add_column(column, justify="left" if column in COLUMNS[:2] else "right")
-            for name, row in block.rows.items():
-                table.add_row(
-                    name, row.family, _cell(row.curve_mae), _cell(row.population_coverage_mae),
-                    _cell(row.population_coverage_bias), _cell(row.interval_coverage["80%"]),
-                    _cell(row.interval_coverage["95%"]),
-                )
-            tables.append(table)
+            title = (f"{split}, pilots of k = {k} ({report.pilots_per_k} pilots, "
+                     f"M = {split_report.competent_agents}) — exploratory on data that has "
+                     "been seen")
+            tables += [_error_table(title, block), _coverage_table(title, int(k), block)]
     return tables
 
 
@@ -76,6 +104,8 @@ def compare(
     out: options.OptionalOutFile = None,
     no_html: NoHtml = False,
     workers: options.Workers = None,
+    threshold: options.ScoreThreshold = None,
+    score_column: options.ScoreColumn = None,
 ) -> None:
     """Compare every forecaster's curve, population-coverage and interval accuracy."""
     require_page_extra(out, no_html)
@@ -83,7 +113,8 @@ def compare(
 
     sizes = list(k) if k else list(DEFAULT_KS)
     check_settings(sizes, pilots, replicates, seed)
-    matrices = load_matrices(sources or [], split, file_format)
+    matrices = load_matrices(sources or [], split, file_format,
+                             score_columns(threshold, score_column))
     report = compare_splits(matrices, sizes, pilots, seed, replicates=replicates,
                             executor=make_executor(workers))
     if out is not None:

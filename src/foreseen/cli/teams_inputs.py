@@ -15,6 +15,18 @@ from foreseen.core.errors import ConfigError
 from foreseen.teams.exploratory.history import HistorySource
 from foreseen.teams.matrix import OutcomeMatrix
 from foreseen.teams.sources.dispatch import BUILTIN_SPLITS, builtin_splits, load_source
+from foreseen.teams.sources.long_table import LongColumns
+
+DEFAULT_SCORE_COLUMN = "score"
+
+
+def score_columns(threshold: float | None, score_column: str | None) -> LongColumns | None:
+    """The long-table columns for ``--threshold`` / ``--score-column`` (None: solved flags)."""
+    if threshold is None:
+        if score_column is not None:
+            raise ConfigError("--score-column needs --threshold")
+        return None
+    return LongColumns(solved=score_column or DEFAULT_SCORE_COLUMN, threshold=threshold)
 
 
 def _refuse_repeated_names(matrices: Sequence[OutcomeMatrix]) -> None:
@@ -25,16 +37,22 @@ def _refuse_repeated_names(matrices: Sequence[OutcomeMatrix]) -> None:
 
 
 def load_matrices(
-    sources: Sequence[Path], split: str | None, file_format: str | None
+    sources: Sequence[Path], split: str | None, file_format: str | None,
+    columns: LongColumns | None = None,
 ) -> list[OutcomeMatrix]:
-    """One matrix per SOURCE (or the built-in splits); split names must be distinct."""
+    """One matrix per SOURCE (or the built-in splits); split names must be distinct.
+
+    ``columns``: a long table's columns (with a score threshold), for every SOURCE.
+    """
     if not sources:
-        if split is not None or file_format is not None:
+        if split is not None or file_format is not None or columns is not None:
             raise ConfigError(
-                "--split and --format need a SOURCE (the built-in data are lite and verified)"
+                "--split, --format and --threshold need a SOURCE (the built-in data are lite"
+                " and verified)"
             )
         return builtin_splits()
-    matrices = [load_source(path, split, file_format=file_format) for path in sources]
+    matrices = [load_source(path, split, file_format=file_format, columns=columns)
+                for path in sources]
     _refuse_repeated_names(matrices)
     return matrices
 

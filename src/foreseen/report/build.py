@@ -22,14 +22,13 @@ from foreseen.core.inputs import require_file
 from foreseen.core.progress import status
 from foreseen.core.schema import SchemaError, from_json
 from foreseen.report import (
-    credit_page,
     teams_advice,
+    teams_calibration,
     teams_compare,
     teams_curve,
     teams_history,
     teams_record,
 )
-from foreseen.report.credit_inputs import RunFolder, json_kind, read_run_folder, report_path
 from foreseen.report.page import Page, render_page
 from foreseen.report.svg import figure
 from foreseen.teams.artefacts import ARTEFACTS
@@ -37,6 +36,7 @@ from foreseen.teams.curve_report import CurveReport
 from foreseen.teams.e046.results import E046Record
 from foreseen.teams.exploratory.advice import Advice
 from foreseen.teams.exploratory.compare import Comparison
+from foreseen.teams.exploratory.extrapolation_calibration import CalibrationStudy
 from foreseen.teams.exploratory.history import HistoryReport
 from foreseen.teams.matrix import OutcomeMatrix
 
@@ -61,14 +61,25 @@ def _read_json(path: Path) -> object:
         raise SourceError(f"{path.name} is not valid JSON") from None
 
 
+def _credit_artefact(target: Path) -> Artefact:
+    """A credit run folder or report (the credit modules are imported only here)."""
+    from foreseen.report.credit_inputs import read_run_folder, report_path
+
+    return Artefact("credit-report", report_path(target), read_run_folder(target))
+
+
 def load_artefact(path: str | Path) -> Artefact:
     """The artefact at ``path``; a :class:`SourceError` when it is none foreseen writes."""
     target = Path(path)
-    if not target.is_dir():
-        require_file(target, "artefact")
-    if target.is_dir() or json_kind(target) == "credit-report":
-        return Artefact("credit-report", report_path(target), read_run_folder(target))
+    if target.is_dir():
+        return _credit_artefact(target)
+    require_file(target, "artefact")
     data = _read_json(target)
+    if isinstance(data, dict) and "format" in data:  # no teams artefact has a "format" key
+        from foreseen.report.credit_inputs import json_kind
+
+        if json_kind(target) == "credit-report":
+            return _credit_artefact(target)
     for kind, cls in ARTEFACTS.items():
         try:
             return Artefact(kind, target, from_json(cls, data, strict=True))
@@ -95,7 +106,12 @@ def builtin_matches(record: E046Record) -> list[OutcomeMatrix]:
 def build_page(artefact: Artefact, *, matrices: Sequence[OutcomeMatrix] = ()) -> Page:
     """The page of ``artefact`` (``matrices``: the teams record's inputs, for pilot forecasts)."""
     value = artefact.value
-    if isinstance(value, RunFolder):
+    if artefact.kind == "credit-report":
+        from foreseen.report import credit_page
+        from foreseen.report.credit_inputs import RunFolder
+
+        if not isinstance(value, RunFolder):
+            raise TypeError("a credit-report artefact holds a run folder")
         return credit_page.page(value, [figure(c) for c in credit_page.charts(value)])
     if isinstance(value, E046Record):
         chosen = teams_record.matching_matrices(value, list(matrices) or builtin_matches(value))
@@ -107,6 +123,8 @@ def build_page(artefact: Artefact, *, matrices: Sequence[OutcomeMatrix] = ()) ->
         return teams_curve.page(value, [figure(c) for c in teams_curve.charts(value)])
     if isinstance(value, Comparison):
         return teams_compare.page(value, [figure(c) for c in teams_compare.charts(value)])
+    if isinstance(value, CalibrationStudy):
+        return teams_calibration.page(value, [figure(c) for c in teams_calibration.charts(value)])
     if isinstance(value, HistoryReport):
         return teams_history.page(value, [figure(c) for c in teams_history.charts(value)])
     if isinstance(value, Advice):
@@ -132,7 +150,7 @@ def write_run_reports(folder: Path, *, html: bool = True) -> list[Path]:
     """``report.html`` of a credit run folder (``report.md`` is the analysis's own)."""
     with status(f"writing the reports of {folder}"):
         artefact = load_artefact(folder)
-        if not isinstance(artefact.value, RunFolder):
+        if artefact.kind != "credit-report":
             raise SourceError(f"{folder} is not a credit run folder")
         written = [folder / "report.md"]
         if html:

@@ -42,6 +42,10 @@ from foreseen.teams.curve_report import CurveReport
 from foreseen.teams.e046.results import E046Record, FeasibleSplit
 from foreseen.teams.exploratory.advice import Advice
 from foreseen.teams.exploratory.compare import Comparison, ComparisonAtK
+from foreseen.teams.exploratory.extrapolation_calibration import (
+    CalibrationStudy,
+    PilotSizeCalibration,
+)
 from foreseen.teams.exploratory.history import HistoryReport
 from foreseen.teams.exploratory.temporal import KINDS
 
@@ -181,6 +185,26 @@ def compare_tables(report: Comparison) -> Tables:
     return {"curve": curve, "errors": errors}
 
 
+def calibration_tables(study: CalibrationStudy) -> Tables:
+    """One row per (matrix, k, forecaster, extrapolation point): error, coverage, width."""
+    rows = []
+    for name, matrix in study.matrices.items():
+        for k, block in matrix.by_k.items():
+            if not isinstance(block, PilotSizeCalibration):
+                continue
+            for forecaster, by_size in block.forecasters.items():
+                for m, metrics in by_size.items():
+                    row: dict[str, Any] = {"matrix": name, "k": int(k), "forecaster": forecaster,
+                                           "m": int(m), "truth": block.truth[m],
+                                           "mae": metrics.mae, "bias": metrics.bias}
+                    row.update({f"coverage_{level.rstrip('%')}": value
+                                for level, value in metrics.coverage.items()})
+                    row.update({f"width_{level.rstrip('%')}": value
+                                for level, value in metrics.width.items()})
+                    rows.append(row)
+    return {"calibration": rows}
+
+
 def history_tables(record: HistoryReport) -> Tables:
     """Observed coverage per cutoff and every forecast of it."""
     cutoffs, forecasts = [], []
@@ -234,6 +258,8 @@ def artefact_tables(artefact: Artefact) -> Tables:
                           for p in value.curve]}
     if isinstance(value, Comparison):
         return compare_tables(value)
+    if isinstance(value, CalibrationStudy):
+        return calibration_tables(value)
     if isinstance(value, HistoryReport):
         return history_tables(value)
     if isinstance(value, Advice):

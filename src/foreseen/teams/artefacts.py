@@ -7,6 +7,8 @@ written (:func:`foreseen.core.schema.to_json`); its JSON Schema is
 * ``teams-record``  — :class:`~foreseen.teams.e046.results.E046Record` (``teams analyze``)
 * ``teams-curve``   — :class:`~foreseen.teams.curve_report.CurveReport` (``teams curve``)
 * ``teams-compare`` — :class:`~foreseen.teams.exploratory.compare.Comparison` (``teams compare``)
+* ``teams-calibration`` — :class:`~foreseen.teams.exploratory.extrapolation_calibration.\
+  CalibrationStudy` (``teams calibrate``)
 * ``teams-history`` — :class:`~foreseen.teams.exploratory.history.HistoryReport`
   (``teams history``)
 * ``teams-advice``  — :class:`~foreseen.teams.exploratory.advice.Advice` (``teams advise``)
@@ -23,12 +25,14 @@ from foreseen.teams.curve_report import CurveReport
 from foreseen.teams.e046.results import E046Record
 from foreseen.teams.exploratory.advice import Advice
 from foreseen.teams.exploratory.compare import Comparison
+from foreseen.teams.exploratory.extrapolation_calibration import CalibrationStudy
 from foreseen.teams.exploratory.history import HistoryReport
 
 ARTEFACTS: Mapping[str, type] = MappingProxyType({
     "teams-record": E046Record,
     "teams-curve": CurveReport,
     "teams-compare": Comparison,
+    "teams-calibration": CalibrationStudy,
     "teams-history": HistoryReport,
     "teams-advice": Advice,
 })

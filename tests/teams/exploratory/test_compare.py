@@ -105,3 +105,55 @@ def test_compare_splits_gives_the_same_report_on_local_processes(small_matrix: O
     assert to_json(pooled) == to_json(serial)
     single = compare_forecasters(small_matrix, ks=(5, 30), pilots=3, seed=2, replicates=10)
     assert to_json(serial.splits[small_matrix.provenance.split]) == to_json(single)
+
+
+def test_interval_coverage_is_reported_at_each_point_beyond_the_pilot(
+        small_matrix: OutcomeMatrix) -> None:
+    from foreseen.teams.exploratory.calibration import hit_shares, run_pilots
+
+    report = compare_forecasters(small_matrix, ks=(5,), pilots=4, seed=3, replicates=10,
+                                 forecasters=["beta_binomial", "kish"])
+    block = report.by_k["5"]
+    assert isinstance(block, ComparisonAtK)
+    run = run_pilots(small_matrix.competent().solved, 5, pilots=4, seed=3, replicates=10,
+                     forecasters=["beta_binomial", "kish"])
+    beyond_sizes = [m for m in run.grid if m > 5]
+    assert 5 in run.grid and beyond_sizes  # the grid holds k itself, which is left out
+    for name in ("beta_binomial", "kish"):
+        beyond = block.rows[name].interval_coverage_beyond_pilot
+        assert beyond is not None
+        for level in (0.8, 0.95):
+            shares = hit_shares(run, name, level)
+            expected = {str(m): float(s) for m, s in zip(run.grid, shares, strict=True) if m > 5}
+            assert beyond[f"{100 * level:g}%"] == expected
+    conditional = block.rows["conditional_beta_binomial"].interval_coverage_beyond_pilot
+    assert conditional == {"80%": {str(m): None for m in beyond_sizes},
+                           "95%": {str(m): None for m in beyond_sizes}}
+
+
+def test_a_compare_file_written_before_per_point_coverage_still_loads(
+        small_matrix: OutcomeMatrix) -> None:
+    from foreseen.core.schema import from_json
+
+    report = compare_forecasters(small_matrix, ks=(5,), pilots=2, seed=3, replicates=5,
+                                 forecasters=["kish"])
+    data = json.loads(json.dumps(to_json(report)))
+    for row in data["by_k"]["5"]["rows"].values():
+        del row["interval_coverage_beyond_pilot"]
+    from foreseen.teams.exploratory.compare import SplitComparison
+
+    old = from_json(SplitComparison, data, strict=True)
+    block = old.by_k["5"]
+    assert isinstance(block, ComparisonAtK)
+    assert block.rows["kish"].interval_coverage_beyond_pilot is None
+
+
+def test_the_terminal_shows_coverage_per_point_not_averaged(
+        tmp_path: Path, small_matrix: OutcomeMatrix, capsys: pytest.CaptureFixture[str]) -> None:
+    source = write_wide_csv(small_matrix, tmp_path / "toy.csv")
+    assert run(["teams", "compare", str(source), "--k", "5", "--pilots", "2",
+                "--replicates", "5"]) == 0
+    out = capsys.readouterr().out
+    grid = coverage_grid(small_matrix.competent().n_agents)
+    assert f"80% at m = {', '.join(str(m) for m in grid if m > 5)}" in " ".join(out.split())
+    assert "80% int." not in out

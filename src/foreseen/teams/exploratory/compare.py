@@ -8,7 +8,11 @@ drawn (:func:`foreseen.teams.exploratory.calibration.draw_pilot_indices`). Per f
 * population-coverage MAE = mean over pilots of |f(M) − C(M)|, and its bias
   (mean signed error); C(M) = 1 − floor/N;
 * interval coverage = share of (pilot, m ∈ G) whose 80 % / 95 % bootstrap
-  interval (:mod:`foreseen.teams.exploratory.intervals`) holds C(m), and the same share at M.
+  interval (:mod:`foreseen.teams.exploratory.intervals`) holds C(m), and the same share at M;
+* interval coverage beyond the pilot = the same share at each extrapolation
+  point m ∈ G with m > k separately (level → m → share): the averaged column
+  includes sizes at or below k, where a forecast is not an extrapolation and
+  reads kinder. Absent from files written before it existed.
 
 Each row carries its forecaster's ``family`` tag from the registry
 (``preregistered``: the seven forecasters of the E046 preregistration;
@@ -30,7 +34,7 @@ Everything here is exploratory on data that has been seen.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
@@ -40,6 +44,7 @@ from foreseen.core.errors import ConfigError, SourceError
 from foreseen.core.memory import check_array_fits
 from foreseen.core.parallel import Executor, SerialExecutor, shared_context
 from foreseen.core.progress import map_with_progress
+from foreseen.core.schema import OPTIONAL
 from foreseen.teams.curves import coverage_grid, population_curve
 from foreseen.teams.exploratory.calibration import (
     DEFAULT_CALIBRATION_REPLICATES,
@@ -86,6 +91,8 @@ class ForecasterRow:
     interval_coverage: dict[str, float | None]
     interval_coverage_at_population: dict[str, float | None]
     interval_coverage_reason: str | None
+    interval_coverage_beyond_pilot: dict[str, dict[str, float | None]] | None = field(
+        default=None, metadata=OPTIONAL)
 
 
 @dataclass(frozen=True)
@@ -146,6 +153,18 @@ def row_family(name: str) -> RowFamily:
     return get(name).family
 
 
+def coverage_beyond_pilot(run: PilotRun, name: str, levels: Sequence[float]
+                          ) -> dict[str, dict[str, float | None]]:
+    """Level → extrapolation point m > k → share of pilots whose interval holds C(m)."""
+    beyond: dict[str, dict[str, float | None]] = {}
+    for level in levels:
+        shares = hit_shares(run, name, level)
+        at_sizes: dict[str, float | None] = {
+            str(m): float(share) for m, share in zip(run.grid, shares, strict=True) if m > run.k}
+        beyond[level_key(level)] = at_sizes
+    return beyond
+
+
 def forecaster_rows(run: PilotRun, levels: Sequence[float]) -> dict[str, ForecasterRow]:
     """Curve MAE, population-coverage MAE and bias, and interval coverage per forecaster."""
     rows: dict[str, ForecasterRow] = {}
@@ -165,6 +184,7 @@ def forecaster_rows(run: PilotRun, levels: Sequence[float]) -> dict[str, Forecas
                 level_key(level): float(hit_shares(run, name, level)[-1]) for level in levels
             },
             interval_coverage_reason=None,
+            interval_coverage_beyond_pilot=coverage_beyond_pilot(run, name, levels),
         )
     return rows
 
@@ -193,6 +213,9 @@ def conditional_rows(
             interval_coverage={level_key(level): None for level in levels},
             interval_coverage_at_population={level_key(level): None for level in levels},
             interval_coverage_reason=CONDITIONAL_INTERVAL_REASON,
+            interval_coverage_beyond_pilot={
+                level_key(level): {str(m): None for m in run.grid if m > run.k}
+                for level in levels},
         )
     return rows
 

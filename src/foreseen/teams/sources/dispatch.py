@@ -100,10 +100,12 @@ def _load_csv(
     missing: Missing,
 ) -> OutcomeMatrix:
     if file_format == "wide":
+        _refuse_threshold(path, columns)
         return load_matrix_csv(path, split)
     if file_format is None:
         first = _first_row(path)
         if first is not None and not _long_header([cell.strip() for cell in first], columns):
+            _refuse_threshold(path, columns)
             return load_matrix_csv(path, split)  # sniffed from the first row alone
     rows, digest = read_csv_rows(path)
     header = [cell.strip() for cell in rows[0]] if rows else []
@@ -121,7 +123,15 @@ def _load_csv(
                 f"{error} (read as a long table because its header names the"
                 f" {columns.agent}, {columns.task} and {columns.solved} columns; give"
                 " --format wide if it is a wide matrix)") from None
+    _refuse_threshold(path, columns)
     return load_matrix_csv(path, split)
+
+
+def _refuse_threshold(path: Path, columns: LongColumns) -> None:
+    """A score threshold given for a source that is not a long table is a user error."""
+    if columns.threshold is not None:
+        raise ConfigError(f"{path}: a score threshold applies to a long table only (columns "
+                          f"{', '.join(columns.names())})")
 
 
 def _long_header(header: Sequence[str], columns: LongColumns) -> bool:
@@ -185,6 +195,7 @@ def _load_existing(path: Path, split: str | None, file_format: str | None,
         return _load_csv(path, split, file_format, long_columns, missing)
     if file_format is not None:
         raise ConfigError(f"--format applies to a matrix file, not to the directory {path}")
+    _refuse_threshold(path, long_columns)
     if (path / "evaluation").is_dir():
         return _load_experiments_tree(path, split)
     return _load_submissions_directory(path, split)

@@ -14,6 +14,11 @@ solved (names configurable with :class:`LongColumns`) — in CSV (here) or parqu
   §2 rule 3); ``missing="refuse"`` refuses a table with any absent pair.
 * Agent and task names are trimmed; an empty name is refused. Names are free
   text: nothing assumes SWE-bench instance ids.
+* **Scores with a threshold** (``LongColumns(solved="score", threshold=t)``):
+  the third column holds a score — a finite number, or text that reads as one
+  (an evaluation log's accuracy, pass rate, reward) — and the pair is solved
+  when score ≥ t. Booleans, empty cells, NaN and infinities are refused with the
+  row named. A threshold applies to a long table only.
 
 Provenance as for a wide matrix file: commit ``None``, ``files_read`` = number of
 agents, ``file_sha256 = {"m/<file name>": SHA-256 of the bytes}``.
@@ -21,6 +26,7 @@ agents, ``file_sha256 = {"m/<file name>": SHA-256 of the bytes}``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +45,7 @@ __all__ = [
     "Missing",
     "load_long_csv",
     "matrix_from_long",
+    "parse_score",
     "parse_solved",
 ]
 
@@ -54,6 +61,7 @@ class LongColumns:
     agent: str = "agent"
     task: str = "task"
     solved: str = "solved"
+    threshold: float | None = None
 
     def names(self) -> tuple[str, str, str]:
         return (self.agent, self.task, self.solved)
@@ -83,6 +91,37 @@ def parse_solved(value: object) -> bool | None:
         if text in _FALSE:
             return False
     return None
+
+
+def parse_score(value: object) -> float | None:
+    """A finite score (a number, not a boolean, or text that reads as one), else ``None``."""
+    if isinstance(value, bool | np.bool_) or value is None:
+        return None
+    if isinstance(value, int | float | np.integer | np.floating):
+        number = float(value)
+    elif isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            return None
+    else:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _scores_at_least(values: Sequence[object], threshold: float, path: Path,
+                     first_line: int) -> npt.NDArray[np.bool_]:
+    """score ≥ threshold for each value; a value that is no finite score is refused."""
+    flags = np.empty(len(values), dtype=np.bool_)
+    for offset, value in enumerate(values):
+        score = parse_score(value)
+        if score is None:
+            raise SourceError(
+                f"{path}: row {first_line + offset} has score {value!r}, expected a finite "
+                "number"
+            )
+        flags[offset] = score >= threshold
+    return flags
 
 
 def _names(values: Sequence[object], path: Path, what: str, first_line: int) -> list[str]:
@@ -138,10 +177,12 @@ def matrix_from_long(
     source: str | None = None,
     missing: Missing = "unsolved",
     first_line: int = 2,
+    threshold: float | None = None,
 ) -> OutcomeMatrix:
     """Outcome matrix of parallel agent / task / solved columns (rules of the module docstring).
 
-    ``first_line`` is the file line (or row number) of the first record, for messages.
+    ``first_line`` is the file line (or row number) of the first record, for messages;
+    with ``threshold`` the third column holds scores, solved when score ≥ threshold.
     """
     if missing not in ("unsolved", "refuse"):
         raise ConfigError(f"unknown missing-pair rule {missing!r} (unsolved, refuse)")
@@ -149,7 +190,8 @@ def matrix_from_long(
         raise SourceError(f"{path}: the table has no rows")
     agent_names = _names(agents, path, "agent", first_line)
     task_names = _names(tasks, path, "task", first_line)
-    flags = _flags(solved, path, first_line)
+    flags = (_flags(solved, path, first_line) if threshold is None
+             else _scores_at_least(solved, threshold, path, first_line))
     agent_list, agent_index = _factorize(agent_names)
     task_list, task_index = _factorize(task_names)
     codes = agent_index * len(task_list) + task_index
@@ -207,7 +249,8 @@ def long_rows_to_matrix(
             raise SourceError(f"{path}: row {line} repeats the header row (two tables joined?)")
     agents, tasks, solved = ([row[p] for row in body] for p in positions)
     return matrix_from_long(
-        path, agents, tasks, solved, split=split, digest=digest, source=source, missing=missing
+        path, agents, tasks, solved, split=split, digest=digest, source=source, missing=missing,
+        threshold=columns.threshold,
     )
 
 

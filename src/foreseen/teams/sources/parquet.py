@@ -147,6 +147,8 @@ def load_parquet(
         long = bool(names) and names[0].strip() != "" and columns.present_in(names)
         layout = "long" if long else "wide"
     if layout == "wide":
+        if columns.threshold is not None:
+            raise ConfigError(f"{path}: a score threshold applies to a long table only")
         return _wide(path, table, digest, split, source)
     if layout != "long":
         raise ConfigError(f"unknown format {layout!r} (wide, long)")
@@ -158,5 +160,5 @@ def load_parquet(
     agents, tasks, solved = (table.column(name).to_pylist() for name in columns.names())
     return matrix_from_long(
         path, agents, tasks, solved, split=split, digest=digest, source=source,
-        missing=missing, first_line=1,
+        missing=missing, first_line=1, threshold=columns.threshold,
     )
