@@ -48,6 +48,9 @@ PROBE_PROMPT = (
     '{"point": 0.1, "lower": 0.0, "upper": 0.2, "direction_probability": 0.6}')
 #: rejections that are about the key, the model or the address, not the output mode
 NOT_ABOUT_THE_MODE = frozenset({401, 403, 404})
+#: the probe's answer is ~60 characters: a runaway answer (a model writing digits for ever)
+#: stops here instead of at the role's own max_tokens
+PROBE_MAX_TOKENS = 128
 Outcome = Literal["works", "unparsed", "rejected", "no_answer"]
 
 
@@ -124,8 +127,9 @@ async def probe_backend(role: str, factory: str, options: Mapping[str, Any]) -> 
     settings = first.options
     trials: list[ModeTrial] = []
     chosen: str | None = None
+    short = {**options, "max_tokens": min(settings.max_tokens, PROBE_MAX_TOKENS)}
     for mode in _modes(factory, options, first):
-        backend = build_backend(factory, {**options, "output_mode": mode})
+        backend = build_backend(factory, {**short, "output_mode": mode})
         try:
             trial = await _try(backend, mode)
         finally:
