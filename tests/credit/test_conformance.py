@@ -121,7 +121,7 @@ def test_unknown_backend_and_bad_options_are_config_errors(tmp_path: Path) -> No
 
     with pytest.raises(ConfigError, match="unknown backend"):
         build_backend("module:callable", {})
-    with pytest.raises(ConfigError, match="bad options"):
+    with pytest.raises(ConfigError, match="unknown option no_such_option; it accepts point"):
         build_backend("zero", {"no_such_option": 1})
 
 
