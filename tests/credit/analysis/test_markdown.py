@@ -145,3 +145,34 @@ def test_named_exploratory_estimates_get_their_own_labelled_table() -> None:
     plain = _analysis()
     assert plain.exploratory is None
     assert "Exploratory contrasts" not in render_markdown(plain)
+
+
+def test_the_page_charts_the_named_estimates_with_their_intervals() -> None:
+    """The HTML figure of the secondary and exploratory estimates: one row per estimate
+    with an interval, at its estimate and 95 % bounds; a plan naming none has no figure."""
+    from foreseen.report import credit_page
+
+    from support.report_fixtures import header, run_metadata
+
+    study = make_study(6)
+    y = make_outcomes(study)
+    secondary = "delta_donor/probe/donor_card@seed_swap/point_mae/itt"
+    exploratory = ("delta_desc/probe/matched_card/drift/itt",
+                   "delta_desc/probe/numeric/point_mae/itt")
+    analysis = analyze(study, {"probe": make_explanations(study, y)}, make_slots(study, y), y,
+                       AnalysisConfig(bootstrap_b=200, secondary=(secondary,),
+                                      exploratory=exploratory))
+    report = CreditReport.assemble(header(), analysis, study_section=None,
+                                   run_metadata=run_metadata())
+    chart = credit_page.named_estimates_chart(report)
+    assert chart is not None
+    panel = chart.panels[0]
+    assert panel.ycategories == (f"secondary · {secondary}", f"exploratory · {exploratory[0]}")
+    points = panel.series[0]
+    for index, name in enumerate((secondary, exploratory[0])):
+        entry = analysis.estimates[name]
+        assert entry.ci95 is not None
+        assert (points.x[index], points.low[index], points.high[index]) == (
+            entry.estimate, entry.ci95[0], entry.ci95[1])
+    assert credit_page.named_estimates_chart(demo_report()) is None
+    assert credit_page.note_delivery_chart(demo_report()) is None

@@ -36,7 +36,8 @@ the Tox21 harm gate (primary loss: the ROC-AUC interval score). The declared
 sensitivity analysis is the paper's hierarchical bootstrap: endpoint → budget
 cell → seed (``HIERARCHY``; each contrast carries its hierarchical interval
 beside the primary task-cluster one).
-An LLM explainer gets ``matched_card`` and ``donor_card@seed_swap``. The study
+An LLM explainer's cards get the same seven card contexts, and the frozen secondary
+contrast and the exploratory ones move onto it (the probe's stay exploratory). The study
 folder adds ``build.json`` (outcome-free diagnostics: unparseable SMILES, splits,
 convergence, per-state seconds).
 
@@ -94,7 +95,9 @@ EXPLORATORY: tuple[str, ...] = (
       for cid in CARD_CONTEXTS),
     "delta_donor/probe/crossover_numbers@seed_swap/point_mae/itt",
 )
-LLM_CONTEXTS: tuple[str, ...] = ("matched_card", "donor_card@seed_swap")
+#: an LLM explainer's cards go through the whole crossover (the paper's crossover reused
+#: the source cards); its estimates become the secondary and exploratory ones
+LLM_CONTEXTS: tuple[str, ...] = CARD_CONTEXTS
 BRIEF = (
     "Each task is one Tox21 assay endpoint (MoleculeNet's Tox21): the parent is an "
     "L2 logistic regression on 2048-bit Morgan fingerprints (radius 2), trained on a "
