@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 
 from foreseen.core.bootstrap import CORRECTIONS
 from foreseen.core.errors import UserInputError
+from foreseen.core.schema import OPTIONAL
 from foreseen.credit.analysis.gates import validate_gate
 
 HIERARCHIES: tuple[tuple[str, ...], ...] = ((), ("task", "seed"), ("task", "cell", "seed"))
@@ -111,7 +112,8 @@ class AnalysisConfig:
     controls: tuple[str, ...] = ()
     interval_method: str = DEFAULT_INTERVAL_METHOD
     minimum_clusters: int = DEFAULT_MINIMUM_CLUSTERS
-    exploratory: tuple[str, ...] = ()
+    #: written only when non-empty (absent from older plans), hence optional in the schema
+    exploratory: tuple[str, ...] = field(default=(), metadata=OPTIONAL)
 
     #: core ``to_json`` writes this config through :meth:`to_json` (margins sorted by loss)
     __custom_json__: ClassVar[bool] = True
