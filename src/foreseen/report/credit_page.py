@@ -21,8 +21,9 @@ Figures (spec credit.md §11 "plots a person would rather look at than read"):
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
-from foreseen.credit.analysis.analyze import arm_label
+from foreseen.credit.analysis.analyze import SecondaryEstimate, arm_label
 from foreseen.credit.analysis.contrasts import ContrastRow
 from foreseen.credit.analysis.markdown import (
     MERGED_VARIANT,
@@ -257,12 +258,104 @@ def gates_chart(report: CreditReport) -> Chart:
                  panel_height=2.4, width=9.0)
 
 
+def _named_estimates(report: CreditReport) -> list[tuple[str, SecondaryEstimate]]:
+    """(role, item) of the declared secondary and the named exploratory estimates."""
+    return ([("secondary", item) for item in report.secondary or ()]
+            + [("exploratory", item) for item in report.exploratory or ()])
+
+
+def named_estimates_chart(report: CreditReport) -> Chart | None:
+    """The declared secondary and named exploratory estimates with their 95 % intervals
+    (None when the plan names none)."""
+    named = _named_estimates(report)
+    if not named:
+        return None
+    rows = [(role, item) for role, item in named if item.estimate is not None
+            and item.estimate.estimate is not None and item.estimate.ci95 is not None]
+    labels = tuple(f"{role} · {item.name}" for role, item in rows)
+    entries = [item.estimate for _, item in rows if item.estimate is not None]
+    series = (Series("estimate, 95% CI", "xerror",
+                     tuple(float(e.estimate) for e in entries if e.estimate is not None),
+                     tuple(float(i) for i in range(len(rows))),
+                     tuple(e.ci95[0] for e in entries if e.ci95 is not None),
+                     tuple(e.ci95[1] for e in entries if e.ci95 is not None)),
+              Series("zero", "vline", (0.0,), style="reference"))
+    return Chart("named-estimates", "Declared secondary and exploratory contrasts",
+                 "The plan's one declared secondary contrast(s) and its named exploratory ones "
+                 "(unadjusted for multiplicity; no gate reads either), with task-cluster "
+                 "bootstrap 95 % intervals.",
+                 (Panel("secondary and exploratory (ITT)",
+                        "difference (positive favours the explanation)", "", series,
+                        ycategories=labels,
+                        note="" if rows else "no estimate with an interval"),),
+                 panel_height=max(3.0, 0.28 * len(rows) + 1.2), width=8.0)
+
+
+def note_delivery_record(report: CreditReport) -> dict[str, dict[str, Any]]:
+    """The study section's note-delivery record (empty when the run counted none)."""
+    section = report.study_section
+    record = section.data.get("note_delivery") if section is not None else None
+    return dict(record) if isinstance(record, dict) else {}
+
+
+def note_delivery_chart(report: CreditReport) -> Chart | None:
+    """Per note explainer: notes delivered, truncated and empty (None: none counted)."""
+    record = note_delivery_record(report)
+    if not record:
+        return None
+    labels = tuple(f"{name} · {part}" for name in record
+                   for part in ("delivered", "truncated", "empty"))
+    counts = tuple(float(record[name][part]) for name in record
+                   for part in ("delivered", "truncated", "empty"))
+    return Chart("note-delivery", "Note delivery (direct text)",
+                 "Notes shown whole to the forecaster: delivered (non-empty), of them truncated "
+                 "(the answer used all of max_tokens; 0 when not detectable), and empty.",
+                 (Panel("notes", "notes", "", (
+                     Series("notes", "barh", tuple(float(i) for i in range(len(labels))),
+                            counts),), ycategories=labels),),
+                 panel_height=max(3.0, 0.3 * len(labels) + 1.0))
+
+
 def charts(run: RunFolder) -> tuple[Chart, ...]:
     """Every figure of the page, in page order."""
     report = run.report
+    optional = tuple(chart for chart in (named_estimates_chart(report),
+                                         note_delivery_chart(report)) if chart is not None)
     return (forest_chart(report), gates_chart(report), integrity_chart(report),
             forecast_outcome_chart(run), coverage_chart(report), signal_chart(run),
-            drift_chart(report, run.report.stand_ins.forecaster))
+            drift_chart(report, run.report.stand_ins.forecaster), *optional)
+
+
+def _named_estimates_sections(report: CreditReport) -> tuple[Section, ...]:
+    """Tables of the secondary and exploratory estimates, and of note delivery (if any)."""
+    sections = []
+    named = _named_estimates(report)
+    if named:
+        sections.append(Section(
+            "Declared secondary and exploratory contrasts",
+            paragraphs=("The secondary contrast was declared in the plan before any call; the "
+                        "exploratory ones are unadjusted for multiplicity. No gate reads "
+                        "either.",),
+            tables=(Table(("role", "estimate", "value", "95% CI", "one-sided LB", "clusters"),
+                          tuple((role, item.name,
+                                 "—" if item.estimate is None else num(item.estimate.estimate),
+                                 "—" if item.estimate is None else _interval(
+                                     item.estimate.ci95, item.estimate.reason),
+                                 "—" if item.estimate is None else num(
+                                     item.estimate.lower_bound_one_sided),
+                                 "—" if item.estimate is None else str(
+                                     item.estimate.n_clusters))
+                                for role, item in named), numeric=(2, 4, 5)),)))
+    record = note_delivery_record(report)
+    if record:
+        parts = ("notes", "delivered", "truncated", "empty", "refused", "transport_exhausted",
+                 "answer_error", "no_reason")
+        sections.append(Section("Note delivery (direct text)", tables=(Table(
+            ("explainer", *parts, "truncation detectable"),
+            tuple((name, *(str(row[p]) for p in parts),
+                   "yes" if row["truncation_detectable"] else "no")
+                  for name, row in record.items()), numeric=tuple(range(1, 9))),)))
+    return tuple(sections)
 
 
 def _gate_verdicts(report: CreditReport) -> tuple[Verdict, ...]:
@@ -432,6 +525,7 @@ def page(run: RunFolder, figures: Sequence[Figure]) -> Page:
                 + ("" if report.explainer_roles is None else
                    f"; primary explainer {report.config.primary_explainer or '—'} only")),)),
             *role_sections,
+            *_named_estimates_sections(report),
             *_post_hoc_sections(report),
             Section("Integrity", tables=(integrity,)),
             Section("Metrics", tables=(_metrics_table(report),)),

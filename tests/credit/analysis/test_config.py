@@ -16,7 +16,8 @@ EVERY_FIELD_CHANGED = AnalysisConfig(
     small_cluster_correction="student_t", baseline_interval=(-0.1, 0.2),
     primary_explainer="probe", secondary=("delta_desc/probe/numeric/point_mae/itt",),
     reference_report_sha256="ab" * 32, controls=("mechanism", "placebo"),
-    interval_method="percentile_expanded", minimum_clusters=3)
+    interval_method="percentile_expanded", minimum_clusters=3,
+    exploratory=("delta_desc/probe/prose/point_mae/itt",))
 
 
 def test_an_empty_config_is_the_documented_defaults() -> None:
@@ -34,6 +35,16 @@ def test_an_empty_config_is_the_documented_defaults() -> None:
             "primary_explainer": None, "secondary": [], "reference_report_sha256": None,
             "controls": [], "interval_method": "percentile", "minimum_clusters": 1}
     assert normalise_analysis_config({"alpha": 0.1})["alpha"] == 0.1
+
+
+def test_exploratory_estimates_are_written_only_when_named() -> None:
+    """A config naming no exploratory estimates writes no such field, so plans frozen
+    before it (and new plans of designs that name none) keep their digests."""
+    assert "exploratory" not in AnalysisConfig().to_json()
+    named = AnalysisConfig(exploratory=("delta_desc/probe/numeric/drift/itt",))
+    assert named.to_json()["exploratory"] == ["delta_desc/probe/numeric/drift/itt"]
+    assert AnalysisConfig.from_json(named.to_json()) == named
+    assert AnalysisConfig(secondary=("a",), exploratory=("b",)).exploratory == ("b",)
 
 
 def test_a_new_plan_takes_the_simulated_interval_and_minimum_an_old_one_keeps_its_own() -> None:
@@ -71,6 +82,10 @@ def test_every_field_survives_the_round_trip() -> None:
     ({"reference_report_sha256": "ab" * 31}, "analysis config: reference_report_sha256 must be "
                                              "a SHA-256 (64 hex digits) or null"),
     ({"secondary": "x"}, "analysis config: secondary must be a list of estimate names"),
+    ({"exploratory": "x"}, "analysis config: exploratory must be a list of estimate names"),
+    ({"exploratory": [""]}, "analysis config: exploratory must be a list of estimate names"),
+    ({"secondary": ["a", "b"], "exploratory": ["c", "b"]},
+     "analysis config: b cannot be both a declared secondary estimate and an exploratory one"),
     ({"primary_explainer": ""},
      "analysis config: primary_explainer must be a non-empty string or null"),
     ({"controls": "mechanism"},

@@ -116,3 +116,63 @@ def test_a_delivered_row_equal_to_its_itt_row_is_counted_not_repeated() -> None:
     moved = replace(same, ci95=(itt.ci95[0] - 1e-9, itt.ci95[1]) if itt.ci95 else (0.0, 1.0))
     assert drop_repeats([same], analysis.contrasts) == ([], 1)
     assert drop_repeats([moved], analysis.contrasts) == ([moved], 0)
+
+
+def test_named_exploratory_estimates_get_their_own_labelled_table() -> None:
+    """The design's exploratory estimates are listed apart from the declared secondary one,
+    labelled exploratory and unadjusted; a missing name says so; none named, no table."""
+    study = make_study(6)
+    y = make_outcomes(study)
+    secondary = "delta_donor/probe/donor_card@seed_swap/point_mae/itt"
+    exploratory = ("delta_desc/probe/matched_card/drift/itt",
+                   "delta_desc/probe/numeric/point_mae/itt")
+    config = AnalysisConfig(bootstrap_b=200, secondary=(secondary,), exploratory=exploratory)
+    analysis = analyze(study, {"probe": make_explanations(study, y)}, make_slots(study, y), y,
+                       config)
+    assert analysis.exploratory is not None
+    assert [e.name for e in analysis.exploratory] == list(exploratory)
+    assert analysis.exploratory[0].estimate == analysis.estimates[exploratory[0]]
+    assert analysis.exploratory[1].estimate is None  # no numeric arm in these slots
+    assert analysis.exploratory[1].reason == "estimate_missing"
+    text = render_markdown(analysis)
+    secondary_at = text.index("## Declared secondary analyses")
+    exploratory_at = text.index("## Exploratory contrasts (unadjusted for multiplicity)")
+    assert secondary_at < exploratory_at
+    table = text[exploratory_at:text.index("\n## ", exploratory_at + 1)]
+    assert f"| {exploratory[0]} | {fmt(analysis.estimates[exploratory[0]].estimate)}" in table
+    assert f"| {exploratory[1]} | — (estimate_missing)" in table
+    assert secondary not in table
+    plain = _analysis()
+    assert plain.exploratory is None
+    assert "Exploratory contrasts" not in render_markdown(plain)
+
+
+def test_the_page_charts_the_named_estimates_with_their_intervals() -> None:
+    """The HTML figure of the secondary and exploratory estimates: one row per estimate
+    with an interval, at its estimate and 95 % bounds; a plan naming none has no figure."""
+    from foreseen.report import credit_page
+
+    from support.report_fixtures import header, run_metadata
+
+    study = make_study(6)
+    y = make_outcomes(study)
+    secondary = "delta_donor/probe/donor_card@seed_swap/point_mae/itt"
+    exploratory = ("delta_desc/probe/matched_card/drift/itt",
+                   "delta_desc/probe/numeric/point_mae/itt")
+    analysis = analyze(study, {"probe": make_explanations(study, y)}, make_slots(study, y), y,
+                       AnalysisConfig(bootstrap_b=200, secondary=(secondary,),
+                                      exploratory=exploratory))
+    report = CreditReport.assemble(header(), analysis, study_section=None,
+                                   run_metadata=run_metadata())
+    chart = credit_page.named_estimates_chart(report)
+    assert chart is not None
+    panel = chart.panels[0]
+    assert panel.ycategories == (f"secondary · {secondary}", f"exploratory · {exploratory[0]}")
+    points = panel.series[0]
+    for index, name in enumerate((secondary, exploratory[0])):
+        entry = analysis.estimates[name]
+        assert entry.ci95 is not None
+        assert (points.x[index], points.low[index], points.high[index]) == (
+            entry.estimate, entry.ci95[0], entry.ci95[1])
+    assert credit_page.named_estimates_chart(demo_report()) is None
+    assert credit_page.note_delivery_chart(demo_report()) is None

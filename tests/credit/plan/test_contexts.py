@@ -350,3 +350,70 @@ def test_matched_and_donor_content_share_their_heading(
         a = _render(study, state, matched, explanations, donors).prompt.split("\n\n")[3]
         b = _render(study, state, donor, explanations, donors).prompt.split("\n\n")[3]
         assert a.splitlines()[0] == b.splitlines()[0] and a != b
+
+
+def test_crossover_numbers_combines_donor_numbers_with_own_prose(
+        study: Study, donors: dict[str, dict[str, str]]) -> None:
+    """The crossover's mirror cell: the donor's direction and target, the state's own
+    screened prose, under the crossover's heading; both halves must be delivered."""
+    state = study.states[0]
+    donor_id = donors["seed_swap"][state.id]
+    donor_note = ("Scaling the inputs should improve accuracy by about 0.01. You would see the "
+                  "solver converge in fewer iterations.")
+    explanations = _explanations(study, {state.id: NOTE, donor_id: donor_note})
+    rendered = _render(study, state, "crossover_numbers@seed_swap", explanations, donors)
+    shown = Card.from_json(rendered.payload["card"])
+    donor_card, own_card = explanations[donor_id].card, explanations[state.id].card
+    assert donor_card is not None and own_card is not None
+    assert donor_card.target != own_card.target  # the test can tell the two apart
+    assert (shown.direction, shown.target) == (donor_card.direction, donor_card.target)
+    assert shown.observable is not None and "gap" in shown.observable
+    assert "solver" not in _added_block(rendered.prompt)
+    assert rendered.delivered is True and rendered.donor_state_id == donor_id
+    assert rendered.payload["card_span_sources"]["target"] == donor_id
+    assert rendered.payload["card_span_sources"]["observable"] == state.id
+    crossover = _render(study, state, "crossover@seed_swap", explanations, donors)
+    heading = prompts.ADDED_LABELS["crossover"]
+    assert f"## {heading}\n" in rendered.prompt and f"## {heading}\n" in crossover.prompt
+    # a donor without numbers: the numbers half is missing, so it is not delivered
+    wordy = _explanations(study, {state.id: NOTE, donor_id: "You would see the solver settle."})
+    assert _render(study, state, "crossover_numbers@seed_swap", wordy, donors).delivered is False
+    with pytest.raises(UserInputError, match="needs a donor map"):
+        context_id("crossover_numbers")
+
+
+def test_crossover_numbers_prompts_pass_blinding_and_are_scanned_for_leaks(
+        study: Study, donors: dict[str, dict[str, str]]) -> None:
+    """Freeze checks (spec §13) read the new context: its rendered prompts pass blinding,
+    and an outcome equal to a donated number shown in it is refused as a leak."""
+    from foreseen.core.errors import IntegrityError
+    from foreseen.credit.plan.blinding import check_blinding
+    from foreseen.credit.plan.leak import check_leaks
+    from foreseen.credit.plan.rendered_prompts import RenderedPrompt
+
+    explanations = _explanations(study)
+    rendered = [_render(study, s, "crossover_numbers@seed_swap", explanations, donors)
+                for s in study.states]
+    checked = [RenderedPrompt(f"plain|{r.state_id}|{r.context_id}|1", "plain", r.state_id,
+                              r.donor_state_id, r.prompt, r.added) for r in rendered]
+    assert check_blinding(study, checked)["donor_prompts"] == len(study.states)
+    far = {s.id: -0.4321 - 0.001 * i for i, s in enumerate(study.states)}
+    assert check_leaks(study, checked, far)["passed"] is True
+    # the donor's card states the receiving state's outcome to five digits: a leak
+    receiver = study.states[0]
+    donor_id = donors["seed_swap"][receiver.id]
+    precise = _explanations(study, {
+        donor_id: "Scaling the inputs should improve accuracy by about 0.012345. You would see"
+                  " the solver converge in fewer iterations."})
+    leaky = _render(study, receiver, "crossover_numbers@seed_swap", precise, donors)
+    assert "0.012345" in (leaky.added or "")
+    leaky_prompt = RenderedPrompt("plain|leaky|1", "plain", receiver.id, donor_id,
+                                  leaky.prompt, leaky.added)
+    assert check_leaks(study, [leaky_prompt], far)["passed"] is True
+    with pytest.raises(IntegrityError, match="leak check"):
+        check_leaks(study, [leaky_prompt], {**far, receiver.id: 0.012345})
+    tampered = [RenderedPrompt(c.slot, c.explainer, c.state_id, c.donor_state_id,
+                               c.prompt + str(c.donor_state_id), f"{c.added} {c.donor_state_id}")
+                for c in checked[:1]]
+    with pytest.raises(IntegrityError, match="names state"):
+        check_blinding(study, tampered)

@@ -138,3 +138,29 @@ def test_a_configuration_naming_an_unknown_primary_explainer_is_refused() -> Non
     with pytest.raises(ConfigError, match=r"run\.toml: primary_explainer 'lm' is not an"):
         parse_config({"study": "controlled", "explainers": [explainer],
                       "primary_explainer": "lm"}, "run.toml")
+
+
+def test_secondary_and_exploratory_estimates_move_onto_the_primary_explainer() -> None:
+    """A stand-in's declared secondary estimate becomes the model's (the stand-in's stays,
+    exploratory); exploratory ones are kept and the model's added; a model's own estimate and
+    a non-explainer estimate are left alone; no estimate ends up in both lists."""
+    from foreseen.credit.studies.primary import retarget_estimates
+
+    secondary = ("delta_donor/probe/crossover@seed_swap/point_mae/itt", "integrity/-|description",
+                 "delta_desc/other/matched_card/drift/itt")
+    exploratory = ("delta_desc/probe/numeric/drift/itt", "drift_reduction/probe/matched_card/itt")
+    new_secondary, new_exploratory = retarget_estimates(secondary, exploratory, "llm", ("probe",))
+    assert new_secondary == ("delta_donor/llm/crossover@seed_swap/point_mae/itt",
+                             "integrity/-|description", "delta_desc/other/matched_card/drift/itt")
+    assert new_exploratory == ("delta_donor/probe/crossover@seed_swap/point_mae/itt",
+                               "delta_desc/probe/numeric/drift/itt",
+                               "drift_reduction/probe/matched_card/itt",
+                               "delta_desc/llm/numeric/drift/itt",
+                               "drift_reduction/llm/matched_card/itt")
+    # the primary explainer is a stand-in itself: nothing moves
+    assert retarget_estimates(secondary, exploratory, "probe", ("probe",)) == (
+        secondary, exploratory)
+    config = with_primary_explainer(AnalysisConfig(secondary=secondary[:1],
+                                                   exploratory=exploratory), "llm", ("probe",))
+    assert config.secondary == ("delta_donor/llm/crossover@seed_swap/point_mae/itt",)
+    assert not set(config.secondary) & set(config.exploratory)

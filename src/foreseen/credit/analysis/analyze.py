@@ -11,7 +11,8 @@ explainer. Δ_desc is computed for every non-description arm and every loss
 in :data:`~foreseen.credit.analysis.metrics.LOSSES`; Δ_donor for every donor arm
 against its matched counterpart (``donor_card@m`` → ``matched_card``,
 ``donor_note@m`` → ``matched_note``, ``crossover@m`` → ``crossover``: the
-same numbers with the state's own screened prose). Intention to treat
+same numbers with the state's own screened prose; ``crossover_numbers@m`` →
+``crossover``: the same own screened prose with the state's own numbers). Intention to treat
 (all assigned slots, fallbacks included) is primary and carries the full
 diagnostics; valid-only estimates stand beside it; the delivered subset is
 descriptive and never enters the estimate table that gates read.
@@ -34,7 +35,9 @@ scope (the leave-one-cell-out prior pools a scoped state with its cell).
 Beside them: every arm paired against the constant baselines
 (:mod:`~foreseen.credit.analysis.baseline_contrasts`), the design's declared
 secondary estimates (``secondary``; the rest of the table is exploratory and
-unadjusted for multiplicity), and a verdict for each of the five checks
+unadjusted for multiplicity), the design's named exploratory estimates
+(``exploratory``: listed apart and labelled exploratory and unadjusted), and a
+verdict for each of the five checks
 (:mod:`~foreseen.credit.analysis.verdicts`).
 """
 
@@ -90,7 +93,10 @@ DELIVERED_NOTE = "descriptive only; never feeds a gate"
 _COUNTERPART = {"donor_card": "matched_card", "donor_note": "matched_note",
                 # the fixed-number mechanism contrast: the state's own numbers with the donor's
                 # screened prose, against the state's own numbers with its own screened prose
-                "crossover": "crossover"}
+                "crossover": "crossover",
+                # its mirror cell: the donor's numbers with the state's own screened prose,
+                # against the same own prose with the state's own numbers (fixed mechanism)
+                "crossover_numbers": "crossover"}
 
 ArmSlots = tuple[str | None, str, list[SlotRecord]]
 """An arm's explainer (None for description), context and slot records."""
@@ -184,6 +190,8 @@ class CreditAnalysis(Record):
     baseline_contrasts: tuple[BaselineContrastRow, ...] | None = field(
         default=None, metadata=OPTIONAL)
     secondary: tuple[SecondaryEstimate, ...] | None = field(default=None, metadata=OPTIONAL)
+    #: the design's named exploratory estimates (unadjusted); None when it names none
+    exploratory: tuple[SecondaryEstimate, ...] | None = field(default=None, metadata=OPTIONAL)
     verdicts: CheckVerdicts | None = field(default=None, metadata=OPTIONAL)
     explainer_roles: Mapping[str, str] | None = field(default=None, metadata=OPTIONAL)
     #: per arm: unreadable answers, points outside their own interval, off-scale points
@@ -415,6 +423,10 @@ def analyze(study: Study, explanations: Mapping[str, Mapping[str, Explanation]],
         SecondaryEstimate(name=name, estimate=estimates.get(name),
                           reason=None if name in estimates else "estimate_missing")
         for name in config.secondary)
+    exploratory = tuple(
+        SecondaryEstimate(name=name, estimate=estimates.get(name),
+                          reason=None if name in estimates else "estimate_missing")
+        for name in config.exploratory) or None
     return CreditAnalysis(
         config=config,
         study=StudySummary(name=study.name, version=study.version, metric=study.metric,
@@ -433,6 +445,7 @@ def analyze(study: Study, explanations: Mapping[str, Mapping[str, Explanation]],
         checks=checks,
         baseline_contrasts=against_baselines,
         secondary=secondary,
+        exploratory=exploratory,
         verdicts=check_verdicts(checks, estimates, config, sorted(explanations)),
         explainer_roles=explainer_roles(config, sorted(explanations)),
         answer_quality=answer_quality(

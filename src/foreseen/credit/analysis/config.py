@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 
 from foreseen.core.bootstrap import CORRECTIONS
 from foreseen.core.errors import UserInputError
+from foreseen.core.schema import OPTIONAL
 from foreseen.credit.analysis.gates import validate_gate
 
 HIERARCHIES: tuple[tuple[str, ...], ...] = ((), ("task", "seed"), ("task", "cell", "seed"))
@@ -82,7 +83,10 @@ class AnalysisConfig:
     report splits its contrasts by role (:func:`explainer_roles`); a plan that
     declares neither reports every contrast together, as before. ``secondary``
     lists the estimate names of the design's declared secondary analyses
-    (reported apart from the exploratory rest, never gated).
+    (reported apart from the exploratory rest, never gated). ``exploratory``
+    names estimates the design reports in a table of their own, labelled
+    exploratory and unadjusted for multiplicity (never gated); it is written to
+    the plan only when non-empty, so plans frozen before it keep their digests.
     ``reference_report_sha256`` is the SHA-256 of a reference run's
     ``report.json`` (the replication gate's signs are compared with its
     estimates; None: no reference).
@@ -108,6 +112,8 @@ class AnalysisConfig:
     controls: tuple[str, ...] = ()
     interval_method: str = DEFAULT_INTERVAL_METHOD
     minimum_clusters: int = DEFAULT_MINIMUM_CLUSTERS
+    #: written only when non-empty (absent from older plans), hence optional in the schema
+    exploratory: tuple[str, ...] = field(default=(), metadata=OPTIONAL)
 
     #: core ``to_json`` writes this config through :meth:`to_json` (margins sorted by loss)
     __custom_json__: ClassVar[bool] = True
@@ -145,6 +151,11 @@ class AnalysisConfig:
                 raise UserInputError(f"analysis config: margin for {loss} must be positive")
         if not (0.0 <= self.integrity_minimum <= 1.0):
             raise UserInputError("analysis config: integrity_minimum must be in [0, 1]")
+        both = sorted(set(self.secondary) & set(self.exploratory))
+        if both:
+            raise UserInputError(
+                f"analysis config: {', '.join(both)} cannot be both a declared secondary"
+                " estimate and an exploratory one")
         if self.primary_explainer is not None and self.primary_explainer in self.controls:
             raise UserInputError(
                 f"analysis config: the primary explainer {self.primary_explainer!r} cannot"
@@ -173,7 +184,7 @@ class AnalysisConfig:
             "controls": list(self.controls),
             "interval_method": self.interval_method,
             "minimum_clusters": self.minimum_clusters,
-        }
+        } | ({"exploratory": list(self.exploratory)} if self.exploratory else {})
 
     @property
     def interval_correction(self) -> str:
@@ -184,7 +195,7 @@ class AnalysisConfig:
     def from_json(cls, obj: Mapping[str, Any]) -> AnalysisConfig:
         if not isinstance(obj, Mapping):
             raise UserInputError("analysis config: expected a JSON object")
-        known = set(cls().to_json())
+        known = set(cls().to_json()) | {"exploratory"}
         unknown = sorted(set(obj) - known)
         if unknown:
             raise UserInputError(f"analysis config: unknown field(s) {', '.join(unknown)}")
@@ -233,6 +244,7 @@ class AnalysisConfig:
             minimum_clusters=_integer(obj.get("minimum_clusters",
                                               LEGACY_FIELDS["minimum_clusters"]),
                                       "minimum_clusters"),
+            exploratory=_names(obj.get("exploratory", []), "exploratory"),
         )
 
 

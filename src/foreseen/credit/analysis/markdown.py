@@ -706,9 +706,11 @@ def _baseline_rows(report: CreditAnalysis) -> list[list[str]]:
     return rows
 
 
-def _secondary_rows(report: CreditAnalysis) -> list[list[str]]:
+def _secondary_rows(report: CreditAnalysis, exploratory: bool = False) -> list[list[str]]:
+    """Rows of the declared secondary estimates (or, with ``exploratory``, the named
+    exploratory ones)."""
     rows = []
-    for item in report.secondary or ():
+    for item in (report.exploratory if exploratory else report.secondary) or ():
         entry = item.estimate
         if entry is None:
             rows.append([item.name, f"— ({item.reason})", "—", "—", "—"])
@@ -901,6 +903,14 @@ def render_markdown(report: CreditAnalysis, *,
                   ""]
         lines += _table(("estimate", "value", "95 % CI", "one-sided 95 % LB", "clusters"),
                         secondary_rows)
+
+    exploratory_rows = _secondary_rows(report, exploratory=True)
+    if exploratory_rows:
+        lines += ["## Exploratory contrasts (unadjusted for multiplicity)", "",
+                  "Named in the plan as exploratory: no gate reads them, no multiplicity "
+                  "adjustment is made, and an interval excluding 0 here is not a finding.", ""]
+        lines += _table(("estimate", "value", "95 % CI", "one-sided 95 % LB", "clusters"),
+                        exploratory_rows)
 
     commitment_lines = _commitment_lines(report.checks.commitment)
     if commitment_lines:

@@ -64,6 +64,9 @@ class ExplainerRun:
     transport_failures: int = 0
     #: call id (``explain:<task>|<state>``) → the prompt sent (kept with the run's files)
     prompts: dict[str, str] = field(default_factory=dict)
+    #: whether a note cut off at the backend's ``max_tokens`` could be noticed
+    #: (issue ``note: truncated``); False for stand-ins and backends without the limit
+    truncation_detectable: bool = False
 
     def issue_counts(self) -> dict[str, int]:
         """Reason → number of states with it (for the report)."""

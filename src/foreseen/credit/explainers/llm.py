@@ -48,7 +48,9 @@ server's retry-after or ``min(2, 0.05·2^i)·(0.5 + u)``, u seeded by (seed,
 call, attempt)); an exhausted call leaves the state with an empty explanation
 (intention to treat) and its reason in :attr:`ExplainerRun.issues`; so does a
 final error answer of a note, card or extract call (``<task>: refusal`` or
-``<task>: answer_error`` — the response's raw body is never the note). A
+``<task>: answer_error`` — the response's raw body is never the note). A note
+whose answer used all of the backend's ``max_tokens`` is kept and flagged
+``note: truncated`` (:meth:`LLMExplainer.hit_token_cap`). A
 request the server *rejects* (:class:`~foreseen.core.errors.RequestRejected`:
 HTTP 400, 404, an unsupported output mode) is no answer about the state but a
 configuration error: every call in flight is cancelled and the error stops the
@@ -284,7 +286,7 @@ class LLMExplainer(Explainer):
         return asyncio.run(self.explain_async(study))
 
     async def explain_async(self, study: Study) -> ExplainerRun:
-        run = ExplainerRun(explanations={})
+        run = ExplainerRun(explanations={}, truncation_detectable=self.truncation_detectable)
         gate = asyncio.Semaphore(self.concurrency)
         call_ids = proposal_call_ids(study) if self.propose else {}
 
@@ -390,7 +392,23 @@ class LLMExplainer(Explainer):
             reason = "refusal" if response.error.startswith(REFUSED) else "answer_error"
             run.issues.setdefault(state.id, []).append(f"{task}: {reason}")
             return None
+        if task == "note" and self.hit_token_cap(response):
+            run.issues.setdefault(state.id, []).append("note: truncated")
         return response.text
+
+    @property
+    def truncation_detectable(self) -> bool:
+        """True when the backend declares ``max_tokens`` (a note can be seen to hit it)."""
+        cap = self.backend.configuration().get("max_tokens")
+        return isinstance(cap, int) and not isinstance(cap, bool)
+
+    def hit_token_cap(self, response: BackendResponse) -> bool:
+        """True iff the answer used all of the backend's ``max_tokens`` (likely cut off):
+        ``output_tokens >= max_tokens``; False when either is unknown. The note is kept
+        (intention to treat) and the issue ``note: truncated`` recorded."""
+        cap = self.backend.configuration().get("max_tokens")
+        return (self.truncation_detectable and isinstance(cap, int)
+                and response.output_tokens is not None and response.output_tokens >= cap)
 
     async def _respond(self, run: ExplainerRun, state: State, task: str, prompt: str,
                        schema: Mapping[str, Any] | None, state_id: str | None = None

@@ -16,6 +16,9 @@ instructions (:mod:`foreseen.credit.plan.prompts`); the context kind decides the
 ``crossover``      matched ``numeric`` slots + the state's own screened prose (the
                    matched arm of the crossover: Δ = L(crossover@m) − L(crossover)
                    varies only the prose, at fixed numbers)
+``crossover_numbers@m``  the donor's ``numeric`` slots + the state's own screened prose
+                   (the crossover's mirror cell: Δ = L(crossover_numbers@m) − L(crossover)
+                   varies only the numbers, at fixed mechanism prose)
 ``signal@name``    a known numeric signal (child calibration plans only), with
                    a sentence saying what it is (:data:`SIGNAL_MEANINGS`)
 =================  ============================================================
@@ -46,7 +49,8 @@ added block of the rendered prompt (checked on the prompt text; the added block
 and not the whole prompt, so a span such as "improve" cannot be matched by the
 instructions' own words). Only spans with at least two letters or a digit
 count. Note kinds: True iff the note is non-empty after trimming. ``crossover``:
-True iff both of its parts (matched numeric, donor prose) are delivered.
+True iff both of its parts (matched numeric, donor prose) are delivered;
+``crossover_numbers``: True iff both of its parts (donor numeric, matched prose) are.
 ``signal``: True (a signal is always shown). ``description``: None.
 
 **Blinding.** Matched and donor content are shown under the same heading
@@ -58,8 +62,10 @@ state that differ from the receiving state's are replaced by the receiving
 state's. ``RenderedContext.added`` is the added block, which the freeze's
 blinding and leak checks scan.
 
-The ``crossover`` payload also carries ``card_span_sources`` (slot → the state
-whose explanation that slot's spans point into), since its card mixes two sources.
+The ``crossover`` and ``crossover_numbers`` payloads also carry ``card_span_sources``
+(slot → the state whose explanation that slot's spans point into), since their
+cards mix two sources; both are shown under the ``crossover`` heading, so the
+prompt does not say which half was donated.
 """
 
 from __future__ import annotations
@@ -112,9 +118,11 @@ __all__ = [
 
 CONTEXT_KINDS: tuple[str, ...] = (
     "description", "matched_card", "matched_note", "donor_card", "donor_note",
-    "numeric", "prose", "crossover", "signal",
+    "numeric", "prose", "crossover", "signal", "crossover_numbers",
 )
-_DONOR_KINDS = ("donor_card", "donor_note", "crossover")
+_DONOR_KINDS = ("donor_card", "donor_note", "crossover", "crossover_numbers")
+#: kinds whose card mixes numeric slots and screened prose from (possibly) two states
+_CROSSOVER_KINDS = ("crossover", "crossover_numbers")
 _SIGNAL_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 NUMERIC_SLOTS: tuple[str, ...] = ("direction", "target")
 
@@ -348,6 +356,37 @@ def _card_block(card: Card) -> str:
     return render_card(card) or "(no card content)"
 
 
+def _crossover_card(study: Study, state: State, kind: str, matched: Explanation,
+                    donor_id: str | None, explanations: Mapping[str, Explanation], cid: str,
+                    explainer: str | None) -> tuple[Card, str, bool, dict[str, str]]:
+    """The card of a crossover context: numeric slots from one state, screened prose from one.
+
+    ``crossover``: the state's numbers + the donor's (or, unqualified, its own) prose;
+    ``crossover_numbers``: the donor's numbers + the state's own prose. Returns the
+    card, its rendered block, whether both halves are delivered, and the span sources.
+    """
+    donated = (None if donor_id is None
+               else _donated(study, explanations, donor_id, state, cid, explainer))
+    numbers_owner, prose_owner = state.id, state.id
+    if kind == "crossover_numbers" and donated is not None and donor_id is not None:
+        numbers, words = _numeric(donated), _prose(matched)
+        numbers_owner = donor_id
+    else:
+        numbers = _numeric(matched)
+        words = _prose(matched if donated is None else donated)
+        prose_owner = state.id if donor_id is None else donor_id
+    card = Card(direction=numbers.card.direction, target=numbers.card.target,
+                observable=words.card.observable, regime=words.card.regime,
+                falsification=words.card.falsification,
+                counterfactual=words.card.counterfactual,
+                spans={**numbers.card.spans, **words.card.spans})
+    added = _card_block(card)
+    delivered = _delivered(numbers, added) and _delivered(words, added)
+    sources = {slot: (numbers_owner if slot in NUMERIC_SLOTS else prose_owner)
+               for slot in sorted(card.spans)}
+    return card, added, delivered, sources
+
+
 def render_context(study: Study, state: State, cid: str, explainer: str | None,
                    explanations: Mapping[str, Explanation],
                    donors: Mapping[str, Mapping[str, str]],
@@ -392,25 +431,15 @@ def render_context(study: Study, state: State, cid: str, explainer: str | None,
         payload["note"] = added if delivered else None
     else:
         matched = None
-        if kind in ("matched_card", "numeric", "prose", "crossover"):
+        if kind in ("matched_card", "numeric", "prose", *_CROSSOVER_KINDS):
             matched = _explanation(explanations, state.id, cid, explainer)
-        if kind == "donor_card" or (kind == "crossover" and qualifier is not None):
+        if kind in ("donor_card", "crossover_numbers") or (
+                kind == "crossover" and qualifier is not None):
             donor_id = _donor(donors, str(qualifier), state)
-        if kind == "crossover" and matched is not None:
-            numbers = _numeric(matched)
-            words = _prose(matched if donor_id is None
-                           else _donated(study, explanations, donor_id, state, cid, explainer))
-            card = Card(direction=numbers.card.direction, target=numbers.card.target,
-                        observable=words.card.observable, regime=words.card.regime,
-                        falsification=words.card.falsification,
-                        counterfactual=words.card.counterfactual,
-                        spans={**numbers.card.spans, **words.card.spans})
-            added = _card_block(card)
-            delivered = _delivered(numbers, added) and _delivered(words, added)
-            payload["card_span_sources"] = {
-                slot: (state.id if slot in NUMERIC_SLOTS or donor_id is None else donor_id)
-                for slot in sorted(card.spans)
-            }
+        if kind in _CROSSOVER_KINDS and matched is not None:
+            card, added, delivered, sources = _crossover_card(
+                study, state, kind, matched, donor_id, explanations, cid, explainer)
+            payload["card_span_sources"] = sources
         else:
             if kind == "donor_card" and donor_id is not None:
                 shown = _full(_donated(study, explanations, donor_id, state, cid, explainer))
@@ -427,7 +456,7 @@ def render_context(study: Study, state: State, cid: str, explainer: str | None,
             delivered = _delivered(shown, added)
         payload["card"] = card.to_json()
 
-    label = ADDED_LABELS.get(kind, kind)
+    label = ADDED_LABELS.get("crossover" if kind in _CROSSOVER_KINDS else kind, kind)
     prompt = render_prompt(study, state, intervention,
                            None if added is None else (label, added))
     if added is not None and added not in prompt:  # pragma: no cover - render_prompt embeds it

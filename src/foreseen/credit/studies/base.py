@@ -97,6 +97,9 @@ class StudyDesign:
     scopes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     #: study-folder files the plan freezes by digest (:mod:`foreseen.credit.plan.committed_files`)
     committed_files: tuple[str, ...] = ()
+    #: count the delivery of every note explainer's notes into the study section
+    #: (:mod:`foreseen.credit.studies.note_delivery`; the direct-text pipeline)
+    note_delivery: bool = False
 
     def with_explainer(self, name: str, contexts: Sequence[str],
                        scope: Sequence[str] | None = None) -> StudyDesign:

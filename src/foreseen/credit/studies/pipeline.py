@@ -88,6 +88,7 @@ from foreseen.credit.run.faults import FaultInjectingBackend
 from foreseen.credit.run.pipeline import LEAK_CHECK_FILE, STUDY_SECTION_FILE, analyze_run
 from foreseen.credit.run.reference import REFERENCE_REPORT, read_reference_run
 from foreseen.credit.studies.base import BuiltStudy, StudyDefinition, StudyDesign, Verification
+from foreseen.credit.studies.note_delivery import with_note_delivery
 from foreseen.credit.studies.primary import primary_explainer_of, with_primary_explainer
 from foreseen.credit.studies.registry import committed_study_section
 
@@ -170,7 +171,8 @@ def _explainer_record(spec: ExplainerSpec, explainer: LLMExplainer,
             "explanations": {sid: e.to_json() for sid, e in run.explanations.items()},
             "proposals": {sid: p.to_json() for sid, p in run.proposals.items()},
             "issues": run.issues, "issue_counts": run.issue_counts(),
-            "prompts": dict(sorted(run.prompts.items()))}
+            "prompts": dict(sorted(run.prompts.items())),
+            "truncation_detectable": run.truncation_detectable}
 
 
 def _reuse(path: Path, configuration: Mapping[str, Any]) -> ExplainerRun | None:
@@ -189,7 +191,8 @@ def _reuse(path: Path, configuration: Mapping[str, Any]) -> ExplainerRun | None:
         {sid: Proposal.from_json(p) for sid, p in stored.get("proposals", {}).items()},
         {sid: list(r) for sid, r in stored.get("issues", {}).items()},
         int(stored.get("calls", 0)), int(stored.get("transport_failures", 0)),
-        {cid: str(p) for cid, p in stored.get("prompts", {}).items()})
+        {cid: str(p) for cid, p in stored.get("prompts", {}).items()},
+        stored.get("truncation_detectable") is True)
 
 
 def run_explainers(definition: StudyDefinition, built: BuiltStudy,
@@ -391,7 +394,8 @@ def run_study(definition: StudyDefinition, out: str | Path, settings: StudySetti
             verification = definition.verify(built, options,
                                              fraction=settings.verify_fraction,
                                              executor=executor)
-    section = definition.section(built, calibrated.outcomes, verification)
+    section = with_note_delivery(definition.section(built, calibrated.outcomes, verification),
+                                 design, built.build.study, explanations, runs)
     if section is not None:
         write_json_atomic(folder / STUDY_SECTION_FILE, section.to_json())
     report = analyze_run(plan, folder / "ledger.jsonl", sealed, folder,

@@ -18,7 +18,11 @@ analysis configuration before the plan is frozen:
 * a control gate of a stand-in becomes a ``machinery`` gate when the primary
   explainer is not a stand-in;
 * ``primary_explainer`` is set and the primary explainer is dropped from the
-  controls.
+  controls;
+* a declared secondary estimate of a stand-in becomes the primary explainer's
+  (the same estimate, its explainer part replaced) and the stand-in's stays as
+  an exploratory one; every exploratory estimate of a stand-in is kept and the
+  primary explainer's counterpart added (:func:`retarget_estimates`).
 
 Primary gates come first (the report's headline lists them first). An estimate
 the primary explainer does not have (a context it was not given) leaves its
@@ -63,6 +67,28 @@ def retarget_gate(gate: Mapping[str, Any], old: str, new: str) -> dict[str, Any]
         for condition in gate["conditions"]]}
 
 
+def _unique(names: Sequence[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(names))
+
+
+def retarget_estimates(secondary: Sequence[str], exploratory: Sequence[str], primary: str,
+                       stand_ins: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(secondary, exploratory) with the stand-ins' estimates moved onto ``primary``
+    (module docstring); no estimate is left in both lists."""
+    def judged(name: str) -> str | None:
+        parts = name.split("/")
+        return parts[1] if len(parts) >= 2 and parts[0] in EXPLAINER_ESTIMATES else None
+
+    moved = [n for n in secondary if judged(n) in stand_ins and judged(n) != primary]
+    new_secondary = _unique([_renamed(n, str(judged(n)), primary) if n in moved else n
+                             for n in secondary])
+    added = [_renamed(n, str(judged(n)), primary) for n in exploratory
+             if judged(n) in stand_ins and judged(n) != primary]
+    new_exploratory = _unique([n for n in (*moved, *exploratory, *added)
+                               if n not in new_secondary])
+    return new_secondary, new_exploratory
+
+
 def with_primary_explainer(analysis: AnalysisConfig, primary: str,
                            stand_ins: Sequence[str]) -> AnalysisConfig:
     """The analysis configuration whose gates judge ``primary`` (module docstring)."""
@@ -83,8 +109,11 @@ def with_primary_explainer(analysis: AnalysisConfig, primary: str,
             primaries.append({**gate, "role": "primary"})
         else:
             others.append(dict(gate))
+    secondary, exploratory = retarget_estimates(analysis.secondary, analysis.exploratory,
+                                                primary, stand_ins)
     return replace(analysis, gates=(*primaries, *others), primary_explainer=primary,
-                   controls=tuple(c for c in analysis.controls if c != primary))
+                   controls=tuple(c for c in analysis.controls if c != primary),
+                   secondary=secondary, exploratory=exploratory)
 
 
 def primary_explainer_of(configured: str | None, llm_explainers: Sequence[str],

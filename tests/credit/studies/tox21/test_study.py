@@ -208,8 +208,9 @@ def test_offline_run_end_to_end(built: Tox21Build, cache_dir: Path, tmp_path: Pa
     assert contexts == {(None, "description"), ("probe", "matched_card"),
                         ("probe", "donor_card@seed_swap"), ("probe", "numeric"),
                         ("probe", "prose"), ("probe", "crossover"),
-                        ("probe", "crossover@seed_swap")}
-    assert len(plan["slots"]) == 12 * 7 * 2
+                        ("probe", "crossover@seed_swap"),
+                        ("probe", "crossover_numbers@seed_swap")}
+    assert len(plan["slots"]) == 12 * 8 * 2
     assert "y" not in json.dumps(plan["study"]["states"][0]["public"]).split('"')  # no outcome
     report = json.loads((out / "report.json").read_text())
     assert report["outcome_commitment"]["ok"]
@@ -245,15 +246,19 @@ def test_offline_run_end_to_end(built: Tox21Build, cache_dir: Path, tmp_path: Pa
     assert "Pilot of the machinery: 2 task clusters" in markdown
     assert "## Declared sensitivities" in markdown and "task → cell → seed" in markdown
     assert report["leak_check"]["passed"], report["leak_check"]["detail"]
-    # the component crossover: declared secondary estimates, reported apart and never gated
+    # the component crossover: the one frozen secondary contrast (the fixed-number mechanism
+    # contrast), the exploratory rest in a table of its own, none of them gated
     secondary = {s["name"]: s for s in report["secondary"]}
-    assert set(secondary) == set(design["analysis"]["secondary"]) and len(secondary) == 6
-    assert "delta_donor/probe/crossover@seed_swap/interval_score/itt" in secondary
-    for name, item in secondary.items():
+    assert list(secondary) == ["delta_donor/probe/crossover@seed_swap/point_mae/itt"]
+    assert design["analysis"]["secondary"] == list(secondary)
+    exploratory = {s["name"]: s for s in report["exploratory"]}
+    assert list(exploratory) == design["analysis"]["exploratory"] and len(exploratory) == 15
+    for name, item in {**secondary, **exploratory}.items():
         assert item["estimate"] == report["estimates"][name], name
     gated = {c["estimate"] for g in report["gates"] for c in g["conditions"]}
-    assert not gated & set(secondary)
+    assert not gated & (set(secondary) | set(exploratory))
     assert "## Declared secondary analyses" in markdown
+    assert "## Exploratory contrasts (unadjusted for multiplicity)" in markdown
     # the crossover's delivery: its numbers and prose both reached the prompt
     crossover = report["integrity"]["per_context"]["probe|crossover@seed_swap"]
     assert crossover["assigned"] == 12 * 2

@@ -263,6 +263,9 @@ class OpenMLBuild:
     jobs: tuple[StateJob, ...]
     records: tuple[dict[str, Any], ...]
     probes: dict[str, dict[str, float]]
+    #: which pipeline the study runs on these states (``cards`` or ``direct_text``;
+    #: :mod:`foreseen.credit.studies.openml.study`)
+    pipeline: str = "cards"
 
     def timings(self) -> list[dict[str, Any]]:
         """Per-state wall seconds (as measured when the state was executed) and cache hits."""

@@ -11,6 +11,19 @@ task of the same kind); 2 repeats; seed 20261129; the lottery (index digest,
 seed, ranking) frozen into the plan; analysis stratified by task kind with the
 joint OpenML gate. The folder adds ``lottery.json`` and ``timings.json``.
 
+**Direct-text pipeline** (``--pipeline direct_text``; spec credit.md §13, the
+paper's direct-text follow-up on the same states): the forecaster is shown the
+explainer's full note, not a card — contexts ``description`` and
+``matched_note`` only, for the offline probe explainer and for any LLM
+explainer (whose notes it writes from the public state; an elicited state's
+note is its card written out as text). Note delivery is counted (delivered,
+truncated, empty by reason: :mod:`foreseen.credit.studies.note_delivery`). No
+gate: the declared secondary estimates are Δ_desc of ``matched_note`` on drift
+and on the interval score (:func:`direct_text_analysis`); point MAE and the
+drift reduction are exploratory. Same task-stratified bootstrap (by kind).
+With an LLM explainer the secondary estimates move onto it
+(:func:`foreseen.credit.studies.primary.with_primary_explainer`).
+
 Report section: the re-draw statement, the lottery's picks, the share of
 y = 0 per change and (when asked) the outcome re-execution.
 """
@@ -22,6 +35,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from foreseen.core.errors import UserInputError
 from foreseen.core.parallel import Executor
 from foreseen.credit.analysis.config import AnalysisConfig
 from foreseen.credit.analysis.gates import openml_joint_gate
@@ -49,6 +63,11 @@ from foreseen.credit.studies.verification import zero_outcome_share
 CONTEXTS: tuple[str, ...] = ("matched_card", "numeric", "prose", "donor_card@seed_swap",
                              "donor_card@cross_task")
 LLM_CONTEXTS: tuple[str, ...] = ("matched_card", "donor_card@seed_swap")
+#: the pipelines a run can choose (``--pipeline``)
+PIPELINES: tuple[str, ...] = ("cards", "direct_text")
+_EXECUTION = ExecutionConfig(concurrency=4, max_attempts=4, backoff_base_s=0.01,
+                             backoff_max_s=0.2)
+DIRECT_TEXT_CONTEXTS: tuple[str, ...] = ("matched_note",)
 REPEATS = 2
 DESIGN_SEED = 20261129
 BRIEF = (
@@ -57,6 +76,25 @@ BRIEF = (
     "training rows. The metric is held-out skill = 1 − loss / loss of the constant "
     "predictor, on rows nobody sees (OpenML study, brief version 1)."
 )
+
+
+def direct_text_analysis(replicates: int, explainer: str = EXPLAINER) -> AnalysisConfig:
+    """The direct-text pipeline's analysis: task-stratified bootstrap by kind, no gate;
+    secondary Δ_desc(drift) and Δ_desc(interval score) of ``matched_note``; exploratory
+    Δ_desc(point MAE) and the drift reduction."""
+    arm = f"{explainer}/matched_note"
+    return AnalysisConfig(
+        bootstrap_b=replicates, stratify_by_kind=True,
+        secondary=(f"delta_desc/{arm}/drift/itt", f"delta_desc/{arm}/interval_score/itt"),
+        exploratory=(f"delta_desc/{arm}/point_mae/itt", f"drift_reduction/{arm}/itt"))
+
+
+def _pipeline(options: Mapping[str, Any]) -> str:
+    pipeline = str(options.get("pipeline", "cards"))
+    if pipeline not in PIPELINES:
+        raise UserInputError(f"study openml: pipeline must be one of {', '.join(PIPELINES)};"
+                             f" got {pipeline!r}")
+    return pipeline
 
 
 def _native(built: BuiltStudy) -> OpenMLBuild:
@@ -97,6 +135,9 @@ class OpenMLStudy(StudyDefinition):
                            "OpenML-CC18 datasets the lottery draws"),
             StudyParameter("regression", "int", DEFAULT_QUOTAS["OpenML-CTR23"],
                            "OpenML-CTR23 datasets the lottery draws"),
+            StudyParameter("pipeline", "str", "cards",
+                           "cards (the source study) or direct_text (the explainer's full "
+                           "note vs description)"),
         )
 
     #: the outcome pipeline's code (:data:`foreseen.credit.studies.openml.build.PIPELINE_MODULES`)
@@ -124,11 +165,13 @@ class OpenMLStudy(StudyDefinition):
 
     def build(self, options: Mapping[str, Any], *, executor: Executor | None,
               cache: Path | None, outcomes: bool = True) -> BuiltStudy:
+        pipeline = _pipeline(options)
         quotas = {"OpenML-CC18": int(options["classification"]),
                   "OpenML-CTR23": int(options["regression"])}
         native = _without_cross_task(build_openml_study(
             options["mirror"], executor=executor, cache=cache, quotas=quotas,
             row_cap=int(options["row_cap"]), outcomes=outcomes))
+        native = replace(native, pipeline=pipeline)
         files = {"lottery.json": native.lottery.to_json(), "timings.json": native.timings()}
         picks = ", ".join(f"{e.name} ({e.suite})" for e in native.lottery.picks)
         return BuiltStudy(native.build, files, False, (f"lottery picks: {picks}",), native)
@@ -136,6 +179,14 @@ class OpenMLStudy(StudyDefinition):
     def design(self, built: BuiltStudy, *, replicates: int, seed: int | None,
                repeats: int | None) -> StudyDesign:
         native = _native(built)
+        if native.pipeline == "direct_text":
+            return StudyDesign(
+                contexts={None: ("description",), EXPLAINER: DIRECT_TEXT_CONTEXTS},
+                repeats=REPEATS if repeats is None else repeats,
+                seed=DESIGN_SEED if seed is None else seed,
+                analysis=direct_text_analysis(replicates), execution=_EXECUTION,
+                llm_contexts=DIRECT_TEXT_CONTEXTS, lottery=native.lottery.to_json(),
+                note_delivery=True)
         maps = set(native.build.study.donor_maps)
         contexts = tuple(c for c in CONTEXTS if "@" not in c or c.partition("@")[2] in maps)
         analysis = AnalysisConfig(bootstrap_b=replicates, stratify_by_kind=True,
@@ -144,8 +195,7 @@ class OpenMLStudy(StudyDefinition):
             contexts={None: ("description",), EXPLAINER: contexts},
             repeats=REPEATS if repeats is None else repeats,
             seed=DESIGN_SEED if seed is None else seed, analysis=analysis,
-            execution=ExecutionConfig(concurrency=4, max_attempts=4, backoff_base_s=0.01,
-                                      backoff_max_s=0.2),
+            execution=_EXECUTION,
             llm_contexts=LLM_CONTEXTS, lottery=native.lottery.to_json())
 
     def verify(self, built: BuiltStudy, options: Mapping[str, Any], *, fraction: float,
@@ -169,11 +219,17 @@ class OpenMLStudy(StudyDefinition):
             "task_scaled_mae": "reported per context under metrics (scale max(mean |y| of the "
                                "task, 0.01))",
         }
+        if native.pipeline != "cards":
+            data["pipeline"] = native.pipeline
         return StudySection("openml_study", data, _markdown(data))
 
 
 def _markdown(section: Mapping[str, Any]) -> str:
     lines = ["# OpenML study", "", f"This is {section['draw']}.", "",
+             *((["Direct-text pipeline: the forecaster is shown the explainer's full note "
+                 "(matched_note) or nothing (description); no gate, drift and interval score"
+                 " are the declared secondary estimates.", ""])
+               if section.get("pipeline") == "direct_text" else []),
              f"Lottery seed {section['lottery_seed']}; mirror index sha256 "
              f"{section['mirror_index_sha256']}.", "",
              "Picks: " + ", ".join(f"{p['name']} ({p['suite']})" for p in section["picks"]),

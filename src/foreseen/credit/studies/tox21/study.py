@@ -1,20 +1,43 @@
 """The Tox21 study as a :class:`~foreseen.credit.studies.base.StudyDefinition`.
 
-Design (spec credit.md §9): 12 endpoints × 3 nested label budgets × 2 seeds =
+Design (spec credit.md §9, §13): 12 endpoints × 3 nested label budgets × 2 seeds =
 72 states, all elicited (the probe explainer writes six-field cards). Contexts
-``description``; probe ``matched_card`` and ``donor_card@seed_swap`` (primary),
-and the paper's component crossover as a declared secondary analysis:
-``numeric`` (the card's numbers only), ``prose`` (its screened prose only),
-``crossover@seed_swap`` (the state's numbers + the donor's screened prose) and
-its matched counterpart ``crossover`` (the state's numbers + its own screened
-prose): Δ_donor of the crossover varies the prose at fixed numbers (the
-mechanism contrast); Δ_desc of ``numeric`` and ``prose`` say which component
-carries the gain (:data:`SECONDARY`). 2 repeats; seed 20261129. The gate is
+``description`` and seven card contexts — the paper's component crossover,
+two forecasts each: 72 × 8 × 2 = 1,152 calls at the paper's size
+(:data:`CARD_CONTEXTS`):
+
+1. ``matched_card`` — the full card (primary, harm gate);
+2. ``donor_card@seed_swap`` — the other seed's full card (primary, harm gate);
+3. ``numeric`` — the card's numbers only (the paper's numbers-only arm);
+4. ``prose`` — its screened mechanism prose only;
+5. ``crossover`` — its own numbers + its own screened prose;
+6. ``crossover@seed_swap`` — its own numbers + the donor's screened prose;
+7. ``crossover_numbers@seed_swap`` — the donor's numbers + its own screened prose.
+
+**Why these seven.** The paper names the full card, the numbers-only arm and
+the screened-mechanism prose at fixed numbers (donor and matched), and says the
+crossover "tests numerical targets and mechanism text" with seven
+card-versus-description contrasts; the seventh is not named in the text that
+survives. We take the cell that makes it a crossover in both components:
+numbers swapped at fixed (own) mechanism prose, the mirror of the mechanism
+swapped at fixed numbers. With it the two components are crossed
+(own/donor numbers × own/donor screened prose, the donor × donor cell being
+the donor's full card) and each component has a donor-minus-matched contrast
+against the same matched cell ``crossover``.
+
+**What is frozen.** The one declared secondary contrast is the paper's
+fixed-number mechanism contrast, Δ_donor of ``crossover@seed_swap`` on point MAE
+(donor minus matched screened prose at the state's own numbers; :data:`SECONDARY`),
+frozen in the plan before any call. The seven card-versus-description contrasts
+(point MAE and drift) and the numbers-swap contrast are named exploratory
+(:data:`EXPLORATORY`): reported in their own table, unadjusted for multiplicity,
+never gated. 2 repeats; seed 20261129. The gate is
 the Tox21 harm gate (primary loss: the ROC-AUC interval score). The declared
 sensitivity analysis is the paper's hierarchical bootstrap: endpoint → budget
 cell → seed (``HIERARCHY``; each contrast carries its hierarchical interval
 beside the primary task-cluster one).
-An LLM explainer gets ``matched_card`` and ``donor_card@seed_swap``. The study
+An LLM explainer's cards get the same seven card contexts, and the frozen secondary
+contrast and the exploratory ones move onto it (the probe's stay exploratory). The study
 folder adds ``build.json`` (outcome-free diagnostics: unparseable SMILES, splits,
 convergence, per-state seconds).
 
@@ -53,18 +76,28 @@ DESIGN_SEED = 20261129
 HIERARCHY: tuple[str, ...] = ("task", "cell", "seed")
 REPEATS = 2
 MINIMUM_TASKS = 6
-#: the primary contexts (the harm gate) and the component crossover (declared secondary)
+#: the primary contexts (the harm gate) and the rest of the component crossover
 PRIMARY_CONTEXTS: tuple[str, ...] = ("matched_card", "donor_card@seed_swap")
 CROSSOVER_CONTEXTS: tuple[str, ...] = ("numeric", "prose", "crossover",
-                                       "crossover@seed_swap")
+                                       "crossover@seed_swap", "crossover_numbers@seed_swap")
+#: the seven card contexts of the crossover (each forecast beside ``description``)
+CARD_CONTEXTS: tuple[str, ...] = (*PRIMARY_CONTEXTS, *CROSSOVER_CONTEXTS)
 CONTEXTS: dict[str | None, tuple[str, ...]] = {
-    None: ("description",), "probe": (*PRIMARY_CONTEXTS, *CROSSOVER_CONTEXTS)}
-#: the crossover's declared secondary estimates (never gated), on both primary losses
-SECONDARY: tuple[str, ...] = tuple(
-    name for loss in ("interval_score", "point_mae") for name in (
-        f"delta_desc/probe/numeric/{loss}/itt", f"delta_desc/probe/prose/{loss}/itt",
-        f"delta_donor/probe/crossover@seed_swap/{loss}/itt"))
-LLM_CONTEXTS: tuple[str, ...] = ("matched_card", "donor_card@seed_swap")
+    None: ("description",), "probe": CARD_CONTEXTS}
+#: the one frozen secondary contrast: screened mechanism prose, donor minus matched, at the
+#: state's own numbers, on point MAE (the paper's fixed-number mechanism contrast)
+MECHANISM_CONTRAST = "delta_donor/probe/crossover@seed_swap/point_mae/itt"
+SECONDARY: tuple[str, ...] = (MECHANISM_CONTRAST,)
+#: exploratory and unadjusted: every card context against description on point MAE and
+#: drift, and the numbers swapped at fixed mechanism prose
+EXPLORATORY: tuple[str, ...] = (
+    *(f"delta_desc/probe/{cid}/{loss}/itt" for loss in ("point_mae", "drift")
+      for cid in CARD_CONTEXTS),
+    "delta_donor/probe/crossover_numbers@seed_swap/point_mae/itt",
+)
+#: an LLM explainer's cards go through the whole crossover (the paper's crossover reused
+#: the source cards); its estimates become the secondary and exploratory ones
+LLM_CONTEXTS: tuple[str, ...] = CARD_CONTEXTS
 BRIEF = (
     "Each task is one Tox21 assay endpoint (MoleculeNet's Tox21): the parent is an "
     "L2 logistic regression on 2048-bit Morgan fingerprints (radius 2), trained on a "
@@ -134,7 +167,7 @@ class Tox21Study(StudyDefinition):
                repeats: int | None) -> StudyDesign:
         analysis = AnalysisConfig(bootstrap_b=replicates, gates=(tox21_harm_gate(),),
                                   minimum_tasks=MINIMUM_TASKS, hierarchical=HIERARCHY,
-                                  secondary=SECONDARY)
+                                  secondary=SECONDARY, exploratory=EXPLORATORY)
         return StudyDesign(
             contexts=CONTEXTS, repeats=REPEATS if repeats is None else repeats,
             seed=DESIGN_SEED if seed is None else seed, analysis=analysis,
