@@ -331,6 +331,19 @@ def read_run_ledger(ledger_path: str | os.PathLike[str]) -> VerifiedLedger:
     return VerifiedLedger.read(ledger_path, run_keep)
 
 
+def slots_left(plan: FrozenPlan, ledger_path: str | os.PathLike[str]) -> int:
+    """How many of the plan's slots have no terminal event in the ledger (all: no ledger).
+
+    What the probe before a run asks first: with nothing left to run it is not sent
+    (it would cost a call for nothing). A ledger that cannot be read is refused here.
+    """
+    if not Path(ledger_path).exists():
+        return len(plan.body["slots"])
+    planned = {str(slot["slot_id"]) for slot in plan.body["slots"]}
+    done = terminal_slots(read_run_ledger(ledger_path).kept)
+    return len(planned - set(done))
+
+
 def open_run_ledger(plan: FrozenPlan, ledger_path: str | os.PathLike[str]) -> Ledger:
     """Open (or start) the plan's ledger; refuse a ledger that belongs to another plan.
 
