@@ -30,7 +30,7 @@ from foreseen.credit.backends.schemas import FORECAST_SCHEMA
 from foreseen.credit.run.probe import probe_lines, probe_sync, require_usable
 
 from support.fake_llm_server import FLAVOURS, FakeLLMServer
-from support.http import KEY, KEY_ENV, backend_options
+from support.http import KEY, KEY_ENV, backend_options, http_plan
 from support.typed_check import check
 
 
@@ -284,3 +284,13 @@ def test_a_gateway_or_overload_status_is_an_outage_whatever_its_words(
     with Gateway(key=KEY) as server, pytest.raises(TransportError) as caught:
         asyncio.run(call(_openai(server.base_url)))
     assert not isinstance(caught.value, RequestRejected)
+
+
+def test_a_plan_is_never_frozen_with_output_mode_auto(tmp_path: Any) -> None:
+    """``auto`` is a request to the probe, not a mode: a plan frozen with it could make no
+    call (every slot would fail), so the freeze refuses it and says how to settle it."""
+    with pytest.raises(ConfigError, match="output_mode auto"):
+        http_plan(tmp_path, "openai", "http://127.0.0.1:9", n_tasks=1, output_mode="auto")
+    settled = http_plan(tmp_path, "openai", "http://127.0.0.1:9", n_tasks=1,
+                        output_mode="json_object")
+    assert settled.body["forecaster"]["configuration"]["structured_output"] == "json_object"
