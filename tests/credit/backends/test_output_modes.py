@@ -29,7 +29,7 @@ from foreseen.credit.backends.registry import make_backend
 from foreseen.credit.backends.schemas import FORECAST_SCHEMA
 from foreseen.credit.run.probe import probe_lines, probe_sync, require_usable
 
-from support.fake_llm_server import FLAVOURS, FakeLLMServer
+from support.fake_llm_server import FLAVOURS, FakeLLMServer, Flavour
 from support.http import KEY, KEY_ENV, backend_options, http_plan
 from support.typed_check import check
 
@@ -294,3 +294,19 @@ def test_a_plan_is_never_frozen_with_output_mode_auto(tmp_path: Any) -> None:
     settled = http_plan(tmp_path, "openai", "http://127.0.0.1:9", n_tasks=1,
                         output_mode="json_object")
     assert settled.body["forecaster"]["configuration"]["structured_output"] == "json_object"
+
+
+def test_auto_never_freezes_a_mode_the_server_ignores(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server that drops the grammar field answers like a plain chat: the probe must see
+    that the answer was not constrained (and freeze text), not record grammar."""
+    monkeypatch.setenv(KEY_ENV, KEY)
+    refused = (400, "unsupported")
+    monkeypatch.setitem(FLAVOURS, "ignores_grammar", Flavour(
+        {"json_schema": refused, "json_object": refused, "tools": refused,
+         "grammar": "ignore", "text": "accept"}))
+    with FakeLLMServer(key=KEY, flavour="ignores_grammar") as server:
+        result = probe_sync("forecaster", "openai_compatible",
+                            backend_options("openai", server.base_url, output_mode="auto"))
+    assert [t.outcome for t in result.trials] == [
+        "rejected", "rejected", "rejected", "unparsed", "works"]
+    assert result.chosen == "text"

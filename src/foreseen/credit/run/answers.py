@@ -118,6 +118,12 @@ def _first_object(text: str) -> Any:
     return chosen
 
 
+def read_answer_object(text: str) -> Any:
+    """The JSON object the lenient rules read out of ``text`` (not yet checked as a
+    forecast); :class:`ForecastParseError` when there is none."""
+    return _first_object(text)
+
+
 def _number(value: Any, key: str, lenient: bool) -> float:
     """A JSON number; leniently also a numeric string (never a percentage: y has units)."""
     if isinstance(value, str) and lenient:
