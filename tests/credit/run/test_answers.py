@@ -23,6 +23,8 @@ OBJECT = '{"point": 0.02, "lower": -0.01, "upper": 0.05, "direction_probability"
     '{"point": 0.02, "lower": -0.01, "upper": 0.05, "direction_probability": "70 %"}',
     # a template that opens the think block in the prompt: the answer holds only its end
     'Maybe {"point": 0.9, "lower": 0.8, "upper": 1.0} fits.\n</think>\n' + OBJECT,
+    # text whose lower-case form is longer (İ → i̇) before the closing tag
+    'İİİİ {"point": 0.9, "lower": 0.8, "upper": 1.0} İİİİ\n</THINK>\n' + OBJECT,
     # a draft, then the answer: the last forecast object is the answer
     'A first guess would be {"point": 0.9, "lower": 0.8, "upper": 1.0}; on reflection,'
     f" my forecast is {OBJECT}",

@@ -41,6 +41,7 @@ from foreseen.credit.model import Forecast
 from foreseen.credit.plan.answer_rules import AnswerRules
 
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+_CLOSE_THINK = re.compile(r"</think>", re.IGNORECASE)
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 
@@ -61,9 +62,9 @@ def _answer_part(text: str) -> str:
     """``text`` without its reasoning: ``<think>`` blocks and anything before a lone
     ``</think>`` (the opening tag was in the prompt)."""
     cleaned = _THINK.sub("", text)
-    closing = cleaned.lower().rfind("</think>")
-    if closing != -1:
-        cleaned = cleaned[closing + len("</think>"):]
+    closings = list(_CLOSE_THINK.finditer(cleaned))
+    if closings:
+        cleaned = cleaned[closings[-1].end():]
     cleaned = cleaned.strip()
     if "<think>" in cleaned.lower():
         raise ForecastParseError("response ends inside a <think> block (answer cut short?)")
