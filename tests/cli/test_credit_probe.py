@@ -18,7 +18,7 @@ from foreseen.core.ledger import read_ledger
 from foreseen.credit.plan.freeze import load_plan
 
 from support.fake_llm_server import FakeLLMServer
-from support.http import KEY, KEY_ENV
+from support.http import KEY, KEY_ENV, http_plan
 
 
 def _config(tmp: Path, base_url: str, mode: str) -> Path:
@@ -90,3 +90,40 @@ def test_a_rejected_explicit_mode_stops_before_anything_is_built(
     assert "output_mode json_schema: HTTP 500" in err and "Input should be" in err
     assert seen == ["json_schema"]  # the probe's one request, nothing else
     assert not (tmp_path / "run" / "plan.json").exists()
+
+
+def test_credit_run_probes_first_and_a_rejection_spends_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A plan frozen in a mode the server rejects stops at the probe: exit 4, no slot."""
+    monkeypatch.setenv(KEY_ENV, KEY)
+    with FakeLLMServer(key=KEY, flavour="llama_cpp_python") as server:
+        http_plan(tmp_path, "openai", server.base_url, n_tasks=1, output_mode="json_schema")
+        ledger = tmp_path / "ledger.jsonl"
+        code, _, err = _main(["credit", "run", str(tmp_path / "plan.json"), "--ledger",
+                              str(ledger)], capsys)
+        requests = len(server.modes_seen)  # every request the server read
+    assert code == 4, err
+    assert "Input should be 'text' or 'json_object'" in err and KEY not in err
+    assert requests == 1  # the probe alone
+    assert not ledger.exists() or not [e for e in read_ledger(ledger)
+                                       if e.type == "call_started"]
+
+
+def test_credit_run_with_nothing_left_to_run_sends_no_probe(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The probe costs a call: a ledger with every slot done is not probed again."""
+    monkeypatch.setenv(KEY_ENV, KEY)
+    with FakeLLMServer(key=KEY) as server:
+        plan = http_plan(tmp_path, "openai", server.base_url, n_tasks=1)
+        argv = ["credit", "run", str(tmp_path / "plan.json"), "--ledger",
+                str(tmp_path / "ledger.jsonl")]
+        code, _, err = _main(argv, capsys)
+        assert code == 0, err
+        first = server.requests
+        assert first == len(plan.slots) + 1  # every slot and one probe
+        code, out, err = _main(argv, capsys)
+        assert code == 0, err
+        assert server.requests == first  # nothing left: no probe, no call
+    assert f"{len(plan.slots)} already done" in out

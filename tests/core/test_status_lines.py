@@ -40,3 +40,20 @@ def test_quiet_and_a_long_interval_print_nothing(capsys: pytest.CaptureFixture[s
 def test_eta_is_unknown_before_anything_is_done() -> None:
     lines = StatusLines("calls", 10, None, 0.0)
     assert "ETA unknown" in lines.line(lines.started + 1.0)
+
+
+def test_a_terminal_or_show_false_gets_no_status_lines(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Status lines are for logs: on a terminal the bar is drawn instead, and show=False
+    (a caller that draws nothing) prints nothing either way."""
+    import sys
+
+    monkeypatch.setenv("FORESEEN_STATUS_INTERVAL_S", "0")
+    progress.set_quiet(False)
+    with progress_bar("calls", 2, lines=True, show=False) as bar:
+        assert not isinstance(bar, StatusLines)
+        bar.advance(2)
+    assert capsys.readouterr().err == ""
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    with progress_bar("calls", 2, lines=True) as bar:
+        assert not isinstance(bar, StatusLines)

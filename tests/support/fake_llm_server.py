@@ -64,7 +64,8 @@ MODES = ("json_schema", "json_object", "tools", "grammar", "text")
 class Flavour:
     """How one kind of OpenAI-compatible server treats each output mode, and its errors.
 
-    ``modes``: mode → ``accept``, ``ignore`` (answered as prose) or ``(status,
+    ``modes``: mode → ``accept``, ``ignore`` (unconstrained: answered as in ``text``
+    mode, the JSON only when the prompt asks for it) or ``(status,
     message)`` (rejected with that status); ``error_shape``: ``openai`` (``{"error":
     {"message", "type", "param", "code"}}``), ``vllm_legacy`` (root-level ``{"object":
     "error", "message", "type", "code"}``) or ``llamacpp`` (``{"error": {"code",
@@ -393,9 +394,10 @@ class FakeLLMServer:
             answer.pop("upper" if "upper" in answer else next(iter(answer)))
         text = (NOTE if answer is None or fault == "not_json_answer"
                 else json.dumps(answer))
-        if mode == "text" and not anthropic and asks_for_a_forecast(prompt) and (
+        if (mode == "text" or ignored) and not anthropic and asks_for_a_forecast(prompt) and (
                 fault != "not_json_answer"):
-            # a model asked in prose answers in prose around a fenced object
+            # a model asked in prose (or whose constraint the server ignored) answers what
+            # the prompt asks: prose around a fenced object
             forecast = dict(answer_for(slot))
             if fault == "schema_breaking":
                 forecast.pop("upper")

@@ -139,9 +139,10 @@ def run_command(
 ) -> None:
     """Run (or resume) every slot of a plan into its ledger.
 
-    Before the first slot one probe request checks that the server accepts the
-    plan's request shape: a server that rejects it stops the run at once (exit
-    code 4, its words quoted, nothing recorded as a fallback). An outage halts
+    Before the first slot one probe request (none when every slot is already
+    done) checks that the server accepts the plan's request shape: a server
+    that rejects it stops the run at once (exit code 4, its words quoted,
+    nothing recorded as a fallback). An outage halts
     the run (exit code 3) without spending the failed slots; run the same
     command again to resume.
     """
@@ -153,6 +154,7 @@ def run_command(
         confirm_program,
         halt_message,
         run_plan,
+        slots_left,
     )
 
     if budget_usd is not None and not budget_usd > 0:
@@ -160,7 +162,8 @@ def run_command(
     plan = load_plan(plan_path)
     confirm_program(plan, command)
     backend = build_backend(plan, forecaster)
-    if not no_probe and response_cache is None and inject_faults is None:
+    if not no_probe and response_cache is None and inject_faults is None and slots_left(
+            plan, ledger):
         from foreseen.credit.run.probe import probe_sync, refuse_if_rejected
 
         frozen = plan.body["forecaster"]

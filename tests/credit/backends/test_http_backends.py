@@ -383,6 +383,30 @@ def test_a_rejected_request_stops_the_run_and_spends_nothing(api: str, tmp_path:
     assert summary.complete and summary.skipped == 3 and summary.fallbacks == 0
 
 
+def test_a_slot_waiting_to_retry_makes_no_call_after_a_rejection(tmp_path: Path) -> None:
+    """The run stops at once: a slot in its retry wait when another slot is rejected sends
+    no further attempt, gets no terminal event (it resumes later) and is not halted."""
+    with FakeLLMServer(key=KEY) as server:
+        plan = http_plan(tmp_path, "openai", server.base_url, n_tasks=2, concurrency=2)
+        waiting, bad = plan.slots[0]["slot_id"], plan.slots[1]["slot_id"]
+        server.scripted[waiting] = "fault:http_429"
+        server.scripted[bad] = "fault:http_400_error_body"
+        ledger = tmp_path / "ledger.jsonl"
+
+        async def slow_sleep(_seconds: float) -> None:
+            await asyncio.sleep(0.5)  # the rejection arrives while the slot waits
+
+        with pytest.raises(RequestRejected):
+            asyncio.run(run_plan_async(plan, ledger, build_backend(plan), sleep=slow_sleep))
+        assert server.attempts == {waiting: 1, bad: 1}
+        events = read_ledger(ledger)
+        assert waiting not in terminal_slots(events)
+        assert not [e for e in events if e.type in ("slot_halted", "run_halted")]
+        del server.scripted[waiting], server.scripted[bad]
+        summary = asyncio.run(run_plan_async(plan, ledger, build_backend(plan)))
+    assert summary.complete and summary.fallbacks == 0
+
+
 @pytest.mark.parametrize("api", ["anthropic", "openai"])
 def test_free_text_explainer_calls_request_no_structured_output(api: str) -> None:
     """A forecast asks for the forecast schema; an explainer's free-text note asks for none."""

@@ -16,16 +16,21 @@ from typing import Any
 import pytest
 from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
 
-from foreseen.core.errors import ConfigError, RequestRejected, RunHalted
+from foreseen.core.errors import ConfigError, RequestRejected, RunHalted, UserInputError
 from foreseen.credit.backends.base import ForecastRequest, TransportError
 from foreseen.credit.backends.grammar import gbnf_grammar
-from foreseen.credit.backends.http.common import error_summary, is_validation_failure
+from foreseen.credit.backends.http.common import (
+    error_summary,
+    is_loopback,
+    is_validation_failure,
+    read_api_key,
+)
 from foreseen.credit.backends.registry import make_backend
 from foreseen.credit.backends.schemas import FORECAST_SCHEMA
 from foreseen.credit.run.probe import probe_lines, probe_sync, require_usable
 
-from support.fake_llm_server import FLAVOURS, FakeLLMServer
-from support.http import KEY, KEY_ENV, backend_options
+from support.fake_llm_server import FLAVOURS, FakeLLMServer, Flavour
+from support.http import KEY, KEY_ENV, backend_options, http_plan
 from support.typed_check import check
 
 
@@ -233,3 +238,75 @@ def test_no_readable_mode_is_a_config_error_naming_each_trial(
 def test_offline_backends_are_not_probed() -> None:
     result = probe_sync("forecaster", "card_reader", {})
     assert not result.probed and require_usable(result) is None
+
+
+@pytest.mark.parametrize(("url", "local"), [
+    ("http://127.0.0.1:8000/v1", True),
+    ("http://127.5.6.7/v1", True),
+    ("http://localhost:8080/v1", True),
+    ("http://LOCALHOST/v1", True),
+    ("http://[::1]:8000/v1", True),
+    ("http://127.evil.com/v1", False),
+    ("http://127.0.0.1.nip.io/v1", False),
+    ("http://localhost.example.com/v1", False),
+    ("http://10.0.0.1/v1", False),
+])
+def test_only_this_machine_is_the_loopback(url: str, local: bool,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A remote host named to look local (127.evil.com) is not spared the key rule."""
+    monkeypatch.delenv(KEY_ENV, raising=False)
+    assert is_loopback(url) is local
+    if local:
+        assert read_api_key(KEY_ENV, url) == ""
+    else:
+        with pytest.raises(UserInputError, match=f"{KEY_ENV} is not set"):
+            read_api_key(KEY_ENV, url)
+
+
+@pytest.mark.parametrize("status", [502, 503, 504])
+def test_a_gateway_or_overload_status_is_an_outage_whatever_its_words(
+        status: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only a 500 can be a validation error in disguise; a proxy's 502/503/504 page that
+    happens to say "not supported" is still an outage (retried, then the breaker)."""
+    monkeypatch.setenv(KEY_ENV, KEY)
+
+    class Gateway(FakeLLMServer):
+        async def _reply(self, api: str, fault: str, slot: str,
+                         request: Any) -> tuple[int, dict[str, str], bytes] | None:
+            return status, {}, b"<html>upstream unavailable: your browser is not supported</html>"
+
+    async def call(backend: Any) -> None:
+        try:
+            await backend.complete(_request())
+        finally:
+            await backend.aclose()
+
+    with Gateway(key=KEY) as server, pytest.raises(TransportError) as caught:
+        asyncio.run(call(_openai(server.base_url)))
+    assert not isinstance(caught.value, RequestRejected)
+
+
+def test_a_plan_is_never_frozen_with_output_mode_auto(tmp_path: Any) -> None:
+    """``auto`` is a request to the probe, not a mode: a plan frozen with it could make no
+    call (every slot would fail), so the freeze refuses it and says how to settle it."""
+    with pytest.raises(ConfigError, match="output_mode auto"):
+        http_plan(tmp_path, "openai", "http://127.0.0.1:9", n_tasks=1, output_mode="auto")
+    settled = http_plan(tmp_path, "openai", "http://127.0.0.1:9", n_tasks=1,
+                        output_mode="json_object")
+    assert settled.body["forecaster"]["configuration"]["structured_output"] == "json_object"
+
+
+def test_auto_never_freezes_a_mode_the_server_ignores(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server that drops the grammar field answers like a plain chat: the probe must see
+    that the answer was not constrained (and freeze text), not record grammar."""
+    monkeypatch.setenv(KEY_ENV, KEY)
+    refused = (400, "unsupported")
+    monkeypatch.setitem(FLAVOURS, "ignores_grammar", Flavour(
+        {"json_schema": refused, "json_object": refused, "tools": refused,
+         "grammar": "ignore", "text": "accept"}))
+    with FakeLLMServer(key=KEY, flavour="ignores_grammar") as server:
+        result = probe_sync("forecaster", "openai_compatible",
+                            backend_options("openai", server.base_url, output_mode="auto"))
+    assert [t.outcome for t in result.trials] == [
+        "rejected", "rejected", "rejected", "unparsed", "works"]
+    assert result.chosen == "text"

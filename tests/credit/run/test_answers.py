@@ -20,7 +20,16 @@ OBJECT = '{"point": 0.02, "lower": -0.01, "upper": 0.05, "direction_probability"
     f"```\n{OBJECT}\n```",
     f"My answer is {OBJECT} — based on the validation curve.",
     '{"point": "0.02", "lower": "-0.01", "upper": "+0.05", "direction_probability": "70%"}',
-    '{"point": "2%", "lower": "-1 %", "upper": "5%", "direction_probability": 0.7}',
+    '{"point": 0.02, "lower": -0.01, "upper": 0.05, "direction_probability": "70 %"}',
+    # a template that opens the think block in the prompt: the answer holds only its end
+    'Maybe {"point": 0.9, "lower": 0.8, "upper": 1.0} fits.\n</think>\n' + OBJECT,
+    # text whose lower-case form is longer (İ → i̇) before the closing tag
+    'İİİİ {"point": 0.9, "lower": 0.8, "upper": 1.0} İİİİ\n</THINK>\n' + OBJECT,
+    # a draft, then the answer: the last forecast object is the answer
+    'A first guess would be {"point": 0.9, "lower": 0.8, "upper": 1.0}; on reflection,'
+    f" my forecast is {OBJECT}",
+    f'Draft:\n```json\n{{"point": 0.9, "lower": 0.8, "upper": 1.0}}\n```\nFinal:\n```json\n'
+    f"{OBJECT}\n```",
 ])
 def test_lenient_reading_finds_the_forecast(text: str) -> None:
     forecast = parse_forecast(text, LENIENT)
@@ -38,6 +47,12 @@ def test_lenient_reading_finds_the_forecast(text: str) -> None:
      "direction_probability is not in [0, 1]"),
     ('{"point": 0.1, "lower": 0}', "missing field 'upper'"),
     ('[{"point": 0.1}]', "response is not a JSON object"),
+    # y is in the metric's units: a percentage may be relative or in points, never guessed
+    ('{"point": "2%", "lower": -0.01, "upper": 0.05}', "field 'point' is a percentage"),
+    ('{"point": 0.02, "lower": -0.01, "upper": "5 %"}', "field 'upper' is a percentage"),
+    # reasoning ends with an unclosed draft and then no answer: not read out of the reasoning
+    ('Maybe {"point": 0.9, "lower": 0.8, "upper": 1.0}.</think>\nI cannot say.',
+     "no JSON object"),
 ])
 def test_lenient_reading_still_refuses_what_is_not_a_forecast(text: str, reason: str) -> None:
     with pytest.raises(ForecastParseError, match=reason.replace("[", r"\[").replace("]", r"\]")):

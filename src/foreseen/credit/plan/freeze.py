@@ -442,7 +442,9 @@ def freeze_plan(
     Before the plan exists the freeze runs its checks on every rendered prompt
     (:mod:`foreseen.credit.plan.freeze_checks`: the sealed file validated, the
     blinding check, the outcome leak check), refusing the freeze on a failure,
-    and records them under ``freeze_checks``.
+    and records them under ``freeze_checks``. A forecaster whose output mode is
+    still ``auto`` (unsettled by the probe, :mod:`foreseen.credit.run.probe`) is
+    refused: such a backend makes no call.
     """
     if (outcomes_path is None) == (outcome_execution is None):
         raise ConfigError("plan: give a sealed outcome file or an outcome-execution"
@@ -454,6 +456,11 @@ def freeze_plan(
         raise ConfigError(
             f"plan: with {repeats} repeats the forecaster's temperature must be set (the drift"
             " between repeats depends on it), e.g. temperature = 1.0")
+    if forecaster_configuration.get("structured_output") == "auto":
+        raise ConfigError(
+            "plan: the forecaster's output_mode auto is not settled (a plan freezes the mode"
+            " the probe chose): run 'foreseen credit probe --config FILE' and set output_mode"
+            " to the mode it prints, or freeze through 'foreseen credit study'")
     for explainer, cids in design.items():
         if explainer is None and any(c != "description" for c in cids):
             raise UserInputError("plan: only 'description' slots may have no explainer")

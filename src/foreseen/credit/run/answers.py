@@ -9,10 +9,16 @@ block):
 * ``parsing = "strict"`` — the whole text must be that JSON object with
   numbers (plans frozen before the rules existed read this way);
 * ``parsing = "lenient"`` (new plans) — real models wrap the object: the text
-  may hold reasoning in ``<think>…</think>`` blocks (dropped first), a fenced
-  code block (```` ```json … ``` ````), prose before or after the object (the
-  first ``{…}`` that decodes as a JSON object is taken), and numbers written
-  as strings (``"0.12"``, ``"+0.1"``) or percentages (``"12%"`` → 0.12).
+  may hold reasoning in ``<think>…</think>`` blocks (dropped first; so is
+  everything before a ``</think>`` whose opening tag was in the prompt, as
+  chat templates of reasoning models write it), a fenced code block
+  (```` ```json … ``` ````), prose before or after the object, and numbers
+  written as strings (``"0.12"``, ``"+0.1"``). Among the fenced blocks, else
+  among the ``{…}`` in the prose, the **last** object holding a ``point`` is
+  the answer (a model drafts before it answers), else the first object. A
+  percentage (``"70%"`` → 0.7) is read for ``direction_probability`` only:
+  ``y`` is in the metric's own units, where ``"2%"`` may be relative or in
+  points, so it is not a number there (a parse failure, never a guess).
 
 Either way the forecast must then be **valid**: finite numbers, ``lower <=
 upper``, a direction probability (when given) in [0, 1]; anything else is a
@@ -35,6 +41,7 @@ from foreseen.credit.model import Forecast
 from foreseen.credit.plan.answer_rules import AnswerRules
 
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+_CLOSE_THINK = re.compile(r"</think>", re.IGNORECASE)
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 
@@ -51,41 +58,79 @@ def _loads(text: str) -> Any:
     return json.loads(text, parse_constant=_reject_constant)
 
 
-def _first_object(text: str) -> Any:
-    """The first JSON object in ``text`` (after dropping think blocks), or what ``text`` is."""
-    cleaned = _THINK.sub("", text).strip()
-    if "<think>" in cleaned.lower() and "</think>" not in cleaned.lower():
+def _answer_part(text: str) -> str:
+    """``text`` without its reasoning: ``<think>`` blocks and anything before a lone
+    ``</think>`` (the opening tag was in the prompt)."""
+    cleaned = _THINK.sub("", text)
+    closings = list(_CLOSE_THINK.finditer(cleaned))
+    if closings:
+        cleaned = cleaned[closings[-1].end():]
+    cleaned = cleaned.strip()
+    if "<think>" in cleaned.lower():
         raise ForecastParseError("response ends inside a <think> block (answer cut short?)")
+    return cleaned
+
+
+def _pick(found: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The last object holding a ``point`` (the answer after any draft), else the first."""
+    answers = [obj for obj in found if "point" in obj]
+    if answers:
+        return answers[-1]
+    return found[0] if found else None
+
+
+def _objects_in(text: str) -> list[dict[str, Any]]:
+    """Every top-level JSON object in ``text``, in order."""
+    decoder = json.JSONDecoder(parse_constant=_reject_constant)
+    found: list[dict[str, Any]] = []
+    start = text.find("{")
+    while start != -1:
+        try:
+            obj, end = decoder.raw_decode(text, start)
+        except (json.JSONDecodeError, RecursionError):
+            start = text.find("{", start + 1)
+            continue
+        if isinstance(obj, dict):
+            found.append(obj)
+        start = text.find("{", end)
+    return found
+
+
+def _first_object(text: str) -> Any:
+    """The answer's JSON object (module docstring), or what the whole answer text is."""
+    cleaned = _answer_part(text)
     try:
         return _loads(cleaned)
     except ForecastParseError:
         raise
     except (json.JSONDecodeError, RecursionError):
         pass
+    fenced: list[dict[str, Any]] = []
     for block in _FENCE.findall(cleaned):
         try:
             found = _loads(block.strip())
         except (json.JSONDecodeError, RecursionError):
             continue
         if isinstance(found, dict):
-            return found
-    decoder = json.JSONDecoder(parse_constant=_reject_constant)
-    start = cleaned.find("{")
-    while start != -1:
-        try:
-            found, _ = decoder.raw_decode(cleaned, start)
-        except (json.JSONDecodeError, RecursionError):
-            start = cleaned.find("{", start + 1)
-            continue
-        if isinstance(found, dict):
-            return found
-        start = cleaned.find("{", start + 1)
-    raise ForecastParseError("response is not valid JSON (no JSON object in it)")
+            fenced.append(found)
+    chosen = _pick(fenced) or _pick(_objects_in(cleaned))
+    if chosen is None:
+        raise ForecastParseError("response is not valid JSON (no JSON object in it)")
+    return chosen
+
+
+def read_answer_object(text: str) -> Any:
+    """The JSON object the lenient rules read out of ``text`` (not yet checked as a
+    forecast); :class:`ForecastParseError` when there is none."""
+    return _first_object(text)
 
 
 def _number(value: Any, key: str, lenient: bool) -> float:
-    """A JSON number; leniently also a numeric string or a percentage string."""
+    """A JSON number; leniently also a numeric string (never a percentage: y has units)."""
     if isinstance(value, str) and lenient:
+        if value.strip().endswith("%"):
+            raise ForecastParseError(f"field {key!r} is a percentage ({value.strip()!r}); y is"
+                                     " in the metric's units")
         value = _numeric_text(value)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ForecastParseError(f"field {key!r} is not a number")

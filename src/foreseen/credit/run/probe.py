@@ -3,13 +3,20 @@
 Servers that speak the same API accept different request shapes (design
 notes, "Talking to real servers"). Before a study is built, explained or
 frozen, and before the first slot of a run, :func:`probe_backend` sends one
-short forecast request (:data:`PROBE_PROMPT`) to an HTTP backend in each
-output mode to try and records, per mode (:class:`ModeTrial`):
+short request to an HTTP backend in each output mode to try and records, per
+mode (:class:`ModeTrial`):
 
-* ``works`` — the server answered 2xx and the answer reads as a forecast
-  (:func:`foreseen.credit.run.answers.parse_forecast`, lenient);
-* ``unparsed`` — it answered, but the answer is not a forecast (the mode may
-  be ignored by the server, or the model cannot follow it);
+* ``works`` — the server answered 2xx and the answer is the forecast. In
+  ``text`` mode the request (:data:`PROBE_PROMPT`) asks for the forecast JSON
+  and the answer must read as a forecast
+  (:func:`foreseen.credit.run.answers.parse_forecast`, lenient). In a
+  constraining mode the request (:data:`CONSTRAINT_PROBE_PROMPT`) asks for
+  something else — one word, no JSON — so only a constraint the server
+  applied can make the answer an object with numeric ``point``, ``lower`` and
+  ``upper``: a server that silently ignores the mode (vLLM and Ollama drop a
+  ``grammar`` field) answers the word, and the mode is not frozen;
+* ``unparsed`` — it answered, but the answer is not a forecast (the mode is
+  ignored by the server, or the model cannot follow it);
 * ``rejected`` — the server answered that the request is wrong (its words);
 * ``no_answer`` — a transport failure (nothing arrived: an outage).
 
@@ -40,12 +47,19 @@ from foreseen.credit.backends.http.backend import HttpBackend
 from foreseen.credit.backends.output_modes import AUTO, AUTO_ORDER
 from foreseen.credit.backends.registry import backend_entry, build_backend
 from foreseen.credit.plan.answer_rules import AnswerRules
-from foreseen.credit.run.answers import ForecastParseError, parse_forecast
+from foreseen.credit.run.answers import ForecastParseError, parse_forecast, read_answer_object
 
 PROBE_PROMPT = (
     "This is a connection check before a forecasting study. Answer with one JSON object"
     " and nothing else, exactly:\n"
     '{"point": 0.1, "lower": 0.0, "upper": 0.2, "direction_probability": 0.6}')
+#: what a constraining mode is asked: not the forecast, so only the constraint yields one
+#: (the word "JSON" is in it: OpenAI's JSON mode refuses a request whose messages lack it)
+CONSTRAINT_PROBE_PROMPT = (
+    "This is a connection check before a forecasting study. Do not write JSON or numbers:"
+    " reply with the single word OK.")
+#: the fields a constrained answer must hold as numbers (its values may be incoherent)
+CONSTRAINED_FIELDS = ("point", "lower", "upper")
 #: rejections that are about the key, the model or the address, not the output mode
 NOT_ABOUT_THE_MODE = frozenset({401, 403, 404})
 #: the probe's answer is ~60 characters: a runaway answer (a model writing digits for ever)
@@ -83,9 +97,24 @@ class ProbeResult:
 
 
 def probe_request(mode: str) -> ForecastRequest:
-    """The probe's forecast request (a slot id no plan uses)."""
+    """The probe's forecast request in ``mode`` (module docstring; a slot id no plan uses)."""
+    prompt = PROBE_PROMPT if mode == "text" else CONSTRAINT_PROBE_PROMPT
     return ForecastRequest(slot_id=f"probe-{mode}", state_id="probe", context_kind="probe",
-                           repeat=0, prompt=PROBE_PROMPT, seed=0)
+                           repeat=0, prompt=prompt, seed=0)
+
+
+def check_answer(mode: str, text: str) -> None:
+    """Raise :class:`ForecastParseError` unless ``text`` is what a working ``mode`` gives:
+    a readable forecast (``text``), a forecast-shaped object (a constraining mode)."""
+    if mode == "text":
+        parse_forecast(text, AnswerRules(parsing="lenient"))
+        return
+    found = read_answer_object(text)
+    if not isinstance(found, dict) or not all(
+            isinstance(found.get(key), (int, float)) and not isinstance(found.get(key), bool)
+            for key in CONSTRAINED_FIELDS):
+        raise ForecastParseError(f"the answer is not constrained to the forecast schema (mode"
+                                 f" {mode} ignored?)")
 
 
 async def _try(backend: Backend, mode: str) -> ModeTrial:
@@ -101,7 +130,7 @@ async def _try(backend: Backend, mode: str) -> ModeTrial:
     if response.error is not None:
         return ModeTrial(mode, "unparsed", response.error, response.returned_model, latency)
     try:
-        parse_forecast(response.text, AnswerRules(parsing="lenient"))
+        check_answer(mode, response.text)
     except ForecastParseError as error:
         shown = " ".join(response.text.split())[:80]
         return ModeTrial(mode, "unparsed", f"{error}: {shown!r}", response.returned_model,

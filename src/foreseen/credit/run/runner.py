@@ -20,6 +20,10 @@
   only the slots without a terminal event; a slot whose invalid
   ``call_completed`` was logged but whose fallback was not gets its fallback
   without a new call.
+* A request the server rejects (:class:`~foreseen.core.errors.RequestRejected`)
+  writes ``request_rejected`` and stops the run: calls in flight finish, no
+  call or retry starts after it, and the slots left without a terminal event
+  run on resume.
 * Each slot's prompt is re-rendered from the plan and must hash to the frozen
   ``prompt_sha256``; otherwise the run is refused.
 """
@@ -327,6 +331,19 @@ def read_run_ledger(ledger_path: str | os.PathLike[str]) -> VerifiedLedger:
     return VerifiedLedger.read(ledger_path, run_keep)
 
 
+def slots_left(plan: FrozenPlan, ledger_path: str | os.PathLike[str]) -> int:
+    """How many of the plan's slots have no terminal event in the ledger (all: no ledger).
+
+    What the probe before a run asks first: with nothing left to run it is not sent
+    (it would cost a call for nothing). A ledger that cannot be read is refused here.
+    """
+    if not Path(ledger_path).exists():
+        return len(plan.body["slots"])
+    planned = {str(slot["slot_id"]) for slot in plan.body["slots"]}
+    done = terminal_slots(read_run_ledger(ledger_path).kept)
+    return len(planned - set(done))
+
+
 def open_run_ledger(plan: FrozenPlan, ledger_path: str | os.PathLike[str]) -> Ledger:
     """Open (or start) the plan's ledger; refuse a ledger that belongs to another plan.
 
@@ -412,18 +429,22 @@ def terminal_slots(events: Sequence[LedgerEvent]) -> dict[str, LedgerEvent]:
 Sleep = Callable[[float], Awaitable[None]]
 
 
-SlotOutcome = Literal["answered", "exhausted", "refused"]
+SlotOutcome = Literal["answered", "exhausted", "refused", "stopped"]
 
 
 async def _run_slot(plan: FrozenPlan, backend: Backend, slot: Mapping[str, Any],
                     request: ForecastRequest, writer: _Writer, summary: RunSummary,
-                    sleep: Sleep, budget: Budget | None = None) -> SlotOutcome:
+                    sleep: Sleep, budget: Budget | None = None,
+                    stopped: Callable[[], bool] = lambda: False) -> SlotOutcome:
     """Run one slot: ``answered`` (terminal event written), ``exhausted`` (every attempt
     failed in transport; the caller decides fallback or halt), ``refused`` (the budget
-    refused to start a call)."""
+    refused to start a call), ``stopped`` (``stopped()`` turned true — another slot's
+    request was rejected — before a retry: no further attempt starts)."""
     execution = plan.execution
     identity = SlotIdentity.of(slot)
     for attempt in range(1, execution.max_attempts + 1):
+        if attempt > 1 and stopped():
+            return "stopped"
         bound = 0.0
         charge: float | None = None
         if budget is not None:
@@ -568,15 +589,16 @@ async def _run_open_ledger(plan: FrozenPlan, ledger: Ledger,
             answers_at_start = breaker.answers
             try:
                 outcome = await _run_slot(plan, backend, slot, request, writer, summary, sleep,
-                                          budget)
+                                          budget, stopped=lambda: bool(rejections))
             except RequestRejectedError as error:
                 # the server says the request is wrong: no fallback, no outage; the calls in
-                # flight finish, no other call starts, and the run stops with its words
+                # flight finish, no other call (nor retry) starts, and the run stops with its
+                # words
                 rejections.append(error)
                 unstarted.append(request.slot_id)
                 bar.advance()
                 continue
-            if outcome == "refused":
+            if outcome in ("refused", "stopped"):
                 unstarted.append(request.slot_id)
             elif outcome == "answered":
                 settle(breaker.answered(), [], "")

@@ -14,12 +14,13 @@
 * **Errors** fall into three classes (spec credit.md §5; design "Talking to
   real servers"), decided here once for every HTTP backend:
 
-  - **outage** — connection errors, timeouts, HTTP 408, 409, 425, 429 and a
-    5xx that is not a validation error: :class:`~.base.TransportError`
+  - **outage** — connection errors, timeouts, HTTP 408, 409, 425, 429, every
+    5xx but 501 (gateways and overload: 502, 503, 504, 529 …, whatever their
+    page says) and a 500 that is not a validation error: :class:`~.base.TransportError`
     (retried by the runner, then its circuit breaker), honouring
     ``Retry-After`` / ``retry-after-ms`` (:func:`parse_retry_after`);
   - **rejected** — every other answer that is not 2xx (400, 401, 403, 404,
-    405, 413, 422, a redirect …) and a 5xx whose error text is a request
+    405, 413, 422, 501, a redirect …) and a 500 whose error text is a request
     validation error (:func:`is_validation_failure`: llama-cpp-python answers
     an unsupported ``response_format`` with HTTP 500 and pydantic's words):
     :class:`~foreseen.core.errors.RequestRejected`, which stops the run at
@@ -71,15 +72,25 @@ class RequestTimeout(TransportError):
     billable = True
 
 
-LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
+LOOPBACK_NAMES = frozenset({"localhost"})
 
 
 def is_loopback(base_url: str) -> bool:
-    """Whether ``base_url`` names this machine (a local server: llama.cpp, vLLM, Ollama)."""
+    """Whether ``base_url`` names this machine (a local server: llama.cpp, vLLM, Ollama).
+
+    The host must be ``localhost`` or a loopback IP address (127.0.0.0/8, ::1) —
+    an address, not a name that starts like one (``127.evil.com`` is a remote host).
+    """
+    import ipaddress
     from urllib.parse import urlsplit
 
     host = (urlsplit(base_url).hostname or "").lower()
-    return host in LOOPBACK_HOSTS or host.startswith("127.")
+    if host in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def read_api_key(env_name: str, base_url: str | None = None) -> str:
@@ -317,8 +328,8 @@ class ReusedClient:
             body = None
         if not 200 <= status < 300:
             summary = error_summary(body, text, secret)
-            if status in RETRYABLE_STATUS or (
-                    status >= 500 and status != 501 and not is_validation_failure(summary)):
+            if status in RETRYABLE_STATUS or (status >= 500 and status not in (500, 501)) or (
+                    status == 500 and not is_validation_failure(summary)):
                 raise TransportError(f"HTTP {status}: {summary}",
                                      retry_after=parse_retry_after(answer_headers))
             raise rejected(status, summary, key_env, answer_headers.get("Location"))
