@@ -21,6 +21,12 @@ Faults (each has a class: transport → retried; content → fallback; benign):
   (an error body that echoes the key — the client must scrub it);
 * benign: ``slow`` (answers after ``slow_s``), ``no_model_id`` (no ``model``).
 
+**Usage** is reported as a provider bills it: input tokens from everything the
+request gives the model to read (:func:`sent_text`: system, messages, tools,
+response format), output tokens from the answer as returned; an answer longer
+than the request's ``max_tokens`` is cut there (:func:`capped`; Anthropic
+``stop_reason = "max_tokens"``, OpenAI ``finish_reason = "length"``).
+
 **Scripted** answers (``scripted``: slot id → directive) override the above
 for a slot: ``json:<text>`` answers ``<text>`` as the structured answer (an
 Anthropic tool call with that input, or OpenAI content), ``text:<text>`` as
@@ -149,6 +155,45 @@ def answer_for(slot: str) -> dict[str, float]:
 def usage_for(prompt: str, answer_text: str) -> tuple[int, int]:
     """Deterministic token usage: (prompt bytes // 4 + 7, answer bytes // 4 + 3)."""
     return len(prompt.encode()) // 4 + 7, len(answer_text.encode()) // 4 + 3
+
+
+def sent_text(request: Mapping[str, Any]) -> str:
+    """Everything a request gives the model to read, as the provider bills it.
+
+    The system prompt, every message's text (string content or text blocks), and
+    the canonical JSON of the tools and of the ``response_format`` (a provider
+    renders both into the model's input).
+    """
+    parts: list[str] = []
+    system = request.get("system")
+    if isinstance(system, str):
+        parts.append(system)
+    elif isinstance(system, list):
+        parts += [block.get("text", "") for block in system if isinstance(block, dict)]
+    for message in request.get("messages", []):
+        content = message.get("content")
+        if isinstance(content, str):
+            parts.append(content)
+        elif isinstance(content, list):
+            parts += [block.get("text", "") for block in content if isinstance(block, dict)]
+    for key in ("tools", "response_format"):
+        if request.get(key) is not None:
+            parts.append(json.dumps(request[key], sort_keys=True, separators=(",", ":")))
+    return "".join(parts)
+
+
+def capped(answer_text: str, max_tokens: int) -> tuple[str, bool]:
+    """The answer a provider returns under ``max_tokens``: cut when longer (True), else whole.
+
+    The answer's tokens are its bytes // 4 + 3 (:func:`usage_for`); an answer
+    over the cap is cut to ``4 · (max_tokens − 3)`` bytes, as a provider stops
+    generating at the cap (Anthropic ``stop_reason = "max_tokens"``, OpenAI
+    ``finish_reason = "length"``).
+    """
+    if len(answer_text.encode()) // 4 + 3 <= max_tokens:
+        return answer_text, False
+    keep = max(0, 4 * (max_tokens - 3))
+    return answer_text.encode()[:keep].decode("utf-8", errors="ignore"), True
 
 
 @dataclass
@@ -400,16 +445,18 @@ class FakeLLMServer:
             if fault == "schema_breaking":
                 forecast.pop("upper")
             text = f"Here is my forecast.\n```json\n{json.dumps(forecast)}\n```\n"
-        tokens_in, tokens_out = usage_for(prompt, text)
+        text, cut = capped(text, request["max_tokens"])
+        tokens_in, tokens_out = usage_for(sent_text(request), text)
         model = None if fault == "no_model_id" else f"{request['model']}-fake-20250101"
         if anthropic:
+            tool_call = not (answer is None or fault == "not_json_answer" or cut)
             block: dict[str, Any] = (
-                {"type": "text", "text": text} if answer is None or fault == "not_json_answer"
-                else {"type": "tool_use", "id": "toolu_1", "name": request["tools"][0]["name"],
-                      "input": answer})
+                {"type": "tool_use", "id": "toolu_1", "name": request["tools"][0]["name"],
+                 "input": answer} if tool_call else {"type": "text", "text": text})
             body: dict[str, Any] = {
                 "id": "msg_1", "type": "message", "role": "assistant", "content": [block],
-                "stop_reason": "tool_use" if block["type"] == "tool_use" else "end_turn",
+                "stop_reason": ("max_tokens" if cut else "tool_use" if tool_call
+                                else "end_turn"),
                 "stop_sequence": None,
                 "usage": {"input_tokens": tokens_in, "output_tokens": tokens_out}}
         else:
@@ -420,8 +467,8 @@ class FakeLLMServer:
                                "name": request["tools"][0]["function"]["name"],
                                "arguments": text}}]}
             body = {"id": "chatcmpl-1", "object": "chat.completion", "created": 1764547200,
-                    "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
-                                 "message": message}],
+                    "choices": [{"index": 0, "finish_reason": "length" if cut else "stop",
+                                 "logprobs": None, "message": message}],
                     "usage": {"prompt_tokens": tokens_in, "completion_tokens": tokens_out,
                               "total_tokens": tokens_in + tokens_out}}
         if model is not None:
@@ -531,7 +578,7 @@ def _scripted(api: str, directive: str, request: Mapping[str, Any]) -> bytes:
     """The 200 body of a scripted answer (``json:``, ``text:`` or ``refuse:``)."""
     kind, _, text = directive.partition(":")
     model = f"{request['model']}-fake-20250101"
-    usage_in, usage_out = usage_for(request["messages"][-1]["content"], text)
+    usage_in, usage_out = usage_for(sent_text(request), text)
     if api == "anthropic":
         tools = request.get("tools") or [{"name": "submit_answer"}]
         block: dict[str, Any] = (

@@ -34,7 +34,7 @@ def backend_options(api: str, base_url: str, *, timeout_s: float = 5.0,
                     **extra: Any) -> dict[str, Any]:
     model = "claude-test" if api == "anthropic" else "gpt-test"
     return {"base_url": base_url if api == "anthropic" else base_url + "/v1", "model": model,
-            "api_key_env": KEY_ENV, "max_tokens": 64,
+            "api_key_env": KEY_ENV, "max_tokens": 400,
             "temperature": "omit" if api == "anthropic" else 0.0,
             "timeout_s": timeout_s, "pricing": {model: PRICE}, **extra}
 

@@ -50,6 +50,8 @@ from foreseen.credit.backends.base import (
     ForecastRequest,
     TransportError,
 )
+from foreseen.credit.backends.http.common import legacy_answer_tokens
+from foreseen.credit.backends.registry import backend_entry
 from foreseen.credit.backends.registry import build_backend as registry_build_backend
 from foreseen.credit.model import Forecast, SlotRecord
 from foreseen.credit.plan.committed_files import check_committed_files
@@ -133,7 +135,10 @@ def build_backend(plan: FrozenPlan, name: str | None = None) -> Backend:
     if name is not None and name != frozen["factory"]:
         raise ConfigError(
             f"the plan was frozen for forecaster {frozen['factory']!r}, not {name!r}")
-    backend = registry_build_backend(frozen["factory"], dict(frozen.get("options", {})))
+    options = dict(frozen.get("options", {}))
+    if backend_entry(frozen["factory"]).kind == "http":
+        options = legacy_answer_tokens(options, frozen["configuration"])
+    backend = registry_build_backend(frozen["factory"], options)
     if canonical_json(backend.configuration()) != canonical_json(frozen["configuration"]):
         raise IntegrityError(
             f"forecaster {frozen['factory']!r} configuration differs from the frozen plan's")

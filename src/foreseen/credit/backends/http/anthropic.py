@@ -78,7 +78,7 @@ class AnthropicBackend(HttpBackend):
         body: dict[str, Any] = {
             **self.options.provider_options,
             "model": self.options.model,
-            "max_tokens": self.options.max_tokens,
+            "max_tokens": self.options.answer_max_tokens(request),
             "messages": [{"role": "user", "content": request.prompt}],
         }
         if self.options.temperature is not None:

@@ -64,7 +64,7 @@ class OpenAICompatibleBackend(HttpBackend):
         body: dict[str, Any] = {
             **self.options.provider_options,
             "model": self.options.model,
-            "max_tokens": self.options.max_tokens,
+            "max_tokens": self.options.answer_max_tokens(request),
             "messages": messages,
         }
         if self.options.temperature is not None:
