@@ -40,8 +40,13 @@ def backend_options(api: str, base_url: str, *, timeout_s: float = 5.0,
 
 
 def http_plan(tmp: Path, api: str, base_url: str, *, n_tasks: int = 25, max_attempts: int = 4,
-              concurrency: int = 32, timeout_s: float = 5.0, **extra: Any) -> FrozenPlan:
-    """A plan over ``tiny_study(n_tasks)`` (4·n_tasks states) with :data:`DESIGN`, repeats 2."""
+              concurrency: int = 32, timeout_s: float = 5.0, contexts_module: str = spine.NAME,
+              **extra: Any) -> FrozenPlan:
+    """A plan over ``tiny_study(n_tasks)`` (4·n_tasks states) with :data:`DESIGN`, repeats 2.
+
+    ``contexts_module``: the renderer (default the spine's; ``standard`` or
+    ``standard/cache_first`` render the real prompts).
+    """
     study, outcomes, explanations = tiny_study(n_tasks)
     sealed = tmp / "outcomes.sealed.json"
     write_outcomes(sealed, study, outcomes)
@@ -55,6 +60,6 @@ def http_plan(tmp: Path, api: str, base_url: str, *, n_tasks: int = 25, max_atte
         outcomes_path=sealed, seed=11,
         execution=ExecutionConfig(concurrency=concurrency, max_attempts=max_attempts,
                                   backoff_base_s=0.01, backoff_max_s=0.05),
-        contexts_module=spine.NAME)
+        contexts_module=contexts_module)
     write_plan(plan, tmp / "plan.json")
     return plan

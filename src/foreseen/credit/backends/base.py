@@ -41,6 +41,10 @@ class ForecastRequest:
     prompt: str
     seed: int
     context: Mapping[str, Any] = field(default_factory=dict)
+    #: characters at the start of ``prompt`` that other calls share (the study's and the
+    #: state's part: :func:`foreseen.credit.plan.prompts.render_prompt_parts`); a backend
+    #: with a prompt cache marks a breakpoint there; 0: nothing known to be shared
+    cache_prefix: int = 0
 
 
 @dataclass(frozen=True)
@@ -61,6 +65,13 @@ class BackendResponse:
     temperature: float | None = None
     #: how the answer was constrained (an output mode; None: free text or not known)
     output_mode: str | None = None
+    #: input tokens written to the provider's prompt cache (counted in ``input_tokens``)
+    cache_write_tokens: int | None = None
+    #: input tokens read from the provider's prompt cache (counted in ``input_tokens``)
+    cache_read_tokens: int | None = None
+    #: the cost of the same tokens without the prompt cache minus ``cost_usd`` (None:
+    #: unpriced, or no cache usage reported)
+    cache_saved_usd: float | None = None
 
 
 class TransportError(Exception):

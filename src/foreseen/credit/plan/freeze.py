@@ -70,7 +70,7 @@ from foreseen.credit.model import Explanation, Study
 from foreseen.credit.plan.answer_rules import AnswerRules
 from foreseen.credit.plan.committed_files import FIELD as COMMITTED_FILES
 from foreseen.credit.plan.committed_files import check_committed_files
-from foreseen.credit.plan.renderers import STANDARD, ContextRenderer, renderer
+from foreseen.credit.plan.renderers import CACHE_FIRST, ContextRenderer, renderer
 from foreseen.credit.plan.scopes import base_study, check_scopes, states_of
 from foreseen.credit.plan.shape import check_plan_shape
 
@@ -79,7 +79,7 @@ PLAN_FORMAT = "foreseen.credit.plan.freeze/2"
 READABLE_PLAN_FORMATS: tuple[str, ...] = ("foreseen.credit.plan.freeze/1", PLAN_FORMAT)
 #: the ``kind`` of a prospective plan's outcome commitment
 OUTCOME_EXECUTION = "outcome_execution"
-DEFAULT_CONTEXTS_MODULE = STANDARD
+DEFAULT_CONTEXTS_MODULE = CACHE_FIRST
 #: the modules whose source decides a report's numbers: every module of
 #: ``foreseen.credit.analysis`` plus the core statistics it uses (their digest is frozen)
 ANALYSIS_MODULES: tuple[str, ...] = (

@@ -63,6 +63,10 @@ class Price:
 
     input_per_mtok: float
     output_per_mtok: float
+    #: a prompt-cache write (Anthropic: 1.25 × input); none: the input price
+    cache_write_per_mtok: float | None = None
+    #: a prompt-cache read (Anthropic: 0.1 ×, OpenAI: 0.5 × input); none: the input price
+    cache_read_per_mtok: float | None = None
 
 
 @dataclass(frozen=True)
@@ -101,8 +105,8 @@ class BackendConfig:
             if item.name == "command":
                 options["argv"] = list(value)
             elif item.name == "pricing":
-                options["pricing"] = {model: {"input_per_mtok": p.input_per_mtok,
-                                              "output_per_mtok": p.output_per_mtok}
+                options["pricing"] = {model: {key: price for key, price in vars(p).items()
+                                              if price is not None}
                                       for model, p in value.items()}
             else:
                 options[item.name] = value
