@@ -703,9 +703,10 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.1)
     parser.add_argument("--fault-rate", type=float, default=0.0)
     parser.add_argument("--flavour", default="openai", choices=sorted(FLAVOURS))
+    parser.add_argument("--cache-min-tokens", type=int, default=1024)
     args = parser.parse_args()
     server = FakeLLMServer(key=args.key, latency_s=args.latency, fault_rate=args.fault_rate,
-                           flavour=args.flavour)
+                           flavour=args.flavour, cache_min_tokens=args.cache_min_tokens)
     server.start()
     print(f"port {server.port}", flush=True)
     sys.stdin.read()

@@ -45,7 +45,7 @@ def http_plan(tmp: Path, api: str, base_url: str, *, n_tasks: int = 25, max_atte
     """A plan over ``tiny_study(n_tasks)`` (4·n_tasks states) with :data:`DESIGN`, repeats 2.
 
     ``contexts_module``: the renderer (default the spine's; ``standard`` or
-    ``standard/cache_first`` render the real prompts).
+    ``cache_first`` render the real prompts).
     """
     study, outcomes, explanations = tiny_study(n_tasks)
     sealed = tmp / "outcomes.sealed.json"

@@ -19,6 +19,7 @@ from foreseen.credit.backends.http.pricing import Price, PricingTable
 from foreseen.credit.backends.registry import make_backend
 from foreseen.credit.plan import prompts
 from foreseen.credit.plan.renderers import CACHE_FIRST, STANDARD
+from foreseen.credit.run.pipeline import analyze_run, record_reveal
 from foreseen.credit.run.quality import spend
 from foreseen.credit.run.runner import build_backend, build_requests, run_plan_async
 
@@ -198,6 +199,16 @@ def test_a_run_records_cache_usage_and_what_caching_saved(api: str, tmp_path: Pa
         sum(e["usage"]["input_tokens"] * 3.0 + e["usage"]["output_tokens"] * 15.0
             for e in completed) / 1e6)
     assert total.cache_read_tokens == reads
+    # the report gives the money spent and what caching saved
+    record_reveal(plan, ledger, tmp_path / "outcomes.sealed.json")
+    analyze_run(plan, ledger, tmp_path / "outcomes.sealed.json", tmp_path / "report")
+    block = json.loads((tmp_path / "report" / "report.json").read_text())["spend"]
+    assert block["spent_usd"] == pytest.approx(total.spent_usd)
+    assert block["saved_by_cache_usd"] == pytest.approx(total.saved_by_cache_usd)
+    assert block["cache_read_tokens"] == reads and block["calls"] == len(completed)
+    markdown = (tmp_path / "report" / "report.md").read_text()
+    assert f"spent: {total.spent_usd:.4f} USD on {len(completed)} answers; prompt caching" \
+        f" saved {total.saved_by_cache_usd:.4f} USD" in markdown
 
 
 def test_a_ledger_without_cache_usage_reports_no_saving(tmp_path: Path) -> None:
@@ -209,4 +220,8 @@ def test_a_ledger_without_cache_usage_reports_no_saving(tmp_path: Path) -> None:
     total = spend(ledger)
     assert total.calls == len(plan.slots) and total.saved_by_cache_usd == 0.0
     assert total.cache_read_tokens == total.cache_write_tokens == 0
-    assert json.loads(ledger.read_text().splitlines()[-1])  # the ledger is intact JSON lines
+    record_reveal(plan, ledger, tmp_path / "outcomes.sealed.json")
+    analyze_run(plan, ledger, tmp_path / "outcomes.sealed.json", tmp_path / "report")
+    markdown = (tmp_path / "report" / "report.md").read_text()
+    assert f"- spent: {total.spent_usd:.4f} USD on {total.calls} answers\n" in markdown
+    assert "prompt caching saved" not in markdown

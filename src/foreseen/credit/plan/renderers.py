@@ -27,7 +27,7 @@ from foreseen.credit.plan import contexts
 
 STANDARD = "standard"
 #: the standard contexts with the prompt laid out for caching (``credit-prompt/2``)
-CACHE_FIRST = "standard/cache_first"
+CACHE_FIRST = "cache_first"
 #: names older plans recorded for the standard renderer
 LEGACY_NAMES: tuple[str, ...] = ("foreseen.credit.contexts",)
 

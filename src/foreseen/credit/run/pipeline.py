@@ -42,6 +42,7 @@ from foreseen.credit.analysis.report import (
     ReferenceRun,
     ReportHeader,
     RunMetadata,
+    SpendSummary,
     StudySection,
     report_text,
 )
@@ -61,6 +62,7 @@ from foreseen.credit.run.post_hoc import (
     preregistered_analysis,
 )
 from foreseen.credit.run.prospective import executed_outcomes
+from foreseen.credit.run.quality import spend
 from foreseen.credit.run.reference import ReferenceReport, checked_reference
 from foreseen.credit.run.runner import (
     check_ledger_plan,
@@ -254,7 +256,21 @@ def _header(plan: FrozenPlan, run: RunInputs, child_run: RunInputs | None,
         reference=None if reference is None else ReferenceRun(
             plan_id=reference.plan_id, report_sha256=reference.sha256, study=reference.study,
             ok=True),
+        spend=_spend(run.ledger_path),
     )
+
+
+def _spend(ledger_path: str | os.PathLike[str]) -> SpendSummary | None:
+    """The report's spend block (:func:`foreseen.credit.run.quality.spend`); None if unpriced."""
+    total = spend(ledger_path)
+    if total.spent_usd <= 0 and total.saved_by_cache_usd == 0:
+        return None
+    return SpendSummary(calls=total.calls, spent_usd=total.spent_usd,
+                        saved_by_cache_usd=total.saved_by_cache_usd,
+                        uncached_usd=total.uncached_usd, input_tokens=total.input_tokens,
+                        cache_write_tokens=total.cache_write_tokens,
+                        cache_read_tokens=total.cache_read_tokens,
+                        output_tokens=total.output_tokens)
 
 
 def _commitment(commitment: Mapping[str, Any], executed: OutcomesExecuted | None,
