@@ -119,6 +119,11 @@ class Backend(ABC):
         """Upper bound of one attempt's tokens (prompt and answer); None when unknown."""
         return None
 
+    def cached_cost_bound_usd(self, request: ForecastRequest, *, read: bool) -> float | None:
+        """Upper bound of one attempt's cost when its shared start is written to a prompt
+        cache (``read`` False) or read from it (True); a backend without a cache: the bound."""
+        return self.cost_bound_usd(request)
+
     async def aclose(self) -> None:
         """Release asynchronous resources (an HTTP client); called once a run ends."""
         return None
@@ -149,6 +154,9 @@ class WrappingBackend(Backend):
 
     def token_bound(self, request: ForecastRequest) -> int | None:
         return self.inner.token_bound(request)
+
+    def cached_cost_bound_usd(self, request: ForecastRequest, *, read: bool) -> float | None:
+        return self.inner.cached_cost_bound_usd(request, read=read)
 
     async def aclose(self) -> None:
         await self.inner.aclose()

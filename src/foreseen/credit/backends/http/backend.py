@@ -78,6 +78,10 @@ class HttpBackend(Backend):
         """Upper bound on the cost of one attempt (for :mod:`foreseen.credit.run.budget`)."""
         return self.options.cost_bound_usd(request)
 
+    def cached_cost_bound_usd(self, request: ForecastRequest, *, read: bool) -> float | None:
+        """The cost bound with the shared start written or read (see :class:`HttpOptions`)."""
+        return self.options.cached_cost_bound_usd(request, read=read)
+
     def token_bound(self, request: ForecastRequest) -> int | None:
         """Prompt bytes + framing + schema + ``max_tokens`` (see :class:`HttpOptions`)."""
         return self.options.token_bound(request)

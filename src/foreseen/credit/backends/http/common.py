@@ -298,6 +298,17 @@ class HttpOptions:
             return None
         return price.cost(self.input_token_bound(request), self.answer_max_tokens(request))
 
+    def cached_cost_bound_usd(self, request: ForecastRequest, *, read: bool) -> float | None:
+        """The cost bound with the prompt's shared start (``request.cache_prefix``
+        characters, bounded by its bytes) written to the cache or read from it."""
+        price = self.pricing.price(self.model)
+        if price is None:
+            return None
+        shared = prompt_token_bound(request.prompt[: request.cache_prefix])
+        cached = {"cache_read_tokens" if read else "cache_write_tokens": shared}
+        return price.cost(self.input_token_bound(request), self.answer_max_tokens(request),
+                          **cached)
+
 
 @dataclass(frozen=True)
 class HttpAnswer:
