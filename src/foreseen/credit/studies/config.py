@@ -27,7 +27,9 @@ A backend block maps onto the registered backend's options:
   reasoning setting; frozen into the plan), ``output_mode`` (how answers are
   constrained: ``json_schema``, ``json_object``, ``tools``, ``grammar``,
   ``text``, or ``auto`` — the probe picks the first the server accepts; see
-  :mod:`foreseen.credit.backends.output_modes`);
+  :mod:`foreseen.credit.backends.output_modes`), ``answer_tokens``
+  (``"sized"``, the default: a structured answer is sent a ``max_tokens`` sized
+  to it; ``"max_tokens"``: always the configured value);
 * ``command``: ``command`` (the program and its arguments, a list),
   ``timeout_s``, ``model`` (a label), ``secret_env`` (names of variables whose
   values are scrubbed from what the program prints);
@@ -93,6 +95,8 @@ class BackendConfig:
     model_sha256: str | None = None
     seed: int | None = None
     output_mode: str | None = None
+    #: "sized" (default: a structured answer's max_tokens sized to it) or "max_tokens"
+    answer_tokens: str | None = None
 
     def spec(self) -> BackendSpec:
         """The registry name and options this block gives the backend."""
