@@ -225,3 +225,16 @@ def test_a_ledger_without_cache_usage_reports_no_saving(tmp_path: Path) -> None:
     markdown = (tmp_path / "report" / "report.md").read_text()
     assert f"- spent: {total.spent_usd:.4f} USD on {total.calls} answers\n" in markdown
     assert "prompt caching saved" not in markdown
+
+
+def test_an_unpriced_run_reports_no_spend(tmp_path: Path) -> None:
+    with FakeLLMServer(key=KEY) as server:
+        plan = http_plan(tmp_path, "anthropic", server.base_url, n_tasks=1,
+                         contexts_module=CACHE_FIRST, pricing={"another-model": CACHED_PRICE})
+        ledger = tmp_path / "ledger.jsonl"
+        asyncio.run(run_plan_async(plan, ledger, build_backend(plan)))
+    assert spend(ledger).spent_usd == 0.0
+    record_reveal(plan, ledger, tmp_path / "outcomes.sealed.json")
+    analyze_run(plan, ledger, tmp_path / "outcomes.sealed.json", tmp_path / "report")
+    assert "spend" not in json.loads((tmp_path / "report" / "report.json").read_text())
+    assert "- spent:" not in (tmp_path / "report" / "report.md").read_text()
