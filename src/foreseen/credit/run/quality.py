@@ -10,9 +10,10 @@ integrity (valid / assigned) is in the report.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-from foreseen.core.ledger import read_ledger
+from foreseen.core.ledger import LedgerEvent, read_ledger
 
 PARSE_FAILURES: tuple[str, ...] = ("response is not valid JSON", "response is not a JSON object")
 
@@ -74,10 +75,15 @@ class Spend:
 
 def spend(ledger_path: str | os.PathLike[str]) -> Spend:
     """Sum the ledger's ``call_completed`` costs, cache savings and tokens (:class:`Spend`)."""
+    return spend_of(read_ledger(ledger_path))
+
+
+def spend_of(events: Iterable[LedgerEvent]) -> Spend:
+    """:func:`spend` of events already read (a verified ledger's kept events)."""
     calls, spent, saved = 0, 0.0, 0.0
     tokens = {"input_tokens": 0, "cache_write_tokens": 0, "cache_read_tokens": 0,
               "output_tokens": 0}
-    for event in read_ledger(ledger_path):
+    for event in events:
         if event.type != "call_completed":
             continue
         calls += 1
