@@ -21,6 +21,14 @@ Faults (each has a class: transport → retried; content → fallback; benign):
   (an error body that echoes the key — the client must scrub it);
 * benign: ``slow`` (answers after ``slow_s``), ``no_model_id`` (no ``model``).
 
+**Usage** is reported as a provider bills it: input tokens from everything the
+request gives the model to read (:func:`sent_text`: system, messages, tools,
+response format), output tokens from the answer as returned, cache writes and
+reads by each provider's rules and minimum cacheable length
+(:meth:`FakeLLMServer.anthropic_cache`, :meth:`FakeLLMServer.openai_cache`); an answer longer
+than the request's ``max_tokens`` is cut there (:func:`capped`; Anthropic
+``stop_reason = "max_tokens"``, OpenAI ``finish_reason = "length"``).
+
 **Scripted** answers (``scripted``: slot id → directive) override the above
 for a slot: ``json:<text>`` answers ``<text>`` as the structured answer (an
 Anthropic tool call with that input, or OpenAI content), ``text:<text>`` as
@@ -152,6 +160,65 @@ def usage_for(prompt: str, answer_text: str) -> tuple[int, int]:
     return len(prompt.encode()) // 4 + 7, len(answer_text.encode()) // 4 + 3
 
 
+def _blocks(content: Any) -> list[dict[str, Any]]:
+    """A message's or system's content as text blocks (a string is one unmarked block)."""
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    if isinstance(content, list):
+        return [block for block in content if isinstance(block, dict)]
+    return []
+
+
+def prefix_pieces(request: Mapping[str, Any]) -> list[tuple[str, bool]]:
+    """The request's input in the order a provider caches it, as (text, breakpoint) pieces.
+
+    Tools and the response format first (canonical JSON), then the system
+    prompt, then each message's text blocks; a piece is a breakpoint when its
+    block carries ``cache_control`` (Anthropic's prefix order: tools, system,
+    messages).
+    """
+    pieces: list[tuple[str, bool]] = []
+    for key in ("tools", "response_format"):
+        if request.get(key) is not None:
+            pieces.append((json.dumps(request[key], sort_keys=True, separators=(",", ":")),
+                           False))
+    for block in _blocks(request.get("system")):
+        pieces.append((str(block.get("text", "")), "cache_control" in block))
+    for message in request.get("messages", []):
+        for block in _blocks(message.get("content")):
+            pieces.append((str(block.get("text", "")), "cache_control" in block))
+    return pieces
+
+
+def sent_text(request: Mapping[str, Any]) -> str:
+    """Everything a request gives the model to read, as the provider bills it.
+
+    The canonical JSON of the tools and of the ``response_format`` (a provider
+    renders both into the model's input), the system prompt and every message's
+    text (:func:`prefix_pieces`).
+    """
+    return "".join(text for text, _ in prefix_pieces(request))
+
+
+def prefix_tokens(text: str) -> int:
+    """Tokens of a cached prefix: its bytes // 4 (the rule :func:`usage_for` uses)."""
+    return len(text.encode()) // 4
+
+
+def capped(answer_text: str, max_tokens: int) -> tuple[str, bool]:
+    """The answer a provider returns under ``max_tokens``: cut when longer (True), else whole.
+
+    The answer's tokens are its bytes // 4 + 3 (:func:`usage_for`); an answer
+    over the cap is cut to ``4 · (max_tokens − 3)`` bytes, as a provider stops
+    generating at the cap (Anthropic ``stop_reason = "max_tokens"``, OpenAI
+    ``finish_reason = "length"``).
+    """
+    if len(answer_text.encode()) // 4 + 3 <= max_tokens:
+        return answer_text, False
+    keep = max(0, 4 * (max_tokens - 3))
+    return answer_text.encode()[:keep].decode("utf-8", errors="ignore"), True
+
+
 @dataclass
 class FakeLLMServer:
     """The fake server; use as a context manager. ``base_url`` once started."""
@@ -178,6 +245,13 @@ class FakeLLMServer:
     flavour: str = "openai"
     #: output mode of every OpenAI-API request, in arrival order
     modes_seen: list[str] = field(default_factory=list)
+    #: the provider's minimum cacheable prompt length in tokens (Anthropic Sonnet and
+    #: Opus 4: 1,024; OpenAI: 1,024)
+    cache_min_tokens: int = 1024
+    #: digests of the prompt prefixes in the cache (model + text)
+    cached: set[str] = field(default_factory=set)
+    #: every request body received, in arrival order
+    bodies: list[dict[str, Any]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -275,6 +349,15 @@ class FakeLLMServer:
         if not isinstance(messages, list) or not messages or messages[-1].get("role") != "user":
             return "messages must end with a user message"
         if api == "anthropic":
+            marks = [piece for piece in prefix_pieces(request) if piece[1]]
+            if len(marks) > 4:
+                return "at most 4 blocks may carry cache_control"
+            for message in messages:
+                for block in _blocks(message.get("content")):
+                    control = block.get("cache_control")
+                    if block.get("type") != "text" or not isinstance(block.get("text"), str) \
+                            or control not in (None, {"type": "ephemeral"}):
+                        return "content blocks must be text with an ephemeral cache_control"
             tools = request.get("tools")
             choice = request.get("tool_choice")
             if tools is None:
@@ -317,6 +400,7 @@ class FakeLLMServer:
                               "message": f"invalid x-api-key {given}"}}
             return 401, {}, json.dumps(body).encode()
         request = json.loads(raw)
+        self.bodies.append(request)
         problem = self._check_shape(api, request)
         if problem is not None:
             self.shape_errors.append(problem)
@@ -344,6 +428,48 @@ class FakeLLMServer:
         if directive is not None and directive != "down" and not directive.startswith("fault:"):
             return 200, {}, _scripted(api, directive, request)
         return await self._reply(api, fault, slot, request)
+
+    def _key(self, request: Mapping[str, Any], text: str) -> str:
+        return hashlib.sha256(f"{request['model']}\n{text}".encode()).hexdigest()
+
+    def anthropic_cache(self, request: Mapping[str, Any]) -> tuple[int, int]:
+        """(tokens written, tokens read) by Anthropic's prompt-cache rules.
+
+        Each ``cache_control`` block ends a prefix (tools, system, messages up to
+        it); a prefix shorter than :attr:`cache_min_tokens` is never cached. The
+        longest cached prefix is read; the longest cacheable one beyond it is
+        written (the tokens between the two); every cacheable prefix is then in
+        the cache.
+        """
+        prefixes, text = [], ""
+        for piece, breakpoint in prefix_pieces(request):
+            text += piece
+            if breakpoint and prefix_tokens(text) >= self.cache_min_tokens:
+                prefixes.append(text)
+        read = max((prefix_tokens(p) for p in prefixes if self._key(request, p) in self.cached),
+                   default=0)
+        longest = max((prefix_tokens(p) for p in prefixes), default=0)
+        self.cached.update(self._key(request, p) for p in prefixes)
+        return max(0, longest - read), read
+
+    def openai_cache(self, request: Mapping[str, Any], tokens_in: int) -> int:
+        """Tokens read from OpenAI's automatic prompt cache.
+
+        A prompt of :attr:`cache_min_tokens` tokens or more is cached by itself in
+        steps of 128 tokens from that minimum: the read is the longest such
+        prefix seen before (no write is billed).
+        """
+        if tokens_in < self.cache_min_tokens:
+            return 0
+        data, read = sent_text(request).encode(), 0
+        length = self.cache_min_tokens
+        while 4 * length <= len(data):
+            key = self._key(request, data[: 4 * length].decode("utf-8", errors="replace"))
+            if key in self.cached:
+                read = length
+            self.cached.add(key)
+            length += 128
+        return read
 
     def _flavour_refusal(self, request: Mapping[str, Any]
                          ) -> tuple[int, dict[str, str], bytes] | None:
@@ -382,7 +508,8 @@ class FakeLLMServer:
         if fault == "slow":
             await asyncio.sleep(self.slow_s)
         name, schema = requested_schema(api, request)
-        prompt = request["messages"][-1]["content"]
+        prompt = "".join(str(block.get("text", ""))
+                         for block in _blocks(request["messages"][-1]["content"]))
         mode = "tools" if anthropic else request_mode(request)
         ignored = not anthropic and FLAVOURS[self.flavour].modes[mode] == "ignore"
         if ignored:
@@ -402,18 +529,24 @@ class FakeLLMServer:
             if fault == "schema_breaking":
                 forecast.pop("upper")
             text = f"Here is my forecast.\n```json\n{json.dumps(forecast)}\n```\n"
-        tokens_in, tokens_out = usage_for(prompt, text)
+        text, cut = capped(text, request["max_tokens"])
+        tokens_in, tokens_out = usage_for(sent_text(request), text)
+        write, read = (self.anthropic_cache(request) if anthropic
+                       else (0, self.openai_cache(request, tokens_in)))
         model = None if fault == "no_model_id" else f"{request['model']}-fake-20250101"
         if anthropic:
+            tool_call = not (answer is None or fault == "not_json_answer" or cut)
             block: dict[str, Any] = (
-                {"type": "text", "text": text} if answer is None or fault == "not_json_answer"
-                else {"type": "tool_use", "id": "toolu_1", "name": request["tools"][0]["name"],
-                      "input": answer})
+                {"type": "tool_use", "id": "toolu_1", "name": request["tools"][0]["name"],
+                 "input": answer} if tool_call else {"type": "text", "text": text})
             body: dict[str, Any] = {
                 "id": "msg_1", "type": "message", "role": "assistant", "content": [block],
-                "stop_reason": "tool_use" if block["type"] == "tool_use" else "end_turn",
+                "stop_reason": ("max_tokens" if cut else "tool_use" if tool_call
+                                else "end_turn"),
                 "stop_sequence": None,
-                "usage": {"input_tokens": tokens_in, "output_tokens": tokens_out}}
+                "usage": {"input_tokens": tokens_in - write - read,
+                          "cache_creation_input_tokens": write,
+                          "cache_read_input_tokens": read, "output_tokens": tokens_out}}
         else:
             message: dict[str, Any] = {"role": "assistant", "content": text, "refusal": None}
             if mode == "tools" and answer is not None and fault != "not_json_answer":
@@ -422,10 +555,11 @@ class FakeLLMServer:
                                "name": request["tools"][0]["function"]["name"],
                                "arguments": text}}]}
             body = {"id": "chatcmpl-1", "object": "chat.completion", "created": 1764547200,
-                    "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
-                                 "message": message}],
+                    "choices": [{"index": 0, "finish_reason": "length" if cut else "stop",
+                                 "logprobs": None, "message": message}],
                     "usage": {"prompt_tokens": tokens_in, "completion_tokens": tokens_out,
-                              "total_tokens": tokens_in + tokens_out}}
+                              "total_tokens": tokens_in + tokens_out,
+                              "prompt_tokens_details": {"cached_tokens": read}}}
         if model is not None:
             body["model"] = model
         payload = json.dumps(body).encode()
@@ -533,7 +667,7 @@ def _scripted(api: str, directive: str, request: Mapping[str, Any]) -> bytes:
     """The 200 body of a scripted answer (``json:``, ``text:`` or ``refuse:``)."""
     kind, _, text = directive.partition(":")
     model = f"{request['model']}-fake-20250101"
-    usage_in, usage_out = usage_for(request["messages"][-1]["content"], text)
+    usage_in, usage_out = usage_for(sent_text(request), text)
     if api == "anthropic":
         tools = request.get("tools") or [{"name": "submit_answer"}]
         block: dict[str, Any] = (
@@ -571,9 +705,10 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.1)
     parser.add_argument("--fault-rate", type=float, default=0.0)
     parser.add_argument("--flavour", default="openai", choices=sorted(FLAVOURS))
+    parser.add_argument("--cache-min-tokens", type=int, default=1024)
     args = parser.parse_args()
     server = FakeLLMServer(key=args.key, latency_s=args.latency, fault_rate=args.fault_rate,
-                           flavour=args.flavour)
+                           flavour=args.flavour, cache_min_tokens=args.cache_min_tokens)
     server.start()
     print(f"port {server.port}", flush=True)
     sys.stdin.read()

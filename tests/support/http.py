@@ -34,14 +34,19 @@ def backend_options(api: str, base_url: str, *, timeout_s: float = 5.0,
                     **extra: Any) -> dict[str, Any]:
     model = "claude-test" if api == "anthropic" else "gpt-test"
     return {"base_url": base_url if api == "anthropic" else base_url + "/v1", "model": model,
-            "api_key_env": KEY_ENV, "max_tokens": 64,
+            "api_key_env": KEY_ENV, "max_tokens": 400,
             "temperature": "omit" if api == "anthropic" else 0.0,
             "timeout_s": timeout_s, "pricing": {model: PRICE}, **extra}
 
 
 def http_plan(tmp: Path, api: str, base_url: str, *, n_tasks: int = 25, max_attempts: int = 4,
-              concurrency: int = 32, timeout_s: float = 5.0, **extra: Any) -> FrozenPlan:
-    """A plan over ``tiny_study(n_tasks)`` (4·n_tasks states) with :data:`DESIGN`, repeats 2."""
+              concurrency: int = 32, timeout_s: float = 5.0, contexts_module: str = spine.NAME,
+              **extra: Any) -> FrozenPlan:
+    """A plan over ``tiny_study(n_tasks)`` (4·n_tasks states) with :data:`DESIGN`, repeats 2.
+
+    ``contexts_module``: the renderer (default the spine's; ``standard`` or
+    ``cache_first`` render the real prompts).
+    """
     study, outcomes, explanations = tiny_study(n_tasks)
     sealed = tmp / "outcomes.sealed.json"
     write_outcomes(sealed, study, outcomes)
@@ -55,6 +60,6 @@ def http_plan(tmp: Path, api: str, base_url: str, *, n_tasks: int = 25, max_atte
         outcomes_path=sealed, seed=11,
         execution=ExecutionConfig(concurrency=concurrency, max_attempts=max_attempts,
                                   backoff_base_s=0.01, backoff_max_s=0.05),
-        contexts_module=spine.NAME)
+        contexts_module=contexts_module)
     write_plan(plan, tmp / "plan.json")
     return plan

@@ -158,7 +158,11 @@ def test_valid_answer_usage_cost_and_model_id(api: str) -> None:
     assert response.error is None
     # usage as the fake server computes it; cost by the pricing formula, independently
     answer_bytes = len(json.dumps(expected).encode())
-    assert response.input_tokens == 80 // 4 + 7
+    # input as sent: the prompt's 80 bytes and the constraint the request carries
+    body = _backend(api, server).payload(request)
+    constraint = body["tools"] if api == "anthropic" else body["response_format"]
+    sent_bytes = 80 + len(json.dumps(constraint, sort_keys=True, separators=(",", ":")))
+    assert response.input_tokens == sent_bytes // 4 + 7
     if api == "openai":
         assert response.output_tokens == answer_bytes // 4 + 3
     assert response.cost_usd == pytest.approx(

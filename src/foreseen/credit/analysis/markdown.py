@@ -50,7 +50,7 @@ from foreseen.credit.analysis.config import AnalysisConfig
 from foreseen.credit.analysis.contrasts import ContrastRow, Equivalence
 from foreseen.credit.analysis.gates import GateCondition, GateResult
 from foreseen.credit.analysis.metrics import ArmMetrics
-from foreseen.credit.analysis.report import CreditReport
+from foreseen.credit.analysis.report import CreditReport, SpendSummary
 from foreseen.credit.analysis.verdicts import too_few_clusters_text
 
 CHECK_NAMES: tuple[str, ...] = ("commitment", "delivery", "predictive_gain", "alignment",
@@ -90,6 +90,17 @@ def interval_method_text(config: AnalysisConfig) -> str:
 def fmt_interval(interval: Sequence[float] | None) -> str:
     """``[low, high]`` or ``—``."""
     return "—" if interval is None else f"[{fmt(interval[0])}, {fmt(interval[1])}]"
+
+
+def spend_line(spend: SpendSummary) -> str:
+    """The money the run's answers cost and what the prompt cache saved (report headline)."""
+    line = f"spent: {spend.spent_usd:.4f} USD on {spend.calls} answers"
+    if spend.cache_read_tokens or spend.cache_write_tokens:
+        line += (f"; prompt caching saved {spend.saved_by_cache_usd:.4f} USD (without it"
+                 f" {spend.uncached_usd:.4f} USD; {spend.cache_read_tokens} of"
+                 f" {spend.input_tokens} input tokens read from the cache,"
+                 f" {spend.cache_write_tokens} written)")
+    return line
 
 
 def _answer_quality(report: CreditAnalysis) -> list[str]:
@@ -788,6 +799,8 @@ def render_markdown(report: CreditAnalysis, *,
         leak = leak_line(report)
         if leak is not None:
             lines.append(f"- {leak}")
+        if report.spend is not None:
+            lines.append(f"- {spend_line(report.spend)}")
     lines.append("")
     lines += ["### Gates", ""]
     lines += _table(("gate", "status", "condition", "required", "observed", "result"),

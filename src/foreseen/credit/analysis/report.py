@@ -176,6 +176,26 @@ class StandIns(Record):
 
 
 @dataclass(frozen=True, kw_only=True)
+class SpendSummary(Record):
+    """What the run's answers cost, from the ledger's ``call_completed`` events.
+
+    ``spent_usd`` = Σ ``cost_usd`` (the money actually spent on answers that
+    arrived); ``saved_by_cache_usd`` = Σ ``cache_saved_usd`` (each call's tokens
+    at the plain input price minus its cost); ``uncached_usd`` = their sum.
+    ``input_tokens`` counts every input token, cached ones included.
+    """
+
+    calls: int
+    spent_usd: float
+    saved_by_cache_usd: float
+    uncached_usd: float
+    input_tokens: int
+    cache_write_tokens: int
+    cache_read_tokens: int
+    output_tokens: int
+
+
+@dataclass(frozen=True, kw_only=True)
 class ReportHeader(Record):
     """Provenance of a credit report (spec §4, §5, §11)."""
 
@@ -194,6 +214,8 @@ class ReportHeader(Record):
     calibration_ledger: LedgerHead | None
     reference: ReferenceRun | None = field(default=None, metadata=OPTIONAL)
     leak_check: LeakCheck | None = field(default=None, metadata=OPTIONAL)
+    #: the money spent on the run's answers (absent when no call was priced)
+    spend: SpendSummary | None = field(default=None, metadata=OPTIONAL)
 
 
 @dataclass(frozen=True, kw_only=True)

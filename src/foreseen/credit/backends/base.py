@@ -41,6 +41,10 @@ class ForecastRequest:
     prompt: str
     seed: int
     context: Mapping[str, Any] = field(default_factory=dict)
+    #: characters at the start of ``prompt`` that other calls share (the study's and the
+    #: state's part: :func:`foreseen.credit.plan.prompts.render_prompt_parts`); a backend
+    #: with a prompt cache marks a breakpoint there; 0: nothing known to be shared
+    cache_prefix: int = 0
 
 
 @dataclass(frozen=True)
@@ -61,6 +65,13 @@ class BackendResponse:
     temperature: float | None = None
     #: how the answer was constrained (an output mode; None: free text or not known)
     output_mode: str | None = None
+    #: input tokens written to the provider's prompt cache (counted in ``input_tokens``)
+    cache_write_tokens: int | None = None
+    #: input tokens read from the provider's prompt cache (counted in ``input_tokens``)
+    cache_read_tokens: int | None = None
+    #: the cost of the same tokens without the prompt cache minus ``cost_usd`` (None:
+    #: unpriced, or no cache usage reported)
+    cache_saved_usd: float | None = None
 
 
 class TransportError(Exception):
@@ -108,6 +119,11 @@ class Backend(ABC):
         """Upper bound of one attempt's tokens (prompt and answer); None when unknown."""
         return None
 
+    def cached_cost_bound_usd(self, request: ForecastRequest, *, read: bool) -> float | None:
+        """Upper bound of one attempt's cost when its shared start is written to a prompt
+        cache (``read`` False) or read from it (True); a backend without a cache: the bound."""
+        return self.cost_bound_usd(request)
+
     async def aclose(self) -> None:
         """Release asynchronous resources (an HTTP client); called once a run ends."""
         return None
@@ -138,6 +154,9 @@ class WrappingBackend(Backend):
 
     def token_bound(self, request: ForecastRequest) -> int | None:
         return self.inner.token_bound(request)
+
+    def cached_cost_bound_usd(self, request: ForecastRequest, *, read: bool) -> float | None:
+        return self.inner.cached_cost_bound_usd(request, read=read)
 
     async def aclose(self) -> None:
         await self.inner.aclose()

@@ -97,12 +97,14 @@ from foreseen.credit.plan.blinding import blind_explanation
 from foreseen.credit.plan.donors import DONOR_MAPS, donor_map
 from foreseen.credit.plan.prompts import (
     ADDED_LABELS,
+    CACHE_FIRST_TEMPLATE_VERSION,
     PROMPT_TEMPLATE_VERSION,
     prompt_template_digest,
-    render_prompt,
+    render_prompt_parts,
 )
 
 __all__ = [
+    "CACHE_FIRST",
     "CONTEXT_KINDS",
     "DONOR_MAPS",
     "PROMPT_TEMPLATE_VERSION",
@@ -159,6 +161,9 @@ class RenderedContext:
     payload: dict[str, Any]
     delivered: bool | None
     added: str | None = None
+    #: characters at the start of ``prompt`` every context of the state shares
+    #: (:func:`foreseen.credit.plan.prompts.render_prompt_parts`); 0: none known
+    cache_prefix: int = 0
 
 
 # --------------------------------------------------------------------------- context ids
@@ -390,8 +395,12 @@ def _crossover_card(study: Study, state: State, kind: str, matched: Explanation,
 def render_context(study: Study, state: State, cid: str, explainer: str | None,
                    explanations: Mapping[str, Explanation],
                    donors: Mapping[str, Mapping[str, str]],
-                   signal: float | None = None) -> RenderedContext:
+                   signal: float | None = None, *,
+                   template_version: str = PROMPT_TEMPLATE_VERSION) -> RenderedContext:
     """Render one call context of ``state`` (see the module docstring for each kind).
+
+    ``template_version`` is the prompt layout (:data:`prompts.LAYOUTS`); the
+    standard renderer is version 1, :data:`CACHE_FIRST` version 2.
 
     ``explanations`` maps state id → explanation of ``explainer``; ``donors`` maps
     donor-map name → donor map. The payload holds ``public``, ``intervention``,
@@ -457,8 +466,9 @@ def render_context(study: Study, state: State, cid: str, explainer: str | None,
         payload["card"] = card.to_json()
 
     label = ADDED_LABELS.get("crossover" if kind in _CROSSOVER_KINDS else kind, kind)
-    prompt = render_prompt(study, state, intervention,
-                           None if added is None else (label, added))
+    prompt, cache_prefix = render_prompt_parts(study, state, intervention,
+                                               None if added is None else (label, added),
+                                               template_version)
     if added is not None and added not in prompt:  # pragma: no cover - render_prompt embeds it
         raise AssertionError("added block missing from prompt")
     if donor_id is not None:
@@ -472,4 +482,35 @@ def render_context(study: Study, state: State, cid: str, explainer: str | None,
         payload=payload,
         delivered=delivered,
         added=added,
+        cache_prefix=cache_prefix,
     )
+
+
+class CacheFirstRenderer:
+    """The standard contexts in the cache-first layout (``credit-prompt/2``).
+
+    The same context kinds, donor maps and texts as this module; only the
+    prompt's block order differs (:data:`prompts.LAYOUTS`): the study's
+    instructions first, then the state, then what the context adds.
+    """
+
+    PROMPT_TEMPLATE_VERSION = CACHE_FIRST_TEMPLATE_VERSION
+
+    def render_context(self, study: Study, state: State, cid: str, explainer: str | None,
+                       explanations: Mapping[str, Any],
+                       donors: Mapping[str, Mapping[str, str]],
+                       signal: float | None = None) -> RenderedContext:
+        return render_context(study, state, cid, explainer, explanations, donors, signal,
+                              template_version=CACHE_FIRST_TEMPLATE_VERSION)
+
+    def donor_map(self, name: str, study: Study, seed: int) -> Mapping[str, str]:
+        return donor_map(name, study, seed)
+
+    def parse_context_id(self, cid: str) -> tuple[str, str | None]:
+        return parse_context_id(cid)
+
+    def prompt_template_digest(self) -> str:
+        return prompt_template_digest(CACHE_FIRST_TEMPLATE_VERSION)
+
+
+CACHE_FIRST = CacheFirstRenderer()

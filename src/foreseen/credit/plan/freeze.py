@@ -77,7 +77,7 @@ from foreseen.credit.plan.freeze_checks import run_freeze_checks
 from foreseen.credit.plan.outcome_file import read_outcomes as read_outcomes
 from foreseen.credit.plan.outcome_file import write_outcomes as write_outcomes
 from foreseen.credit.plan.rendered_prompts import RenderedPrompt
-from foreseen.credit.plan.renderers import STANDARD, ContextRenderer, renderer
+from foreseen.credit.plan.renderers import CACHE_FIRST, ContextRenderer, renderer
 from foreseen.credit.plan.scopes import base_study, check_scopes, states_of
 from foreseen.credit.plan.shape import check_plan_shape
 
@@ -86,7 +86,7 @@ PLAN_FORMAT = "foreseen.credit.plan.freeze/2"
 READABLE_PLAN_FORMATS: tuple[str, ...] = ("foreseen.credit.plan.freeze/1", PLAN_FORMAT)
 #: the ``kind`` of a prospective plan's outcome commitment
 OUTCOME_EXECUTION = "outcome_execution"
-DEFAULT_CONTEXTS_MODULE = STANDARD
+DEFAULT_CONTEXTS_MODULE = CACHE_FIRST
 #: the modules whose source decides a report's numbers: every module of
 #: ``foreseen.credit.analysis`` plus the core statistics it uses (their digest is frozen)
 ANALYSIS_MODULES: tuple[str, ...] = (

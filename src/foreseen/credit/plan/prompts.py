@@ -15,6 +15,18 @@ A prompt is four blocks joined by blank lines, always in this order:
 The template texts are constants here; :func:`prompt_template_digest` is the
 SHA-256 of their canonical JSON together with :data:`PROMPT_TEMPLATE_VERSION`,
 and is frozen into every slot of a plan. Changing any text changes the digest.
+
+**Layout for prompt caching** (version :data:`CACHE_FIRST_TEMPLATE_VERSION`,
+``credit-prompt/2``): the same texts in the order a provider's prompt cache
+rewards — what every call of the study shares first, what a slot adds last::
+
+    header, INSTRUCTIONS, PUBLIC_STATE, INTERVENTION, ADDED
+
+so every call of a state (all its contexts and repeats) starts with the same
+characters, up to its ``ADDED`` block (:func:`render_prompt_parts` gives that
+length: the **cache prefix**, where a backend puts its cache breakpoint). Version 1 plans
+keep version 1's order and digest, and re-render byte for byte; their cache
+prefix is the header, state and intervention (the start they share).
 """
 
 from __future__ import annotations
@@ -26,6 +38,14 @@ from foreseen.core.digest import canonical_json, sha256_json
 from foreseen.credit.model import Intervention, State, Study
 
 PROMPT_TEMPLATE_VERSION = "credit-prompt/1"
+CACHE_FIRST_TEMPLATE_VERSION = "credit-prompt/2"
+#: each version's block order (``added`` is left out when a context adds nothing)
+LAYOUTS: dict[str, tuple[str, ...]] = {
+    PROMPT_TEMPLATE_VERSION: ("header", "public_state", "intervention", "added",
+                              "instructions"),
+    CACHE_FIRST_TEMPLATE_VERSION: ("header", "instructions", "public_state", "intervention",
+                                   "added"),
+}
 
 TEMPLATES: dict[str, str] = {
     "header": (
@@ -64,11 +84,19 @@ ADDED_LABELS: dict[str, str] = {
 }
 
 
-def prompt_template_digest() -> str:
-    """SHA-256 of the canonical JSON of the version, the templates and the block labels."""
-    return sha256_json(
-        {"version": PROMPT_TEMPLATE_VERSION, "templates": TEMPLATES, "labels": ADDED_LABELS}
-    )
+def prompt_template_digest(version: str = PROMPT_TEMPLATE_VERSION) -> str:
+    """SHA-256 of the canonical JSON of the version, the templates and the block labels.
+
+    Version 1's digest is exactly that (as plans froze it); later versions add
+    their block order (``layout``).
+    """
+    if version not in LAYOUTS:
+        raise ValueError(f"unknown prompt template version {version!r}")
+    body: dict[str, Any] = {"version": version, "templates": TEMPLATES,
+                            "labels": ADDED_LABELS}
+    if version != PROMPT_TEMPLATE_VERSION:
+        body["layout"] = list(LAYOUTS[version])
+    return sha256_json(body)
 
 
 def _flatten(value: Any, prefix: str, out: list[tuple[str, str]]) -> None:
@@ -96,24 +124,41 @@ def format_level(alpha: float) -> str:
 
 
 def render_prompt(study: Study, state: State, intervention: Intervention,
-                  added: tuple[str, str] | None) -> str:
+                  added: tuple[str, str] | None,
+                  version: str = PROMPT_TEMPLATE_VERSION) -> str:
     """The full prompt; ``added`` is (block label, content) or None for description."""
+    return render_prompt_parts(study, state, intervention, added, version)[0]
+
+
+def render_prompt_parts(study: Study, state: State, intervention: Intervention,
+                        added: tuple[str, str] | None,
+                        version: str = PROMPT_TEMPLATE_VERSION) -> tuple[str, int]:
+    """The prompt in ``version``'s layout and its cache prefix (module docstring).
+
+    The cache prefix is the number of characters of the blocks before the
+    ``ADDED`` block (the blank line between them and it excluded, so a prompt
+    without an added block — all of it but its final newline — starts with the
+    very same characters): every context of the state starts with them.
+    """
     metric = study.metric
     orientation_key = "orientation_higher" if study.higher_is_better else "orientation_lower"
-    blocks = [
-        TEMPLATES["header"],
-        TEMPLATES["public_state"].format(
+    blocks = {
+        "header": TEMPLATES["header"],
+        "public_state": TEMPLATES["public_state"].format(
             state_id=state.id, task_id=state.task_id, lines=render_public_state(state.public)
         ),
-        TEMPLATES["intervention"].format(
+        "intervention": TEMPLATES["intervention"].format(
             name=intervention.name, intervention_id=intervention.id, text=intervention.text
         ),
-    ]
+        "instructions": TEMPLATES["instructions"].format(
+            metric=metric,
+            orientation=TEMPLATES[orientation_key].format(metric=metric),
+            level=format_level(study.alpha),
+        ),
+    }
     if added is not None:
-        blocks.append(TEMPLATES["added"].format(label=added[0], content=added[1]))
-    blocks.append(TEMPLATES["instructions"].format(
-        metric=metric,
-        orientation=TEMPLATES[orientation_key].format(metric=metric),
-        level=format_level(study.alpha),
-    ))
-    return "\n\n".join(blocks) + "\n"
+        blocks["added"] = TEMPLATES["added"].format(label=added[0], content=added[1])
+    order = [name for name in LAYOUTS[version] if name in blocks]
+    prompt = "\n\n".join(blocks[name] for name in order) + "\n"
+    shared = order[: order.index("added")] if added is not None else order
+    return prompt, len("\n\n".join(blocks[name] for name in shared))

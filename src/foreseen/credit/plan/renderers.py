@@ -7,7 +7,10 @@ changed. A name is looked up here and never imported: nothing read from a
 plan can make foreseen load code.
 
 Built in: :data:`STANDARD` — :mod:`foreseen.credit.plan.contexts` (the
-versioned forecast prompt of :mod:`foreseen.credit.plan.prompts`). Plans frozen
+versioned forecast prompt of :mod:`foreseen.credit.plan.prompts`, version 1),
+and :data:`CACHE_FIRST` — the same contexts laid out for prompt caching
+(version 2: instructions, state, then what the context adds), which new plans
+name. Plans frozen
 before the package was split into sub-packages recorded the module path
 ``foreseen.credit.contexts``; that name is read as the same renderer.
 A test or a notebook may add its own renderer with :func:`register_renderer`.
@@ -23,6 +26,8 @@ from foreseen.credit.model import State, Study
 from foreseen.credit.plan import contexts
 
 STANDARD = "standard"
+#: the standard contexts with the prompt laid out for caching (``credit-prompt/2``)
+CACHE_FIRST = "cache_first"
 #: names older plans recorded for the standard renderer
 LEGACY_NAMES: tuple[str, ...] = ("foreseen.credit.contexts",)
 
@@ -42,6 +47,9 @@ class Rendered(Protocol):
     @property
     def donor_state_id(self) -> str | None: ...
 
+    @property
+    def cache_prefix(self) -> int: ...
+
 
 class ContextRenderer(Protocol):
     """Renders a slot's prompt; gives donor maps, parses context ids, digests its template."""
@@ -60,12 +68,12 @@ class ContextRenderer(Protocol):
     def prompt_template_digest(self) -> str: ...
 
 
-_RENDERERS: dict[str, ContextRenderer] = {STANDARD: contexts}
+_RENDERERS: dict[str, ContextRenderer] = {STANDARD: contexts, CACHE_FIRST: contexts.CACHE_FIRST}
 
 
 def register_renderer(name: str, renderer: ContextRenderer) -> None:
     """Add a renderer under ``name`` from the caller's own code (tests, notebooks)."""
-    if not name or name == STANDARD or name in LEGACY_NAMES:
+    if not name or name in (STANDARD, CACHE_FIRST) or name in LEGACY_NAMES:
         raise ConfigError(f"renderer name {name!r} is reserved")
     _RENDERERS[name] = renderer
 

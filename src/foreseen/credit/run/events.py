@@ -103,10 +103,18 @@ class CallFailed:
 
 @dataclass(frozen=True)
 class Usage:
-    """Token counts the service reported (None when it did not)."""
+    """Token counts the service reported (None when it did not).
+
+    ``input_tokens`` counts every input token; of them, ``cache_write_tokens``
+    were written to the provider's prompt cache and ``cache_read_tokens`` read
+    from it (written only when the service reported them; older ledgers have
+    neither).
+    """
 
     input_tokens: int | None
     output_tokens: int | None
+    cache_write_tokens: int | None = field(default=None, metadata=OPTIONAL)
+    cache_read_tokens: int | None = field(default=None, metadata=OPTIONAL)
 
 
 @dataclass(frozen=True)
@@ -129,6 +137,9 @@ class CallCompleted(SlotIdentity):
     temperature: float | None = field(default=None, metadata=OPTIONAL)
     #: how the answer was constrained (json_schema, json_object, tools, grammar, text)
     output_mode: str | None = field(default=None, metadata=OPTIONAL)
+    #: what the prompt cache saved on this call: its tokens at the plain input price minus
+    #: ``cost_usd`` (written only when the service reported cache usage and it is priced)
+    cache_saved_usd: float | None = field(default=None, metadata=OPTIONAL)
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from typing import Any
 
 from foreseen.core.digest import sha256_file, sha256_text, write_text_atomic
 from foreseen.core.errors import IntegrityError, SourceError, UserInputError
-from foreseen.core.ledger import Ledger, VerifiedLedger
+from foreseen.core.ledger import Ledger, LedgerEvent, VerifiedLedger
 from foreseen.core.schema import SchemaError, from_json, to_json
 from foreseen.credit.analysis.analyze import CreditAnalysis, analyze
 from foreseen.credit.analysis.config import AnalysisConfig
@@ -42,6 +42,7 @@ from foreseen.credit.analysis.report import (
     ReferenceRun,
     ReportHeader,
     RunMetadata,
+    SpendSummary,
     StudySection,
     report_text,
 )
@@ -61,6 +62,7 @@ from foreseen.credit.run.post_hoc import (
     preregistered_analysis,
 )
 from foreseen.credit.run.prospective import executed_outcomes
+from foreseen.credit.run.quality import spend_of
 from foreseen.credit.run.reference import ReferenceReport, checked_reference
 from foreseen.credit.run.runner import (
     check_ledger_plan,
@@ -254,7 +256,22 @@ def _header(plan: FrozenPlan, run: RunInputs, child_run: RunInputs | None,
         reference=None if reference is None else ReferenceRun(
             plan_id=reference.plan_id, report_sha256=reference.sha256, study=reference.study,
             ok=True),
+        spend=_spend(run.ledger.kept),
     )
+
+
+def _spend(events: Sequence[LedgerEvent]) -> SpendSummary | None:
+    """The report's spend block (:func:`foreseen.credit.run.quality.spend_of` of the ledger
+    read once); None when no call was priced."""
+    total = spend_of(events)
+    if total.spent_usd <= 0 and total.saved_by_cache_usd == 0:
+        return None
+    return SpendSummary(calls=total.calls, spent_usd=total.spent_usd,
+                        saved_by_cache_usd=total.saved_by_cache_usd,
+                        uncached_usd=total.uncached_usd, input_tokens=total.input_tokens,
+                        cache_write_tokens=total.cache_write_tokens,
+                        cache_read_tokens=total.cache_read_tokens,
+                        output_tokens=total.output_tokens)
 
 
 def outcome_commitment_check(commitment: Mapping[str, Any], executed: OutcomesExecuted | None,

@@ -55,6 +55,7 @@ from foreseen.credit.backends.base import (
     ForecastRequest,
     TransportError,
 )
+from foreseen.credit.backends.http.common import legacy_answer_tokens
 from foreseen.credit.backends.registry import backend_entry
 from foreseen.credit.backends.registry import build_backend as registry_build_backend
 from foreseen.credit.model import Forecast, SlotRecord
@@ -142,7 +143,10 @@ def build_backend(plan: FrozenPlan, name: str | None = None) -> Backend:
     extra = BACKEND_KIND_EXTRAS.get(backend_entry(frozen["factory"]).kind)
     if extra is not None:
         require_extra(extra)  # before the key, the ledger or any call
-    backend = registry_build_backend(frozen["factory"], dict(frozen.get("options", {})))
+    options = dict(frozen.get("options", {}))
+    if backend_entry(frozen["factory"]).kind == "http":
+        options = legacy_answer_tokens(options, frozen["configuration"])
+    backend = registry_build_backend(frozen["factory"], options)
     if canonical_json(backend.configuration()) != canonical_json(frozen["configuration"]):
         raise IntegrityError(
             f"forecaster {frozen['factory']!r} configuration differs from the frozen plan's")
@@ -182,7 +186,7 @@ def build_requests(plan: FrozenPlan, only: str | None = None
         prepared.append((slot, ForecastRequest(
             slot_id=slot["slot_id"], state_id=slot["state_id"], context_kind=slot["context_id"],
             repeat=int(slot["repeat"]), prompt=rendered.prompt, seed=int(slot["seed"]),
-            context=dict(rendered.payload))))
+            context=dict(rendered.payload), cache_prefix=rendered.cache_prefix)))
     return prepared
 
 
@@ -204,6 +208,8 @@ class RunSummary:
     halt_reason: str | None = None
     #: what the answers of this run cost, as the backends priced them (0 when unpriced)
     spent_so_far_usd: float = 0.0
+    #: what the prompt cache saved on those answers (its tokens at the input price − cost)
+    saved_by_cache_usd: float = 0.0
 
     @property
     def complete(self) -> bool:
@@ -294,9 +300,10 @@ def _completed(identity: SlotIdentity, attempt: int, response: BackendResponse, 
         forecast=None if forecast is None else forecast.to_json(), latency_s=latency,
         raw=response.text, requested_model=response.requested_model,
         returned_model=response.returned_model, returned_model_reason=model_reason,
-        usage=Usage(response.input_tokens, response.output_tokens),
+        usage=Usage(response.input_tokens, response.output_tokens,
+                    response.cache_write_tokens, response.cache_read_tokens),
         cost_usd=response.cost_usd, budget_charge_usd=charge, temperature=response.temperature,
-        output_mode=response.output_mode)
+        output_mode=response.output_mode, cache_saved_usd=response.cache_saved_usd)
 
 
 def _fallback(plan: FrozenPlan, identity: SlotIdentity, reason: str) -> FallbackAssigned:
@@ -473,6 +480,7 @@ async def _run_slot(plan: FrozenPlan, backend: Backend, slot: Mapping[str, Any],
             continue
         latency = time.monotonic() - began
         summary.spent_so_far_usd += response.cost_usd or 0.0
+        summary.saved_by_cache_usd += response.cache_saved_usd or 0.0
         if budget is not None:
             charge = charge_for_response(response, bound)
             budget.settle(bound, charge)
@@ -617,7 +625,9 @@ async def _run_open_ledger(plan: FrozenPlan, ledger: Ledger,
         def details() -> str:
             parse_failures = summary.fallbacks - summary.fallback_reasons.get(
                 "transport_exhausted", 0)
-            spent = (f"spent {summary.spent_so_far_usd:.4f} USD; "
+            saved = (f" (prompt caching saved {summary.saved_by_cache_usd:.4f})"
+                     if summary.saved_by_cache_usd else "")
+            spent = (f"spent {summary.spent_so_far_usd:.4f} USD{saved}; "
                      if summary.spent_so_far_usd else "")
             return (f"{spent}{summary.fallbacks} fallbacks ({parse_failures} answers not"
                     f" readable), {summary.transport_failures} transport failures")

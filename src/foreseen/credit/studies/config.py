@@ -27,7 +27,9 @@ A backend block maps onto the registered backend's options:
   reasoning setting; frozen into the plan), ``output_mode`` (how answers are
   constrained: ``json_schema``, ``json_object``, ``tools``, ``grammar``,
   ``text``, or ``auto`` — the probe picks the first the server accepts; see
-  :mod:`foreseen.credit.backends.output_modes`);
+  :mod:`foreseen.credit.backends.output_modes`), ``answer_tokens``
+  (``"sized"``, the default: a structured answer is sent a ``max_tokens`` sized
+  to it; ``"max_tokens"``: always the configured value);
 * ``command``: ``command`` (the program and its arguments, a list),
   ``timeout_s``, ``model`` (a label), ``secret_env`` (names of variables whose
   values are scrubbed from what the program prints);
@@ -65,6 +67,10 @@ class Price:
 
     input_per_mtok: float
     output_per_mtok: float
+    #: a prompt-cache write (Anthropic: 1.25 × input); none: the input price
+    cache_write_per_mtok: float | None = None
+    #: a prompt-cache read (Anthropic: 0.1 ×, OpenAI: 0.5 × input); none: the input price
+    cache_read_per_mtok: float | None = None
 
 
 @dataclass(frozen=True)
@@ -91,6 +97,8 @@ class BackendConfig:
     model_sha256: str | None = None
     seed: int | None = None
     output_mode: str | None = None
+    #: "sized" (default: a structured answer's max_tokens sized to it) or "max_tokens"
+    answer_tokens: str | None = None
 
     def spec(self) -> BackendSpec:
         """The registry name and options this block gives the backend."""
@@ -103,8 +111,8 @@ class BackendConfig:
             if item.name == "command":
                 options["argv"] = list(value)
             elif item.name == "pricing":
-                options["pricing"] = {model: {"input_per_mtok": p.input_per_mtok,
-                                              "output_per_mtok": p.output_per_mtok}
+                options["pricing"] = {model: {key: price for key, price in vars(p).items()
+                                              if price is not None}
                                       for model, p in value.items()}
             else:
                 options[item.name] = value

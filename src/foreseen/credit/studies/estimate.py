@@ -25,6 +25,14 @@ cost, and the least time the rate limits allow. Nothing is called.
   prices it; an unpriced model makes the cost bound unknown, said so).
 * Time bound = max(calls / requests per minute, tokens / tokens per minute),
   per backend, when the configuration sets those limits.
+* **With caching** (``cost with caching``): the same bound when the providers'
+  prompt cache engages — the shared start of a forecast prompt (the study's
+  and the state's part, ``request.cache_prefix``) priced as a cache write the
+  first time it is sent and as a cache read after, if it reaches
+  ``CACHE_MIN_TOKENS`` at ``BYTES_PER_TOKEN`` bytes a token (Anthropic's and
+  OpenAI's minimum cacheable length); otherwise priced as plain input. An
+  estimate, not a bound: it assumes calls sharing a start run one after the
+  other and the tokenizer's ratio; a provider caches nothing shorter.
 """
 
 from __future__ import annotations
@@ -53,6 +61,8 @@ from foreseen.credit.studies.pipeline import (
 EXPLANATION_ALLOWANCE = 2
 BYTES_PER_TOKEN = 4
 DEFAULT_MAX_TOKENS = 512
+#: the shortest prompt start Anthropic (Sonnet, Opus) and OpenAI cache, in tokens
+CACHE_MIN_TOKENS = 1024
 
 
 @dataclass(frozen=True)
@@ -64,6 +74,8 @@ class CallGroup:
     calls: int
     token_bound: int
     cost_bound_usd: float | None
+    #: the cost bound when the prompt cache engages (module docstring; None: unpriced)
+    cached_cost_usd: float | None = None
 
 
 @dataclass(frozen=True)
@@ -96,8 +108,16 @@ class RunEstimate:
     @property
     def cost_bound_usd(self) -> float | None:
         """The total cost bound; None when some call has no price."""
-        costs = [g.cost_bound_usd for g in self.groups]
-        return None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
+        return _total([g.cost_bound_usd for g in self.groups])
+
+    @property
+    def cached_cost_usd(self) -> float | None:
+        """The total with caching (module docstring); None when some call has no price."""
+        return _total([g.cached_cost_usd for g in self.groups])
+
+
+def _total(costs: Sequence[float | None]) -> float | None:
+    return None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
 
 
 def _max_tokens(spec: BackendSpec) -> int:
@@ -110,12 +130,24 @@ def _token_bound(backend: Backend, request: ForecastRequest, spec: BackendSpec) 
     return bound if bound is not None else len(request.prompt.encode("utf-8")) + _max_tokens(spec)
 
 
+def _cached_cost(backend: Backend, request: ForecastRequest, seen: set[str]) -> float | None:
+    """One call's cost with caching: its shared start written the first time, then read."""
+    shared = request.prompt[: request.cache_prefix]
+    if len(shared.encode("utf-8")) < CACHE_MIN_TOKENS * BYTES_PER_TOKEN:
+        return backend.cost_bound_usd(request)
+    read = shared in seen
+    seen.add(shared)
+    return backend.cached_cost_bound_usd(request, read=read)
+
+
 def _group(role: str, context: str, backend: Backend, spec: BackendSpec,
-           requests: Sequence[ForecastRequest]) -> CallGroup:
+           requests: Sequence[ForecastRequest], seen: set[str] | None = None) -> CallGroup:
+    """The calls' token and cost bounds; ``seen``: shared starts already cached (a role's)."""
     tokens = sum(_token_bound(backend, r, spec) for r in requests)
-    costs = [backend.cost_bound_usd(r) for r in requests]
-    cost = None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
-    return CallGroup(role, context, len(requests), tokens, cost)
+    cost = _total([backend.cost_bound_usd(r) for r in requests])
+    cache = set() if seen is None else seen
+    cached = _total([_cached_cost(backend, r, cache) for r in requests])
+    return CallGroup(role, context, len(requests), tokens, cost, cached)
 
 
 def _limits(role: str, spec: BackendSpec, groups: Sequence[CallGroup]) -> RoleLimits:
@@ -154,8 +186,9 @@ def estimate_study(definition: StudyDefinition, built: BuiltStudy, settings: Stu
         by_context.setdefault(label, []).append(request)
         if slot["context_id"] == "description":
             descriptions[slot["state_id"]] = request.prompt
+    seen: set[str] = set()
     for label, requests in sorted(by_context.items()):
-        groups.append(_group("forecaster", label, backend, forecaster, requests))
+        groups.append(_group("forecaster", label, backend, forecaster, requests, seen))
     assumptions: list[str] = []
     limits_by_role: dict[str, tuple[BackendSpec, list[CallGroup]]] = {
         "forecaster": (forecaster, list(groups))}
@@ -226,15 +259,18 @@ def estimate_lines(estimate: RunEstimate) -> list[str]:
     lines = [*([estimate.cluster_warning] if estimate.cluster_warning else []),
              f"dry run of study {estimate.study}: {estimate.calls} calls, nothing called",
              f"{'role':<18} {'context / task':<44} {'calls':>7} {'tokens ≤':>12}"
-             f" {'cost ≤ (USD)':>13}"]
+             f" {'cost ≤ (USD)':>13} {'with caching':>13}"]
     for group in estimate.groups:
-        cost = "unpriced" if group.cost_bound_usd is None else f"{group.cost_bound_usd:.4f}"
         lines.append(f"{group.role:<18} {group.context:<44} {group.calls:>7}"
-                     f" {group.token_bound:>12} {cost:>13}")
-    total = estimate.cost_bound_usd
+                     f" {group.token_bound:>12} {_usd(group.cost_bound_usd, 'unpriced'):>13}"
+                     f" {_usd(group.cached_cost_usd, 'unpriced'):>13}")
     lines.append(f"{'total':<63} {estimate.calls:>7}"
                  f" {sum(g.token_bound for g in estimate.groups):>12}"
-                 f" {'unknown' if total is None else f'{total:.4f}':>13}")
+                 f" {_usd(estimate.cost_bound_usd, 'unknown'):>13}"
+                 f" {_usd(estimate.cached_cost_usd, 'unknown'):>13}")
+    lines.append(f"with caching: a prompt start of {CACHE_MIN_TOKENS} tokens or more (at"
+                 f" {BYTES_PER_TOKEN} bytes a token) shared by several calls is written to the"
+                 " provider's cache once and read after (cache prices of the pricing table)")
     for limit in estimate.limits:
         if limit.minutes_bound is None:
             lines.append(f"{limit.role}: no rate limit configured (no time bound)")
@@ -246,3 +282,7 @@ def estimate_lines(estimate: RunEstimate) -> list[str]:
                      + " (add the model to its pricing table to bound the cost)")
     lines += [f"assumes {a}" for a in estimate.assumptions]
     return lines
+
+
+def _usd(value: float | None, missing: str) -> str:
+    return missing if value is None else f"{value:.4f}"

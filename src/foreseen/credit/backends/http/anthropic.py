@@ -11,8 +11,19 @@ canonical JSON of that tool call's ``input``. When no tool call came back,
 the text blocks are the answer (the runner validates it and falls back if it
 is not a forecast), except after ``stop_reason = "refusal"``: a final error
 ``model refused: <text>``, as the OpenAI backend reports ``message.refusal``.
-Usage: ``usage.input_tokens`` / ``usage.output_tokens``;
-the returned model id is the body's ``model``.
+Usage: ``usage.input_tokens`` / ``usage.output_tokens``, and the prompt
+cache's ``cache_creation_input_tokens`` / ``cache_read_input_tokens`` (which
+Anthropic does *not* count in ``input_tokens``: foreseen's input count is the
+sum of the three); the returned model id is the body's ``model``.
+
+**Prompt caching.** A request whose prompt has a shared start
+(``request.cache_prefix`` characters: the study's and the state's part) is sent
+as two text blocks whose concatenation is the prompt, byte for byte, the first
+marked ``cache_control = {"type": "ephemeral"}`` (a 5-minute cache
+breakpoint): calls that share the start read it from the cache at a tenth of
+the input price once it is written (at 1.25 ×). Anthropic caches a prefix only
+from the model's minimum length (1,024 tokens for Sonnet and Opus 4, more for
+Haiku); a shorter one is billed as ordinary input.
 
 API version: ``2026-10-21`` by default (``api_version`` option). That version
 refuses every sampling parameter, so ``temperature`` must be ``"omit"`` (the
@@ -78,8 +89,8 @@ class AnthropicBackend(HttpBackend):
         body: dict[str, Any] = {
             **self.options.provider_options,
             "model": self.options.model,
-            "max_tokens": self.options.max_tokens,
-            "messages": [{"role": "user", "content": request.prompt}],
+            "max_tokens": self.options.answer_max_tokens(request),
+            "messages": [{"role": "user", "content": user_content(request)}],
         }
         if self.options.temperature is not None:
             body["temperature"] = self.options.temperature
@@ -98,23 +109,53 @@ class AnthropicBackend(HttpBackend):
         return body
 
     def extract(self, body: Mapping[str, Any]) -> Extracted:
-        tokens_in, tokens_out = usage_numbers(body.get("usage"), "input_tokens",
-                                              "output_tokens")
+        usage = anthropic_usage(body.get("usage"))
         content = body.get("content")
         if not isinstance(content, list):
-            return Extracted(None, "response has no content list", tokens_in, tokens_out)
+            return Extracted(None, "response has no content list", *usage)
         texts: list[str] = []
         for block in content:
             if not isinstance(block, Mapping):
                 continue
             if block.get("type") == "tool_use" and isinstance(block.get("input"), Mapping):
-                return Extracted(canonical_json(block["input"]), None, tokens_in, tokens_out)
+                return Extracted(canonical_json(block["input"]), None, *usage)
             if block.get("type") == "text" and isinstance(block.get("text"), str):
                 texts.append(block["text"])
         if body.get("stop_reason") == "refusal":
-            return Extracted(None, f"model refused: {''.join(texts)[:200]}", tokens_in,
-                             tokens_out)
+            return Extracted(None, f"model refused: {''.join(texts)[:200]}", *usage)
         if texts:
-            return Extracted("".join(texts), None, tokens_in, tokens_out)
-        return Extracted(None, "response has neither a tool call nor text", tokens_in,
-                         tokens_out)
+            return Extracted("".join(texts), None, *usage)
+        return Extracted(None, "response has neither a tool call nor text", *usage)
+
+
+def user_content(request: ForecastRequest) -> str | list[dict[str, Any]]:
+    """The user message: the prompt, split at its shared start with a cache breakpoint.
+
+    ``request.cache_prefix`` strictly inside the prompt: two text blocks (the
+    first with ``cache_control``); the whole prompt shared: one block with
+    ``cache_control``; nothing shared: the prompt as a plain string. The blocks'
+    texts always concatenate to the prompt.
+    """
+    prompt, cut = request.prompt, request.cache_prefix
+    if cut <= 0:
+        return prompt
+    marked = {"type": "ephemeral"}
+    if cut >= len(prompt):
+        return [{"type": "text", "text": prompt, "cache_control": marked}]
+    return [{"type": "text", "text": prompt[:cut], "cache_control": marked},
+            {"type": "text", "text": prompt[cut:]}]
+
+
+def anthropic_usage(usage: Any) -> tuple[int | None, int | None, int | None, int | None]:
+    """(input in all, output, cache writes, cache reads) from an Anthropic usage object.
+
+    Anthropic's ``input_tokens`` counts only the input after the last cache
+    breakpoint; the total is ``input_tokens + cache_creation_input_tokens +
+    cache_read_input_tokens`` (an absent cache field is 0).
+    """
+    plain, output = usage_numbers(usage, "input_tokens", "output_tokens")
+    write, read = usage_numbers(usage, "cache_creation_input_tokens",
+                                "cache_read_input_tokens")
+    if plain is None:
+        return None, output, write, read
+    return plain + (write or 0) + (read or 0), output, write or 0, read or 0

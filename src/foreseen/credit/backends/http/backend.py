@@ -38,6 +38,9 @@ class Extracted:
     error: str | None
     input_tokens: int | None
     output_tokens: int | None
+    #: input tokens written to / read from the prompt cache (part of ``input_tokens``)
+    cache_write_tokens: int | None = None
+    cache_read_tokens: int | None = None
 
 
 class HttpBackend(Backend):
@@ -75,6 +78,10 @@ class HttpBackend(Backend):
         """Upper bound on the cost of one attempt (for :mod:`foreseen.credit.run.budget`)."""
         return self.options.cost_bound_usd(request)
 
+    def cached_cost_bound_usd(self, request: ForecastRequest, *, read: bool) -> float | None:
+        """The cost bound with the shared start written or read (see :class:`HttpOptions`)."""
+        return self.options.cached_cost_bound_usd(request, read=read)
+
     def token_bound(self, request: ForecastRequest) -> int | None:
         """Prompt bytes + framing + schema + ``max_tokens`` (see :class:`HttpOptions`)."""
         return self.options.token_bound(request)
@@ -98,6 +105,18 @@ class HttpBackend(Backend):
         self.limiter.settle(bound, used)
         return response
 
+    def _cache_saved(self, extracted: Extracted, cost: float | None) -> float | None:
+        """The same tokens priced as plain input, minus ``cost`` (pricing.py's formula).
+
+        None when the call is unpriced or the service reported no cache fields.
+        """
+        if cost is None or (extracted.cache_write_tokens is None
+                            and extracted.cache_read_tokens is None):
+            return None
+        plain = self.options.pricing.cost(self.options.model, extracted.input_tokens,
+                                          extracted.output_tokens)
+        return None if plain is None else plain - cost
+
     def _response(self, answer: HttpAnswer, key: str) -> BackendResponse:
         if not isinstance(answer.body, Mapping):
             return failed_response(self.options, answer, key,
@@ -106,15 +125,22 @@ class HttpBackend(Backend):
         model, model_reason = returned_model(answer.body)
         model, model_reason = scrub_optional(model, (key,)), scrub_optional(model_reason, (key,))
         cost = self.options.pricing.cost(self.options.model, extracted.input_tokens,
-                                         extracted.output_tokens)
+                                         extracted.output_tokens,
+                                         cache_write_tokens=extracted.cache_write_tokens,
+                                         cache_read_tokens=extracted.cache_read_tokens)
+        saved = self._cache_saved(extracted, cost)
         if extracted.text is None:
             return BackendResponse(
+                cache_write_tokens=extracted.cache_write_tokens,
+                cache_read_tokens=extracted.cache_read_tokens, cache_saved_usd=saved,
                 text=scrub(answer.text, (key,))[:2000], requested_model=self.options.model,
                 returned_model=model, returned_model_reason=model_reason,
                 input_tokens=extracted.input_tokens, output_tokens=extracted.output_tokens,
                 cost_usd=cost, error=scrub(extracted.error or "no answer in response", (key,)),
                 temperature=self.options.temperature)
         return BackendResponse(
+            cache_write_tokens=extracted.cache_write_tokens,
+            cache_read_tokens=extracted.cache_read_tokens, cache_saved_usd=saved,
             text=scrub(extracted.text, (key,)), requested_model=self.options.model,
             returned_model=model, returned_model_reason=model_reason,
             input_tokens=extracted.input_tokens, output_tokens=extracted.output_tokens,

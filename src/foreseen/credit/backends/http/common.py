@@ -5,7 +5,16 @@
   variable holding the key — never the key), ``max_tokens``, ``temperature``,
   ``timeout_s``, ``pricing`` (:mod:`.pricing`), ``requests_per_minute`` and
   ``tokens_per_minute`` (:mod:`.rate_limit`; they never change a result, so
-  they stay out of ``configuration()``), ``max_connections``.
+  they stay out of ``configuration()``), ``max_connections``, ``answer_tokens``.
+* **The answer's token cap** (``answer_tokens``): ``"sized"`` (the default)
+  sends ``max_tokens = min(max_tokens, answer_token_cap(schema))`` when the
+  output mode constrains the answer to a schema whose longest compact JSON is
+  known (``json_schema``, ``tools``, ``grammar``; :func:`answer_token_cap`);
+  a free-text answer (a note, the ``text`` and ``json_object`` modes, whose
+  length the schema does not bound) is sent the configured ``max_tokens``.
+  ``"max_tokens"`` always sends the configured value: how plans frozen before
+  the option existed run (their frozen configuration has no ``answer_tokens``
+  key; :func:`legacy_answer_tokens`).
 * **The key** is read from the environment at call time
   (:func:`read_api_key`), kept in no attribute, and scrubbed (:func:`scrub`)
   from every text that could reach a ledger, a log or an exception.
@@ -46,6 +55,7 @@ from foreseen.core.digest import canonical_json_bytes, sha256_json
 from foreseen.core.errors import MissingExtraError, RequestRejected, UserInputError
 from foreseen.core.retry import parse_retry_after
 from foreseen.credit.backends.base import BackendResponse, ForecastRequest, TransportError
+from foreseen.credit.backends.grammar import max_output_chars
 from foreseen.credit.backends.http.pricing import PricingTable, prompt_token_bound
 from foreseen.credit.backends.output_modes import OutputMode, parse_output_mode
 from foreseen.credit.backends.schemas import FORECAST_SCHEMA, response_schema
@@ -65,6 +75,45 @@ FRAMING_TOKENS = 256
 RESERVED_BODY_FIELDS = frozenset({"model", "messages", "max_tokens", "temperature", "system",
                                   "tools", "tool_choice", "response_format", "grammar"})
 ERROR_TEXT_LIMIT = 300
+#: answer_tokens values: size the cap to a structured answer, or always send max_tokens
+ANSWER_TOKENS = ("sized", "max_tokens")
+#: output modes that hold the answer to the schema's JSON (its length is then bounded)
+SIZED_MODES = frozenset({"json_schema", "tools", "grammar"})
+#: tokens allowed beyond the longest compact JSON of the schema: whitespace a provider
+#: may add, numbers longer than the grammar's, and the tool-call framing of the answer
+ANSWER_MARGIN_TOKENS = 64
+
+
+def answer_token_cap(schema: Mapping[str, Any]) -> int | None:
+    """The most tokens a structured answer to ``schema`` needs, or None when unbounded.
+
+    ``max_output_chars(schema) + ANSWER_MARGIN_TOKENS``: a byte-level BPE token
+    covers at least one byte, so an answer of ``c`` ASCII characters is at most
+    ``c`` tokens; the longest compact JSON of the schema
+    (:func:`~foreseen.credit.backends.grammar.max_output_chars`: numbers of at
+    most 12 characters, strings capped by ``maxLength``) plus the margin. A
+    schema outside the bounded subset (a string without ``maxLength``) has no
+    cap: None. The forecast schema's cap is 172 tokens (108 + 64).
+    """
+    try:
+        return max_output_chars(schema) + ANSWER_MARGIN_TOKENS
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def legacy_answer_tokens(options: Mapping[str, Any],
+                         frozen_configuration: Mapping[str, Any]) -> dict[str, Any]:
+    """Options rebuilding a backend as a plan froze it.
+
+    A plan frozen before ``answer_tokens`` existed has no such key in its
+    frozen configuration: its calls always sent ``max_tokens``, so it is
+    rebuilt with ``answer_tokens = "max_tokens"`` (and its configuration
+    matches the frozen one). Other options are returned unchanged.
+    """
+    if ("answer_tokens" in frozen_configuration or "answer_tokens" in options
+            or "max_tokens" not in frozen_configuration):
+        return dict(options)
+    return {**options, "answer_tokens": "max_tokens"}
 
 class RequestTimeout(TransportError):
     """The request timed out; the provider may still have billed it (``billable``)."""
@@ -154,6 +203,8 @@ class HttpOptions:
     provider_options: Mapping[str, Any] = field(default_factory=dict)
     #: how answers are constrained (:mod:`foreseen.credit.backends.output_modes`), or "auto"
     output_mode: str = "json_schema"
+    #: "sized" (cap a structured answer at its known size) or "max_tokens" (module docstring)
+    answer_tokens: str = "sized"
 
     @classmethod
     def parse(cls, options: Mapping[str, Any], *, default_base_url: str,
@@ -161,7 +212,8 @@ class HttpOptions:
               default_mode: OutputMode = "json_schema") -> HttpOptions:
         known = {"base_url", "model", "api_key_env", "max_tokens", "temperature", "timeout_s",
                  "pricing", "requests_per_minute", "tokens_per_minute", "max_connections",
-                 "system", "api_version", "provider_options", "output_mode"}
+                 "system", "api_version", "provider_options", "output_mode",
+                 "answer_tokens"}
         unknown = sorted(set(options) - known)
         if unknown:
             raise UserInputError(f"unknown backend option {unknown[0]!r}")
@@ -192,6 +244,10 @@ class HttpOptions:
             raise UserInputError(
                 f"provider_options may not set {reserved[0]!r} (it has its own option;"
                 " how answers are constrained is output_mode)")
+        answer_tokens = options.get("answer_tokens", "sized")
+        if answer_tokens not in ANSWER_TOKENS:
+            raise UserInputError("backend option answer_tokens must be \"sized\" (cap a"
+                                 " structured answer at its known size) or \"max_tokens\"")
         return cls(
             base_url=base_url.rstrip("/"), model=model, api_key_env=key_env,
             max_tokens=max_tokens,
@@ -203,11 +259,17 @@ class HttpOptions:
             tokens_per_minute=_number_option(options, "tokens_per_minute", None, strict=True),
             max_connections=connections, system=system,
             provider_options=dict(provider),
-            output_mode=parse_output_mode(options.get("output_mode"), backend, default_mode))
+            output_mode=parse_output_mode(options.get("output_mode"), backend, default_mode),
+            answer_tokens=str(answer_tokens))
 
     def configuration(self, backend: str, **extra: Any) -> dict[str, Any]:
-        """What changes a result, frozen into the plan: never the key, never rate limits."""
-        return {"backend": backend, "base_url": self.base_url, "model": self.model,
+        """What changes a result, frozen into the plan: never the key, never rate limits.
+
+        ``answer_tokens`` appears only when ``"sized"``: a backend that always
+        sends ``max_tokens`` has the configuration plans froze before the option.
+        """
+        sized = {"answer_tokens": "sized"} if self.answer_tokens == "sized" else {}
+        return {**sized, "backend": backend, "base_url": self.base_url, "model": self.model,
                 "api_key_env": self.api_key_env, "max_tokens": self.max_tokens,
                 "temperature": OMIT if self.temperature is None else self.temperature,
                 "timeout_s": self.timeout_s,
@@ -215,19 +277,48 @@ class HttpOptions:
                 "provider_options": dict(self.provider_options),
                 "forecast_schema_sha256": sha256_json(FORECAST_SCHEMA), **extra}
 
-    def token_bound(self, request: ForecastRequest) -> int:
-        """Upper bound on one call's tokens: prompt bytes + framing + schema + max_tokens."""
+    def answer_max_tokens(self, request: ForecastRequest) -> int:
+        """The ``max_tokens`` sent for ``request`` (module docstring: the answer's token cap).
+
+        ``min(max_tokens, answer_token_cap(schema))`` when ``answer_tokens`` is
+        ``"sized"``, the output mode is one of :data:`SIZED_MODES` and the
+        request asks for a schema with a cap; otherwise ``max_tokens``.
+        """
+        wanted = response_schema(request)
+        if (self.answer_tokens != "sized" or wanted is None
+                or self.output_mode not in SIZED_MODES):
+            return self.max_tokens
+        cap = answer_token_cap(wanted[1])
+        return self.max_tokens if cap is None else min(self.max_tokens, cap)
+
+    def input_token_bound(self, request: ForecastRequest) -> int:
+        """Upper bound on one call's input tokens: prompt bytes + framing + schema + system."""
         wanted = response_schema(request)
         schema_size = 0 if wanted is None else len(json.dumps(wanted[1]))
         framing = FRAMING_TOKENS + schema_size + len(self.system or "")
-        return prompt_token_bound(request.prompt) + framing + self.max_tokens
+        return prompt_token_bound(request.prompt) + framing
+
+    def token_bound(self, request: ForecastRequest) -> int:
+        """Upper bound on one call's tokens: the input bound + the answer's ``max_tokens`` sent."""
+        return self.input_token_bound(request) + self.answer_max_tokens(request)
 
     def cost_bound_usd(self, request: ForecastRequest) -> float | None:
         """Upper bound on one call's cost (None when the model has no price)."""
         price = self.pricing.price(self.model)
         if price is None:
             return None
-        return price.cost(self.token_bound(request) - self.max_tokens, self.max_tokens)
+        return price.cost(self.input_token_bound(request), self.answer_max_tokens(request))
+
+    def cached_cost_bound_usd(self, request: ForecastRequest, *, read: bool) -> float | None:
+        """The cost bound with the prompt's shared start (``request.cache_prefix``
+        characters, bounded by its bytes) written to the cache or read from it."""
+        price = self.pricing.price(self.model)
+        if price is None:
+            return None
+        shared = prompt_token_bound(request.prompt[: request.cache_prefix])
+        cached = {"cache_read_tokens" if read else "cache_write_tokens": shared}
+        return price.cost(self.input_token_bound(request), self.answer_max_tokens(request),
+                          **cached)
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,11 @@ the loopback when the variable is unset). How the answer is constrained is the
 a ``schema`` field, a forced ``tools`` call (the answer is the call's
 ``arguments``), a llama.cpp ``grammar``, or plain ``text``. The answer text is
 ``choices[0].message.content`` (or the tool call's arguments); a refusal in
-``message.refusal`` is a final error. Usage: ``usage.prompt_tokens`` /
-``usage.completion_tokens``; the returned model id is the body's ``model``.
+``message.refusal`` is a final error. Usage: ``usage.prompt_tokens`` (cached ones included) /
+``usage.completion_tokens``, and ``usage.prompt_tokens_details.cached_tokens``
+(OpenAI caches a shared prompt start of 1,024 tokens or more by itself, in
+128-token steps, and writes at no extra cost: the stable part of the prompt comes
+first for that reason); the returned model id is the body's ``model``.
 Works with OpenAI and with servers that implement the same shape (vLLM,
 Ollama, LM Studio, llama.cpp's servers, LiteLLM); which modes each accepts is
 in ``docs/servers.md``.
@@ -64,7 +67,7 @@ class OpenAICompatibleBackend(HttpBackend):
         body: dict[str, Any] = {
             **self.options.provider_options,
             "model": self.options.model,
-            "max_tokens": self.options.max_tokens,
+            "max_tokens": self.options.answer_max_tokens(request),
             "messages": messages,
         }
         if self.options.temperature is not None:
@@ -95,27 +98,39 @@ class OpenAICompatibleBackend(HttpBackend):
         return {}
 
     def extract(self, body: Mapping[str, Any]) -> Extracted:
-        tokens_in, tokens_out = usage_numbers(body.get("usage"), "prompt_tokens",
-                                              "completion_tokens")
+        usage = openai_usage(body.get("usage"))
         choices = body.get("choices")
         first = choices[0] if isinstance(choices, list) and choices else None
         message = first.get("message") if isinstance(first, Mapping) else None
         if not isinstance(message, Mapping):
-            return Extracted(None, "response has no choices[0].message", tokens_in, tokens_out)
+            return Extracted(None, "response has no choices[0].message", *usage)
         refusal = message.get("refusal")
         if isinstance(refusal, str) and refusal:
-            return Extracted(None, f"model refused: {refusal[:200]}", tokens_in, tokens_out)
+            return Extracted(None, f"model refused: {refusal[:200]}", *usage)
         calls = message.get("tool_calls")
         if self.options.output_mode == "tools" and isinstance(calls, list) and calls:
             function = calls[0].get("function") if isinstance(calls[0], Mapping) else None
             arguments = function.get("arguments") if isinstance(function, Mapping) else None
             if isinstance(arguments, str):
-                return Extracted(arguments, None, tokens_in, tokens_out)
+                return Extracted(arguments, None, *usage)
             if isinstance(arguments, Mapping):
-                return Extracted(canonical_json(arguments), None, tokens_in, tokens_out)
-            return Extracted(None, "tool call has no arguments", tokens_in, tokens_out)
+                return Extracted(canonical_json(arguments), None, *usage)
+            return Extracted(None, "tool call has no arguments", *usage)
         content = message.get("content")
         if not isinstance(content, str):
-            return Extracted(None, "response message has no text content", tokens_in,
-                             tokens_out)
-        return Extracted(content, None, tokens_in, tokens_out)
+            return Extracted(None, "response message has no text content", *usage)
+        return Extracted(content, None, *usage)
+
+
+def openai_usage(usage: Any) -> tuple[int | None, int | None, int | None, int | None]:
+    """(input in all, output, cache writes = 0, cache reads) from an OpenAI usage object.
+
+    ``prompt_tokens`` already counts the cached tokens
+    (``prompt_tokens_details.cached_tokens``); OpenAI bills no cache write.
+    """
+    prompt, completion = usage_numbers(usage, "prompt_tokens", "completion_tokens")
+    details = usage.get("prompt_tokens_details") if isinstance(usage, Mapping) else None
+    cached, _ = usage_numbers(details, "cached_tokens", "cached_tokens")
+    if prompt is None:
+        return None, completion, None, cached
+    return prompt, completion, 0, min(cached or 0, prompt)

@@ -2,17 +2,26 @@
 
 The plan's forecaster options carry a pricing table, USD per million tokens::
 
-    {"<model>": {"input_per_mtok": 3.0, "output_per_mtok": 15.0}, ...}
+    {"<model>": {"input_per_mtok": 3.0, "output_per_mtok": 15.0,
+                 "cache_write_per_mtok": 3.75, "cache_read_per_mtok": 0.3}, ...}
 
-and the cost of a call with ``i`` input and ``o`` output tokens is
+(the two cache prices optional: a missing one is the input price). The cost of
+a call with ``i`` input tokens in all — of which ``w`` were written to the
+provider's prompt cache and ``r`` read from it — and ``o`` output tokens is
 
-    cost = (i · input_per_mtok + o · output_per_mtok) / 1 000 000   [USD].
+    cost = ((i − w − r) · input + w · cache_write + r · cache_read
+            + o · output) / 1 000 000   [USD],
+
+and what caching saved is the cost of the same tokens at the input price
+minus that (negative when a write was never read back). Anthropic bills a
+5-minute cache write at 1.25 × and a read at 0.1 × the input price; OpenAI
+writes at no extra cost and reads at 0.5 × (0.1 × for newer models).
 
 The price is looked up under the *requested* model (the one the plan pays
 for); a returned model id that differs is recorded but never re-priced. The
 upper bound used by the budget (:mod:`foreseen.credit.run.budget`) is the same
-formula with ``o = max_tokens`` and ``i`` an over-estimate of the prompt's
-tokens (:func:`prompt_token_bound`).
+formula with ``o = max_tokens``, ``i`` an over-estimate of the prompt's
+tokens (:func:`prompt_token_bound`) and no cache read.
 """
 
 from __future__ import annotations
@@ -29,18 +38,40 @@ PER_MILLION = 1_000_000.0
 
 @dataclass(frozen=True)
 class Price:
-    """USD per million input tokens and per million output tokens."""
+    """USD per million input, output, cache-write and cache-read tokens (module docstring)."""
 
     input_per_mtok: float
     output_per_mtok: float
+    #: None: cache writes cost the input price
+    cache_write_per_mtok: float | None = None
+    #: None: cache reads cost the input price
+    cache_read_per_mtok: float | None = None
 
-    def cost(self, input_tokens: int, output_tokens: int) -> float:
-        """``(input_tokens · input_per_mtok + output_tokens · output_per_mtok) / 10⁶``."""
-        return (input_tokens * self.input_per_mtok
-                + output_tokens * self.output_per_mtok) / PER_MILLION
+    def cost(self, input_tokens: int, output_tokens: int, *, cache_write_tokens: int = 0,
+             cache_read_tokens: int = 0) -> float:
+        """``((i − w − r)·input + w·cache_write + r·cache_read + o·output) / 10⁶``.
+
+        ``input_tokens`` counts every input token, the cached ones included.
+        """
+        write = self.input_per_mtok if self.cache_write_per_mtok is None \
+            else self.cache_write_per_mtok
+        read = self.input_per_mtok if self.cache_read_per_mtok is None \
+            else self.cache_read_per_mtok
+        plain = input_tokens - cache_write_tokens - cache_read_tokens
+        return (plain * self.input_per_mtok + cache_write_tokens * write
+                + cache_read_tokens * read + output_tokens * self.output_per_mtok) / PER_MILLION
 
     def to_json(self) -> dict[str, float]:
-        return {"input_per_mtok": self.input_per_mtok, "output_per_mtok": self.output_per_mtok}
+        """The prices; a cache price only when set (tables frozen before them are unchanged)."""
+        out = {"input_per_mtok": self.input_per_mtok, "output_per_mtok": self.output_per_mtok}
+        if self.cache_write_per_mtok is not None:
+            out["cache_write_per_mtok"] = self.cache_write_per_mtok
+        if self.cache_read_per_mtok is not None:
+            out["cache_read_per_mtok"] = self.cache_read_per_mtok
+        return out
+
+
+CACHE_PRICES = ("cache_write_per_mtok", "cache_read_per_mtok")
 
 
 def _price_number(model: str, key: str, value: Any) -> float:
@@ -69,12 +100,16 @@ class PricingTable:
         for model, entry in obj.items():
             if not isinstance(entry, Mapping):
                 raise UserInputError(f"pricing for {model!r} must be an object")
-            extra = sorted(set(entry) - {"input_per_mtok", "output_per_mtok"})
+            extra = sorted(set(entry) - {"input_per_mtok", "output_per_mtok", *CACHE_PRICES})
             if extra:
                 raise UserInputError(f"pricing for {model!r}: unknown field {extra[0]!r}")
+            write, read = (None if entry.get(key) is None
+                           else _price_number(model, key, entry.get(key))
+                           for key in CACHE_PRICES)
             prices[str(model)] = Price(
                 _price_number(model, "input_per_mtok", entry.get("input_per_mtok")),
-                _price_number(model, "output_per_mtok", entry.get("output_per_mtok")))
+                _price_number(model, "output_per_mtok", entry.get("output_per_mtok")),
+                write, read)
         return cls(prices)
 
     def to_json(self) -> dict[str, dict[str, float]]:
@@ -84,13 +119,16 @@ class PricingTable:
         """The model's price, or None when the table does not list it."""
         return self.prices.get(model)
 
-    def cost(self, model: str, input_tokens: int | None,
-             output_tokens: int | None) -> float | None:
+    def cost(self, model: str, input_tokens: int | None, output_tokens: int | None, *,
+             cache_write_tokens: int | None = None,
+             cache_read_tokens: int | None = None) -> float | None:
         """Cost of one call in USD; None when the model is unpriced or usage is missing."""
         price = self.price(model)
         if price is None or input_tokens is None or output_tokens is None:
             return None
-        return price.cost(input_tokens, output_tokens)
+        return price.cost(input_tokens, output_tokens,
+                          cache_write_tokens=cache_write_tokens or 0,
+                          cache_read_tokens=cache_read_tokens or 0)
 
 
 def prompt_token_bound(text: str) -> int:
