@@ -146,6 +146,7 @@ def run_command(
     the run (exit code 3) without spending the failed slots; run the same
     command again to resume.
     """
+    from foreseen.credit.backends.registry import backend_entry
     from foreseen.credit.plan.freeze import load_plan
     from foreseen.credit.run.cache import CachingBackend, ResponseCache
     from foreseen.credit.run.faults import FaultInjectingBackend
@@ -162,8 +163,8 @@ def run_command(
     plan = load_plan(plan_path)
     confirm_program(plan, command)
     backend = build_backend(plan, forecaster)
-    if not no_probe and response_cache is None and inject_faults is None and slots_left(
-            plan, ledger):
+    if not no_probe and response_cache is None and inject_faults is None and backend_entry(
+            plan.body["forecaster"]["factory"]).kind == "http" and slots_left(plan, ledger):
         from foreseen.credit.run.probe import probe_sync, refuse_if_rejected
 
         frozen = plan.body["forecaster"]

@@ -342,12 +342,17 @@ def slots_left(plan: FrozenPlan, ledger_path: str | os.PathLike[str]) -> int:
     """How many of the plan's slots have no terminal event in the ledger (all: no ledger).
 
     What the probe before a run asks first: with nothing left to run it is not sent
-    (it would cost a call for nothing). A ledger that cannot be read is refused here.
+    (it would cost a call for nothing). A ledger this read cannot take as it is (a
+    torn last line, a head file behind after a kill) counts as work left: the run
+    itself repairs or refuses it when it opens the ledger.
     """
     if not Path(ledger_path).exists():
         return len(plan.body["slots"])
     planned = {str(slot["slot_id"]) for slot in plan.body["slots"]}
-    done = terminal_slots(read_run_ledger(ledger_path).kept)
+    try:
+        done = terminal_slots(read_run_ledger(ledger_path).kept)
+    except UserInputError:
+        return len(planned)
     return len(planned - set(done))
 
 
