@@ -69,7 +69,8 @@ BudgetUsd = Annotated[float | None, typer.Option(
     "--budget-usd", help="Stop cleanly (resumably) before spending more than this.")]
 ReferenceRun = Annotated[Path | None, typer.Option(
     "--reference-run", help="A previous run folder of this study: its report's SHA-256 is"
-    " frozen in the plan and the replication gate compares signs with it.")]
+    " frozen in the plan and the replication gate tests the new estimates against its"
+    " 95 % intervals.")]
 DryRun = Annotated[bool, typer.Option(
     "--dry-run", help="Build and freeze, print the calls and their token, cost and time"
     " bounds, call nothing.")]

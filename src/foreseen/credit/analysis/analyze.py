@@ -357,7 +357,8 @@ def analyze(study: Study, explanations: Mapping[str, Mapping[str, Explanation]],
     """The analysis part of the report (see the module docstring for its structure).
 
     ``reference_estimates`` is the estimate table of a reference run, for
-    gates that test sign agreement (replication). ``scopes`` are the plan's
+    gates that compare with a reference run (replication: inside its interval, or
+    sign agreement for plans frozen before). ``scopes`` are the plan's
     (module docstring: scales, baselines and the shared description arm use
     the base states).
     """

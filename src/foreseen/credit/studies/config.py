@@ -4,16 +4,18 @@ It names the study, its build options, the forecaster and any LLM explainers —
 each with its backend, model, base URL, the *name* of the environment variable
 that holds the API key (never the key), temperature, provider options,
 concurrency, rate limits, pricing — and the run's budget, repeats, replicates
-and seed, an optional ``reference_run`` (a previous run folder whose
-report the replication gate compares signs with; its SHA-256 is frozen in the
-plan), and where the build runs: ``executor = "local:N"`` (``N`` worker
-processes; ``local:1`` in this process) or ``"dask"`` (a private local Dask
-cluster) or ``"dask:tcp://HOST:8786"`` (a running Dask scheduler); the older
-``workers = N`` means ``local:N``, and ``executor`` wins when both are given.
+and seed, an optional ``reference_run`` (a previous run folder of the same
+study definition whose report's 95 % intervals the replication gate tests the
+new estimates against; its SHA-256 is frozen in the plan), and where the build
+runs: ``executor = "local:N"`` (``N`` worker processes; ``local:1`` in this
+process) or ``"dask"`` (a private local Dask cluster) or
+``"dask:tcp://HOST:8786"`` (a running Dask scheduler); the older ``workers = N``
+means ``local:N``, and ``executor`` wins when both are given.
 ``primary_explainer`` names the explainer the gates judge (default: the first
 of ``[[explainers]]``; without LLM explainers the study's own stand-in; see
 :mod:`foreseen.credit.studies.primary`: a stand-in's gates are then reported
-as machinery checks). ``foreseen credit study NAME --config FILE`` reads it; command-line
+as machinery checks).
+``foreseen credit study NAME --config FILE`` reads it; command-line
 flags override it. The JSON Schema (``docs/schemas/run-config.schema.json``) is
 generated from :class:`RunConfig`; example files are in ``examples/``.
 
