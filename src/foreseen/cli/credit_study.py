@@ -143,7 +143,12 @@ def run_and_print(name: str, out: Path | None, values: Mapping[str, Any], *,
         prospective=prospective or None))
     for extra in (*run.required_extras(), *(() if dry_run or no_html else ("report",))):
         require_extra(extra)  # before the build: a dry run names what the run needs
-    if not dry_run:
+    assumed_modes: list[str] = []
+    if dry_run:
+        from foreseen.credit.studies.probing import assume_modes_for_estimate
+
+        run, assumed_modes = assume_modes_for_estimate(run)
+    else:
         from foreseen.credit.run.probe import probe_lines
         from foreseen.credit.studies.probing import probe_config
 
@@ -161,7 +166,7 @@ def run_and_print(name: str, out: Path | None, values: Mapping[str, Any], *,
         with tempfile.TemporaryDirectory(prefix="foreseen-estimate-") as scratch:
             estimate = estimate_study(definition, built, settings, Path(scratch))
         if dry_run:
-            typer.echo("\n".join(estimate_lines(estimate)))
+            typer.echo("\n".join([*estimate_lines(estimate), *assumed_modes]))
             return
         _confirm_cost(estimate.cost_bound_usd, settings.budget_usd)
     result = run_study(definition, folder, settings, executor=pool, progress=True,

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TypeVar
 
+from foreseen.credit.backends.output_modes import AUTO, AUTO_ORDER
 from foreseen.credit.run.probe import ProbeResult, probe_sync, require_usable
 from foreseen.credit.studies.config import BackendConfig, RunConfig
 
@@ -47,3 +48,27 @@ def probe_config(run: RunConfig) -> tuple[RunConfig, list[ProbeResult]]:
         explainers.append(settled)
         results.append(result)
     return replace(run, forecaster=forecaster, explainers=explainers), results
+
+
+def _assumed(block: Block, role: str, notes: list[str]) -> Block:
+    backend = block.spec().backend
+    if block.output_mode != AUTO or backend not in AUTO_ORDER:
+        return block
+    assumed = AUTO_ORDER[backend][0]
+    notes.append(f"{role}: output_mode auto estimated as {assumed} (the run's probe settles it;"
+                 " the token bounds do not depend on the mode)")
+    return replace(block, output_mode=assumed)
+
+
+def assume_modes_for_estimate(run: RunConfig) -> tuple[RunConfig, list[str]]:
+    """``run`` with every ``auto`` output mode replaced by its backend's first mode, unprobed.
+
+    A dry run calls nothing, so it cannot probe; it prices the plan with the first mode
+    of the backend's ``auto`` order (:data:`AUTO_ORDER`) and says so in one line per role.
+    A bound counts the prompt bytes and ``max_tokens``, which no mode changes.
+    """
+    notes: list[str] = []
+    forecaster = None if run.forecaster is None else _assumed(run.forecaster, "forecaster",
+                                                               notes)
+    explainers = [_assumed(e, f"explainer {e.name}", notes) for e in run.explainers]
+    return replace(run, forecaster=forecaster, explainers=explainers), notes
