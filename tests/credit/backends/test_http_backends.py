@@ -213,6 +213,8 @@ def test_a_rejected_request_raises_with_the_servers_scrubbed_words(api: str) -> 
     assert "HTTP 400: invalid_request_error: request refused for key" in message
     assert KEY not in message and REDACTED in message
     assert caught.value.exit_code == 4 and caught.value.status == 400
+    # a frozen plan's request cannot change: the line says both ways on, not "run again"
+    assert "the slots stay pending" in message and "freeze a new plan" in message
     assert server.attempts == {"s": 1}
 
 

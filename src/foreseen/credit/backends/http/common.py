@@ -451,7 +451,9 @@ def rejected(status: int, summary: str, key_env: str,
                 " provider_options)")
     return RequestRejected(
         f"the server rejected the request: HTTP {status}: {summary}; {hint}; nothing was"
-        " recorded as a fallback, run again once the configuration is fixed",
+        " recorded as a fallback and the slots stay pending: resume once the server accepts"
+        " the request (e.g. after fixing the server's own setup), or freeze a new plan with the"
+        " changed configuration (a frozen plan's request cannot change)",
         status=status, server_message=summary)
 
 
