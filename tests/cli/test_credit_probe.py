@@ -14,8 +14,10 @@ from pathlib import Path
 import pytest
 
 from foreseen.cli.app import main
+from foreseen.core.errors import ConfigError
 from foreseen.core.ledger import read_ledger
 from foreseen.credit.plan.freeze import load_plan
+from foreseen.credit.run.probe import ModeTrial, ProbeResult, budget_after_probes
 
 from support.fake_llm_server import FakeLLMServer
 from support.http import KEY, KEY_ENV, http_plan
@@ -127,3 +129,36 @@ def test_credit_run_with_nothing_left_to_run_sends_no_probe(
         assert code == 0, err
         assert server.requests == first  # nothing left: no probe, no call
     assert f"{len(plan.slots)} already done" in out
+
+
+def _trial(cost: float | None) -> ModeTrial:
+    return ModeTrial("json_object", "works", "", "m", 0.1, cost_usd=cost)
+
+
+def _result(*costs: float | None) -> ProbeResult:
+    return ProbeResult("forecaster", "openai_compatible", "m", KEY_ENV, True, True, "auto",
+                       tuple(_trial(c) for c in costs), "json_object")
+
+
+def test_the_probes_spend_counts_against_the_budget() -> None:
+    assert _result(0.25, None, 0.5).spent_usd == 0.75  # unpriced answers add nothing known
+    assert budget_after_probes(None, [_result(0.25)]) is None
+    assert budget_after_probes(1.0, [_result(0.25), _result(0.5)]) == 0.25
+    with pytest.raises(ConfigError, match=r"the probe spent the whole --budget-usd 0\.75 USD"):
+        budget_after_probes(0.75, [_result(0.25), _result(0.5)])  # nothing left: refused
+    assert budget_after_probes(0.76, [_result(0.25), _result(0.5)]) == pytest.approx(0.01)
+
+
+def test_a_priced_probe_says_what_it_spent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv(KEY_ENV, KEY)
+    with FakeLLMServer(key=KEY) as server:
+        config = _config(tmp_path, server.base_url, "json_schema")
+        with config.open("a", encoding="utf-8") as handle:
+            handle.write('[forecaster.pricing.smollm2]\ninput_per_mtok = 3.0\n'
+                         'output_per_mtok = 15.0\n')
+        code, out, _ = _main(["credit", "probe", "--config", str(config)], capsys)
+    assert code == 0, out
+    spent = [line for line in out.splitlines() if "probe spent" in line]
+    assert len(spent) == 1 and "counted against --budget-usd" in spent[0]
+    assert float(spent[0].split()[2]) > 0

@@ -163,19 +163,21 @@ def run_command(
     plan = load_plan(plan_path)
     confirm_program(plan, command)
     backend = build_backend(plan, forecaster)
+    run_budget = budget_usd  # what the slots may spend: the budget less the probe's calls
     if not no_probe and response_cache is None and inject_faults is None and backend_entry(
             plan.body["forecaster"]["factory"]).kind == "http" and slots_left(plan, ledger):
-        from foreseen.credit.run.probe import probe_sync, refuse_if_rejected
+        from foreseen.credit.run.probe import budget_after_probes, probe_sync, refuse_if_rejected
 
         frozen = plan.body["forecaster"]
-        refuse_if_rejected(probe_sync("forecaster", frozen["factory"],
-                                      dict(frozen.get("options", {}))))
+        probed = probe_sync("forecaster", frozen["factory"], dict(frozen.get("options", {})))
+        refuse_if_rejected(probed)
+        run_budget = budget_after_probes(budget_usd, [probed])
     if response_cache is not None:
         backend = CachingBackend(backend, ResponseCache(response_cache))
     if inject_faults is not None:
         backend = FaultInjectingBackend(backend, inject_faults)
     summary = run_plan(plan, ledger, backend=backend, concurrency=concurrency, progress=True,
-                       budget_usd=budget_usd, accept_failures=accept_failures)
+                       budget_usd=run_budget, accept_failures=accept_failures)
     reasons = ", ".join(f"{reason}: {count}"
                         for reason, count in sorted(summary.fallback_reasons.items()))
     typer.echo(f"plan {plan.plan_id[:12]}: {summary.assigned} slots, {summary.skipped} already"

@@ -149,13 +149,14 @@ def run_and_print(name: str, out: Path | None, values: Mapping[str, Any], *,
 
         run, assumed_modes = assume_modes_for_estimate(run)
     else:
-        from foreseen.credit.run.probe import probe_lines
+        from foreseen.credit.run.probe import budget_after_probes, probe_lines
         from foreseen.credit.studies.probing import probe_config
 
         run, probed = probe_config(run)
         for probe in probed:
             if probe.probed:
                 typer.echo("\n".join(probe_lines(probe)), err=True)
+        run = replace(run, budget_usd=budget_after_probes(run.budget_usd, probed))
     folder = Path(run.out) if run.out is not None else Path("out") / name
     settings = replace(run.settings(VERIFY_FRACTION), inject_faults=inject_faults,
                        accept_failures=accept_failures)

@@ -36,7 +36,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -78,6 +78,8 @@ class ModeTrial:
     returned_model: str | None
     latency_s: float
     status: int | None = None
+    #: what the answer cost (None: the model has no price); 0 for a call that was refused
+    cost_usd: float | None = 0.0
 
 
 @dataclass(frozen=True)
@@ -94,6 +96,11 @@ class ProbeResult:
     trials: tuple[ModeTrial, ...]
     chosen: str | None
     probed: bool = True
+
+    @property
+    def spent_usd(self) -> float:
+        """What the probe's answered requests cost, summed over the priced ones."""
+        return sum(t.cost_usd for t in self.trials if t.cost_usd is not None)
 
 
 def probe_request(mode: str) -> ForecastRequest:
@@ -127,15 +134,17 @@ async def _try(backend: Backend, mode: str) -> ModeTrial:
     except TransportError as error:
         return ModeTrial(mode, "no_answer", str(error), None, time.monotonic() - began)
     latency = time.monotonic() - began
+    cost = response.cost_usd
     if response.error is not None:
-        return ModeTrial(mode, "unparsed", response.error, response.returned_model, latency)
+        return ModeTrial(mode, "unparsed", response.error, response.returned_model, latency,
+                         cost_usd=cost)
     try:
         check_answer(mode, response.text)
     except ForecastParseError as error:
         shown = " ".join(response.text.split())[:80]
         return ModeTrial(mode, "unparsed", f"{error}: {shown!r}", response.returned_model,
-                         latency)
-    return ModeTrial(mode, "works", "", response.returned_model, latency)
+                         latency, cost_usd=cost)
+    return ModeTrial(mode, "works", "", response.returned_model, latency, cost_usd=cost)
 
 
 def _modes(factory: str, options: Mapping[str, Any], backend: HttpBackend) -> tuple[str, ...]:
@@ -235,4 +244,23 @@ def probe_lines(result: ProbeResult) -> list[str]:
                      f"{model}{detail}")
     lines.append(f"  → output_mode {result.chosen}" if result.chosen
                  else "  → no usable output mode")
+    if result.spent_usd > 0:
+        lines.append(f"  probe spent {result.spent_usd:.6f} USD (counted against --budget-usd)")
     return lines
+
+
+def budget_after_probes(budget_usd: float | None, results: Sequence[ProbeResult]) -> float | None:
+    """The budget the run may still spend once the probes are paid: ``budget − Σ spent``.
+
+    The probe's calls are real calls; a run given ``--budget-usd`` counts them, so the
+    probe and the run together stay within it. A budget the probes used up stops here
+    (one line, exit 2) before any slot starts. (Each invocation counts its own probe: the
+    probe is not a ledger event, so a resumed run does not recount earlier probes.)
+    """
+    if budget_usd is None:
+        return None
+    left = budget_usd - sum(result.spent_usd for result in results)
+    if not left > 0:
+        raise ConfigError(f"the probe spent the whole --budget-usd {budget_usd:g} USD; raise the"
+                          " budget (the probe's calls count against it)")
+    return left
