@@ -3,7 +3,9 @@
 * core/ imports neither instrument, nor cli/ or report/;
 * teams/ and credit/ do not import each other (nor cli/);
 * only cli/ imports typer or builds rich tables and consoles;
-* credit/analysis imports nothing from credit/run, backends, explainers, studies;
+* credit/analysis imports nothing from credit/run, backends, explainers, studies, presentation;
+* credit/presentation (words, outside the analysis digest) reads analyses only: nothing from
+  credit/run, backends, explainers, studies or plan;
 * nothing in credit/ outside studies/ imports credit/studies;
 * the package never imports its own modules through ``importlib``;
 * imports form no cycle (counting imports inside functions too: a deferred import
@@ -102,7 +104,11 @@ RULES = [
     ("foreseen.teams", ("foreseen.credit", "foreseen.cli", "foreseen.report"), ()),
     ("foreseen.credit", ("foreseen.teams", "foreseen.cli", "foreseen.report"), ()),
     ("foreseen.credit.analysis", ("foreseen.credit.run", "foreseen.credit.backends",
-                                  "foreseen.credit.explainers", "foreseen.credit.studies"), ()),
+                                  "foreseen.credit.explainers", "foreseen.credit.studies",
+                                  "foreseen.credit.presentation"), ()),
+    ("foreseen.credit.presentation", ("foreseen.credit.run", "foreseen.credit.backends",
+                                      "foreseen.credit.explainers", "foreseen.credit.studies",
+                                      "foreseen.credit.plan"), ()),
     ("foreseen.credit", ("foreseen.credit.studies",), ("foreseen.credit.studies",)),
     ("foreseen", ("typer", "rich.table", "rich.console"), ("foreseen.cli",)),
 ]

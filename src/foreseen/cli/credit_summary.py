@@ -11,7 +11,7 @@ if TYPE_CHECKING:
 
 def stand_in_lines(report: CreditReport) -> list[str]:
     """The stand-in and pilot labels that come first (``markdown.stand_in_lines``)."""
-    from foreseen.credit.analysis.markdown import stand_in_lines as labels
+    from foreseen.credit.presentation.headline import stand_in_lines as labels
 
     return labels(report)
 
@@ -44,7 +44,7 @@ def contrast_lines(report: CreditReport) -> list[str]:
 
 def study_summary(result: StudyRunResult) -> str:
     """A short human summary of a study run."""
-    from foreseen.credit.analysis.markdown import gate_title
+    from foreseen.credit.presentation.text import gate_title
 
     report = result.report
     overall = report.integrity.overall

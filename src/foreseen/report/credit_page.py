@@ -25,21 +25,22 @@ from typing import Any
 
 from foreseen.credit.analysis.analyze import SecondaryEstimate, arm_label
 from foreseen.credit.analysis.contrasts import ContrastRow
-from foreseen.credit.analysis.markdown import (
-    MERGED_VARIANT,
+from foreseen.credit.analysis.report import CreditReport
+from foreseen.credit.presentation.headline import (
     CheckLine,
-    arm_variants_identical,
     check_lines,
-    contrasts_by_role,
-    drop_repeats,
-    gate_title,
     leak_line,
-    merge_variants,
     post_hoc_lines,
-    primary_losses,
     stand_in_lines,
 )
-from foreseen.credit.analysis.report import CreditReport
+from foreseen.credit.presentation.rows import (
+    arm_variants_identical,
+    contrasts_by_role,
+    drop_repeats,
+    merge_variants,
+    primary_losses,
+)
+from foreseen.credit.presentation.text import MERGED_VARIANT, gate_title
 from foreseen.credit.studies.controlled.proposals import proposal_line
 from foreseen.report.charts import Chart, Panel, Series
 from foreseen.report.credit_inputs import OUTCOMES_FILE, RunFolder

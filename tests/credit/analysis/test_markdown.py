@@ -1,4 +1,4 @@
-"""Tests of the Markdown summary (credit.analysis.markdown) on typed analyses and reports."""
+"""Tests of the Markdown summary (credit.presentation.markdown) on typed analyses and reports."""
 
 from __future__ import annotations
 
@@ -6,15 +6,10 @@ from dataclasses import replace
 
 from foreseen.credit.analysis.analyze import AnalysisConfig, analyze
 from foreseen.credit.analysis.gates import tox21_harm_gate
-from foreseen.credit.analysis.markdown import (
-    MERGED_VARIANT,
-    drop_repeats,
-    fmt,
-    fmt_interval,
-    merge_variants,
-    render_markdown,
-)
 from foreseen.credit.analysis.report import CreditReport, OutcomeCommitment
+from foreseen.credit.presentation.markdown import render_markdown
+from foreseen.credit.presentation.rows import drop_repeats, merge_variants
+from foreseen.credit.presentation.text import MERGED_VARIANT, fmt, fmt_interval
 
 from support.analysis_fixtures import make_explanations, make_outcomes, make_slots, make_study
 from support.report_fixtures import demo_report, edge_report

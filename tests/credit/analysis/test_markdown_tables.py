@@ -13,13 +13,9 @@ import re
 
 from foreseen.credit.analysis.analyze import CreditAnalysis
 from foreseen.credit.analysis.contrasts import ContrastRow, Equivalence
-from foreseen.credit.analysis.markdown import (
-    MERGED_VARIANT,
-    fmt,
-    fmt_interval,
-    render_markdown,
-)
 from foreseen.credit.analysis.metrics import ArmMetrics
+from foreseen.credit.presentation.markdown import render_markdown
+from foreseen.credit.presentation.text import MERGED_VARIANT, fmt, fmt_interval
 
 from support.report_fixtures import demo_report, edge_report
 
@@ -165,7 +161,7 @@ def test_number_and_interval_formats() -> None:
 
 
 def test_every_equivalence_statement() -> None:
-    from foreseen.credit.analysis.markdown import _equivalence as render
+    from foreseen.credit.presentation.tables import equivalence_text as render
 
     assert render(None) == "—"
     assert render(Equivalence(margin=0.005, equivalent=True)) == "equivalent at ±0.005"

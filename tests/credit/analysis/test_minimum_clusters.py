@@ -14,7 +14,7 @@ import pytest
 from foreseen.credit.analysis.analyze import CreditAnalysis, analyze
 from foreseen.credit.analysis.config import DEFAULT_MINIMUM_CLUSTERS, AnalysisConfig
 from foreseen.credit.analysis.gates import Estimate
-from foreseen.credit.analysis.markdown import render_markdown
+from foreseen.credit.presentation.markdown import render_markdown
 
 from support.analysis_fixtures import make_explanations, make_outcomes, make_study
 from support.report_fixtures import EXPLAINERS, _calibration, _slots

@@ -9,7 +9,8 @@ from foreseen.core.errors import ConfigError
 from foreseen.core.schema import to_json
 from foreseen.credit.analysis.analyze import AnalysisConfig, CreditAnalysis, analyze
 from foreseen.credit.analysis.gates import evaluate_gate, predictive_value_gate, validate_gate
-from foreseen.credit.analysis.markdown import contrasts_by_role, render_markdown
+from foreseen.credit.presentation.markdown import render_markdown
+from foreseen.credit.presentation.rows import contrasts_by_role
 
 from support.analysis_fixtures import make_explanations, make_outcomes, make_study
 from support.report_fixtures import EXPLAINERS, _slots

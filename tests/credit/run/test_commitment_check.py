@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from foreseen.core.errors import IntegrityError
-from foreseen.credit.analysis.markdown import render_markdown
 from foreseen.credit.analysis.report import OutcomeCommitment, read_report, report_text
+from foreseen.credit.presentation.markdown import render_markdown
 from foreseen.credit.run.events import OutcomesExecuted
 from foreseen.credit.run.pipeline import outcome_commitment_check
 

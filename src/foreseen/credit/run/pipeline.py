@@ -27,7 +27,6 @@ from foreseen.core.schema import SchemaError, from_json, to_json
 from foreseen.credit.analysis.analyze import CreditAnalysis, analyze
 from foreseen.credit.analysis.config import AnalysisConfig
 from foreseen.credit.analysis.gates import Estimate
-from foreseen.credit.analysis.markdown import render_markdown
 from foreseen.credit.analysis.report import (
     REPORT_FORMAT,
     Amendment,
@@ -48,6 +47,7 @@ from foreseen.credit.analysis.report import (
 )
 from foreseen.credit.model import Explanation, SlotRecord, Study
 from foreseen.credit.plan.freeze import ANALYSIS_MODULES, FrozenPlan, analysis_code_sha256, reveal
+from foreseen.credit.presentation.markdown import render_markdown
 from foreseen.credit.run.events import (
     AnalysisWritten,
     CallCompleted,
