@@ -6,7 +6,7 @@ import unicodedata
 
 import pytest
 
-from foreseen.credit.cards.extraction import locate_span, normalised_map
+from foreseen.credit.cards.locate import locate_span, normalised_map
 from foreseen.credit.explainers.llm import locate_quotes
 
 SOURCE = ("I think the child’s log-loss will drop by about 0.02.  Regime: small\u00a0data — "

@@ -9,10 +9,10 @@ collapsing), so offsets stay exact; a slot whose support is not verbatim in the
 text (e.g. a target stated only as "about a fifth of a point") is left empty —
 extraction rejects rather than invents.
 
-:func:`locate_span` finds a quoted piece of a text (an LLM extractor's quote, a
-card value) in that text robustly at its edges — surrounding whitespace,
-punctuation and quotes, Unicode normalisation, typographic quotes and dashes —
-and still returns a span into the unmodified text.
+:func:`foreseen.credit.cards.locate.locate_span` finds a quoted piece of a text
+(an LLM extractor's quote, a card value) in that text robustly at its edges.
+The number grammar and metric words are in :mod:`foreseen.credit.cards.grammar`,
+the target scans in :mod:`foreseen.credit.cards.targets`.
 
 Rules (deliberately simple and documented; precision over recall):
 
@@ -74,46 +74,15 @@ Rules (deliberately simple and documented; precision over recall):
    The first claim sentence with a point gives the point; intervals are
    collected from all claim sentences.
 """
-
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from foreseen.credit.cards.grammar import FILLER, HIGHER_IS_BETTER, LOWER_IS_BETTER, span_at
+from foreseen.credit.cards.targets import Cue, TargetParts, scan_target, target_of
 from foreseen.credit.model import Card, Direction, Span, Target
-
-# --------------------------------------------------------------------------- numbers
-
-_NUM = r"[+\-−]?(?:\d+(?:\.\d+)?|\.\d+)(?:[eE][+\-]?\d+)?"
-_UNIT = r"(?:\s*(?:%|percent\b|per\s+cent\b|percentage\s+points?\b|pp\b|points?\b))?"
-
-
-def _number(name: str) -> str:
-    return rf"(?<![\w.])(?P<{name}>{_NUM})(?P<{name}_unit>{_UNIT})(?![\w])"
-
-
-def _to_float(raw: str) -> float:
-    return float(raw.replace("−", "-"))
-
-
-def _is_signed(raw: str) -> bool:
-    return raw[:1] in "+-−"
-
-
-def _unit_divisor(unit: str) -> float | None:
-    """1 for no unit, 100 for percent-type units, None for the ambiguous bare 'point(s)'.
-
-    A divisor (not a 0.01 factor) keeps "70%" exactly 0.7 in binary floating point.
-    """
-    unit = " ".join(unit.split()).lower()
-    if not unit:
-        return 1.0
-    if unit in ("%", "percent", "per cent", "pp") or unit.startswith("percentage"):
-        return 100.0
-    return None
-
 
 # --------------------------------------------------------------------------- spans and regions
 
@@ -122,10 +91,6 @@ def _unit_divisor(unit: str) -> float | None:
 class _Region:
     start: int
     end: int
-
-
-def _span(text: str, start: int, end: int) -> Span:
-    return Span(start, end, text[start:end])
 
 
 def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:
@@ -137,7 +102,6 @@ def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:
     if bullet:
         start += bullet.end()
     return start, end
-
 
 # --------------------------------------------------------------------------- field lines
 
@@ -176,7 +140,6 @@ def _field_slots(text: str) -> tuple[dict[str, tuple[int, int]], list[_Region]]:
     prose.append(_Region(cursor, len(text)))
     return values, [r for r in prose if r.end > r.start]
 
-
 # --------------------------------------------------------------------------- sentences
 
 _NO_BREAK_BEFORE = re.compile(r"(?i)(?:\b(?:e\.g|i\.e|vs|cf|approx|etc|al|fig|eq))$")
@@ -207,7 +170,6 @@ def _sentences(text: str, region: _Region) -> Iterator[tuple[int, int]]:
     s, e = _trimmed(text, start, region.end)
     if e > s:
         yield s, e
-
 
 # --------------------------------------------------------------------------- roles
 
@@ -248,24 +210,11 @@ def _role(sentence: str) -> str | None:
             return role
     return None
 
-
 # --------------------------------------------------------------------------- direction
 
-_LOWER_IS_BETTER = (
-    r"(?:log[- ]?loss|loss|errors?|mse|rmse|mae|brier(?: score)?|cross[- ]entropy|"
-    r"overfitting|variance)"
-)
-_HIGHER_IS_BETTER = (
-    r"(?:accuracy|roc[- ]?auc|auc|score|skill|r2|r²|f1|performance|metric|outcome|"
-    r"balanced accuracy|precision|recall)"
-)
-_METRIC = rf"(?:{_LOWER_IS_BETTER}|{_HIGHER_IS_BETTER})"
 _UP = r"(?:increas\w*|rais\w*|boost\w*|lift\w*|rise|rises|rising|climb\w*|go(?:es)? up)"
 _DOWN = (r"(?:reduc\w*|lower\w*|decreas\w*|drop\w*|declin\w*|fall\w*|fell|shrink\w*|"
          r"cuts?|cutting|go(?:es)? down)")
-_FILLER = r"(?:\s+(?:the|our|its|their|held[- ]out|heldout|test|validation|overall|final|"
-_FILLER += r"mean|average|expected|balanced|slightly|a\s+bit|somewhat|modestly))"
-
 _NO_CHANGE = re.compile(
     r"(?i)\b(?:(?:no|little|negligible|zero)\s+(?:(?:real|meaningful|measurable|noticeable|"
     r"detectable|significant|material|practical)\s+)?(?:change|effect|difference|impact)\b|"
@@ -281,11 +230,11 @@ _ALWAYS = re.compile(
     r"degrad(?:e|es|ed|ing|ation)|damag(?:e|es|ed|ing)))\b"
 )
 _VERB_OBJECT = re.compile(
-    rf"(?i)\b(?:(?P<up>{_UP})|(?P<down>{_DOWN})){_FILLER}{{0,3}}\s+"
-    rf"(?:(?P<low>{_LOWER_IS_BETTER})|(?P<high>{_HIGHER_IS_BETTER}))\b"
+    rf"(?i)\b(?:(?P<up>{_UP})|(?P<down>{_DOWN})){FILLER}{{0,3}}\s+"
+    rf"(?:(?P<low>{LOWER_IS_BETTER})|(?P<high>{HIGHER_IS_BETTER}))\b"
 )
 _SUBJECT_VERB = re.compile(
-    rf"(?i)\b(?:(?P<low>{_LOWER_IS_BETTER})|(?P<high>{_HIGHER_IS_BETTER}))"
+    rf"(?i)\b(?:(?P<low>{LOWER_IS_BETTER})|(?P<high>{HIGHER_IS_BETTER}))"
     rf"(?:\s+[\w'’]+){{0,3}}?\s+(?:(?P<up>{_UP})|(?P<down>{_DOWN}))\b"
 )
 _NEGATION = re.compile(r"(?i)\b(?:not|never|no|unlikely|hardly)\b|n['’]t\b")
@@ -303,10 +252,10 @@ def _polar(match: re.Match[str]) -> Direction:
     return "improve" if up != lower_better else "worsen"
 
 
-def _directions(text: str, start: int, end: int) -> list[tuple[int, int, Direction]]:
+def directions(text: str, start: int, end: int) -> list[Cue]:
     """Every non-negated direction cue in text[start:end], sorted by position."""
     sentence = text[start:end]
-    found: list[tuple[int, int, Direction]] = []
+    found: list[Cue] = []
     for match in _NO_CHANGE.finditer(sentence):
         found.append((start + match.start(), start + match.end(), "no_change"))
     for match in _ALWAYS.finditer(sentence):
@@ -320,209 +269,102 @@ def _directions(text: str, start: int, end: int) -> list[tuple[int, int, Directi
                 found.append((start + match.start(), start + match.end(), _polar(match)))
     found.sort()
     # a cue nested inside an earlier, longer cue (e.g. "no change" vs "change") is one cue
-    merged: list[tuple[int, int, Direction]] = []
+    merged: list[Cue] = []
     for cue in found:
         if merged and cue[0] < merged[-1][1]:
             continue
         merged.append(cue)
     return merged
 
-
-# --------------------------------------------------------------------------- target
-
-_PROBABILITY = re.compile(
-    r"(?i)(?:P\(\s*benefit\s*\)\s*(?:=|:|of|is|≈|~)?\s*"
-    r"|(?:probability|chance|likelihood)\s+(?:of\s+(?:a\s+)?(?:benefit|improvement|gain)|"
-    r"that\s+(?:it|this|the\s+change)\s+(?:helps|improves|works|pays\s+off))"
-    r"\s*(?:is\s+|of\s+|=\s*|:\s*|at\s+)?(?:about\s+|roughly\s+|around\s+)?)"
-    + _number("p")
-    + r"|" + _number("q") + r"\s+(?:chance|probability|likelihood)"
-    r"\s+(?:that|of)\b"
-)
-_INTERVAL = re.compile(
-    r"(?i)(?:(?<![\w.])\d+(?:\.\d+)?\s*%\s*)?(?:central\s+)?(?:prediction\s+|credible\s+|"
-    r"confidence\s+)?\b(?:interval|range|CI)\b\s*(?:of\s+|is\s+|:\s*|=\s*)?(?:from\s+)?"
-    r"\[?\s*" + _number("a") + r"\s*(?:,|to|–|—|-)\s*" + _number("b") + r"\s*\]?"
-    r"|\bbetween\s+" + _number("c") + r"\s+and\s+" + _number("d")
-    + r"|\bby\s+(?:(?:about|around|roughly|approximately|some)\s+)?" + _number("e")
-    + r"\s*(?:to|–|—)\s*" + _number("f")
-)
-_PLUS_MINUS = re.compile(
-    r"(?i)(?:" + _number("m") + r"\s*)?±\s*" + _number("w")
-)
-_POINT = re.compile(
-    r"(?i)(?:\b(?P<verb>improv\w*|increas\w*|rais\w*|boost\w*|lift\w*|help\w*|hurt\w*|"
-    r"harm\w*|reduc\w*|lower\w*|decreas\w*|drop\w*|declin\w*|fall\w*|worsen\w*|degrad\w*|"
-    r"chang\w*|mov\w*|shift\w*|go(?:es)?\s+(?:up|down)|rises?|climb\w*)"
-    + _FILLER + r"{0,3}(?:\s+" + _METRIC + r")?" + _FILLER + r"{0,2},?\s+by"
-    r"|\b(?P<noun>gain|improvement|increase|decrease|drop|decline|change|effect|delta|"
-    r"difference|boost|lift|target|shift)\s*(?:of|is|:|=|should\s+be|will\s+be|would\s+be)"
-    r"|\bexpect(?:ed|ing)?\s+(?:a\s+change\s+of\s+)?(?=[+\-−]))"
-    r"\s*(?:(?:about|around|roughly|approximately|some|only|just|maybe|perhaps|ca\.|~|≈)\s*)*"
-    + _number("n")
-)
-_LEADING_POINT = re.compile(
-    r"(?i)^\s*(?:(?:point|expected|about|around|roughly|approximately|~|≈)\s*[:=]?\s*)*"
-    + _number("n")
-)
+# --------------------------------------------------------------------------- the extractor
 
 
-_CUE_UP = re.compile(r"(?i)^(?:increas|rais|boost|lift|go(?:es)?\s+up|rise|climb)")
-_CUE_DOWN = re.compile(r"(?i)^(?:reduc|lower|decreas|drop|declin|fall|go(?:es)?\s+down)")
-_CUE_WORSE = re.compile(r"(?i)^(?:hurt|harm|worsen|degrad)")
-_CUE_BETTER = re.compile(r"(?i)^(?:improv|help|gain)")
-_LOWER_METRIC = re.compile(rf"(?i)\b{_LOWER_IS_BETTER}\b")
+def _field_direction(text: str, start: int, end: int) -> tuple[Direction, Span] | None:
+    """A direction field's value by its first word, else by the prose cues inside it."""
+    value = text[start:end]
+    for label, pattern in _FIELD_DIRECTION:
+        match = pattern.match(value)
+        if match:
+            return label, span_at(text, start, start + match.end())
+    cue = _first(directions(text, start, end))  # "Direction: I think it helps"
+    return None if cue is None else (cue[2], span_at(text, cue[0], cue[1]))
 
 
-def _cue_sign(cue: str, window: str) -> int | None:
-    """+1/−1 when the point's own cue word is directional, None for neutral cues.
-
-    Up/down cues take the polarity of the metric: a lower-is-better metric word
-    in ``window`` (the sentence around the match) flips them.
-    """
-    if _CUE_BETTER.match(cue):
-        return 1
-    if _CUE_WORSE.match(cue):
-        return -1
-    flip = -1 if _LOWER_METRIC.search(window) else 1
-    if _CUE_UP.match(cue):
-        return flip
-    if _CUE_DOWN.match(cue):
-        return -flip
-    return None
-
-
-def _covered(start: int, end: int, taken: list[tuple[int, int]]) -> bool:
-    return any(start < t_end and t_start < end for t_start, t_end in taken)
+def _field_target(text: str, start: int, end: int) -> tuple[Target | None, tuple[Span, ...]]:
+    """A target field's value: a leading number is the point, else the prose rules."""
+    parts = TargetParts()
+    scan_target(text, start, end, parts, leading_point=True, cues=[])
+    if parts.point is None:
+        scan_target(text, start, end, parts, leading_point=False,
+                    cues=directions(text, start, end))
+    return target_of(text, parts)
 
 
 @dataclass
-class _TargetParts:
-    point: float | None = None
-    intervals: list[tuple[float, float]] | None = None
-    probability: float | None = None
-    spans: list[tuple[int, int]] | None = None
+class _Slots:
+    """The card being filled: text values, spans, direction and target."""
 
-    def add_span(self, start: int, end: int) -> None:
-        if self.spans is None:
-            self.spans = []
-        if (start, end) not in self.spans:
-            self.spans.append((start, end))
+    values: dict[str, str] = field(default_factory=dict)
+    spans: dict[str, tuple[Span, ...]] = field(default_factory=dict)
+    direction: Direction | None = None
+    target: Target | None = None
 
-    def add_interval(self, low: float, high: float) -> None:
-        if self.intervals is None:
-            self.intervals = []
-        if (low, high) not in self.intervals:
-            self.intervals.append((low, high))
+    def card(self) -> Card:
+        return Card(direction=self.direction, target=self.target,
+                    observable=self.values.get("observable"),
+                    regime=self.values.get("regime"),
+                    falsification=self.values.get("falsification"),
+                    counterfactual=self.values.get("counterfactual"), spans=self.spans)
 
 
-def _scaled(match: re.Match[str], name: str, default_unit: str = "") -> float | None:
-    unit = match.group(f"{name}_unit") or default_unit
-    divisor = _unit_divisor(unit)
-    if divisor is None:
-        return None
-    return _to_float(match.group(name)) / divisor
-
-
-def _scan_target(text: str, start: int, end: int, parts: _TargetParts, *,
-                 leading_point: bool, cues: list[tuple[int, int, Direction]]) -> None:
-    """Add the probability, intervals and point found in text[start:end] to ``parts``.
-
-    An unsigned number is negated when the nearest direction cue before it (in
-    ``cues``, absolute offsets) is ``worsen``; that cue's span joins the target's.
-    """
-    segment = text[start:end]
-    taken: list[tuple[int, int]] = []
-
-    def worsening_cue(offset: int) -> tuple[int, int, Direction] | None:
-        before = [cue for cue in cues if cue[0] < start + offset]
-        return before[-1] if before and before[-1][2] == "worsen" else None
-
-    for match in _PROBABILITY.finditer(segment):
-        name = "p" if match.group("p") is not None else "q"
-        divisor = _unit_divisor(match.group(f"{name}_unit") or "")
-        if divisor is None:
+def _fill_from_fields(text: str, fields: dict[str, tuple[int, int]], slots: _Slots) -> None:
+    for name, (start, end) in fields.items():
+        value = text[start:end]
+        if not value or _PLACEHOLDER.match(value):
             continue
-        value = _to_float(match.group(name)) / divisor
-        taken.append(match.span())
-        if 0.0 <= value <= 1.0 and parts.probability is None:
-            parts.probability = value
-            parts.add_span(start + match.start(), start + match.end())
+        if name == "direction":
+            found = _field_direction(text, start, end)
+            if found is not None:
+                slots.direction, slots.spans["direction"] = found[0], (found[1],)
+        elif name == "target":
+            slots.target, target_spans = _field_target(text, start, end)
+            if slots.target is not None:
+                slots.spans["target"] = target_spans
+        else:
+            slots.values[name] = value
+            slots.spans[name] = (span_at(text, start, end),)
 
-    for match in _INTERVAL.finditer(segment):
-        if _covered(*match.span(), taken):
+
+def _fill_from_prose(text: str, sentences: list[tuple[int, int]], roles: list[str | None],
+                     slots: _Slots) -> None:
+    """Each empty text slot: its first sentence of that role."""
+    for slot in ("observable", "regime", "falsification", "counterfactual"):
+        if slot in slots.values:
             continue
-        a, b = next((x, y) for x, y in (("a", "b"), ("c", "d"), ("e", "f"))
-                    if match.group(x) is not None)
-        unit = match.group(f"{a}_unit") or match.group(f"{b}_unit") or ""
-        low, high = _scaled(match, a, unit), _scaled(match, b, unit)
-        taken.append(match.span())
-        if low is None or high is None:
-            continue
-        sign_cue = worsening_cue(match.start(a))
-        flip = sign_cue is not None and not (_is_signed(match.group(a))
-                                             or _is_signed(match.group(b)))
-        if flip:
-            low, high = -high, -low
-        if low <= high:
-            parts.add_interval(low, high)
-            parts.add_span(start + match.start(), start + match.end())
-            if flip and sign_cue is not None:
-                parts.add_span(sign_cue[0], sign_cue[1])
-
-    for match in _PLUS_MINUS.finditer(segment):
-        if _covered(*match.span(), taken):
-            continue
-        taken.append(match.span())
-        width = _scaled(match, "w")
-        centre = 0.0 if match.group("m") is None else _scaled(match, "m", match.group("w_unit"))
-        if width is None or centre is None or width < 0:
-            continue
-        parts.add_interval(centre - width, centre + width)
-        parts.add_span(start + match.start(), start + match.end())
-        if match.group("m") is not None and parts.point is None:
-            parts.point = centre
-
-    if parts.point is not None:
-        return
-    if leading_point:
-        leading = _LEADING_POINT.match(segment)
-        candidates = [] if leading is None else [leading]
-    else:
-        candidates = list(_POINT.finditer(segment))
-    for match in candidates:
-        scaled = _scaled(match, "n")
-        if scaled is None or _covered(*match.span("n"), taken):
-            continue
-        parts.add_span(start + match.start(), start + match.end())
-        if _is_signed(match.group("n")):
-            parts.point = scaled
-            return
-        own = None if leading_point else match.group("verb") or match.group("noun")
-        own_sign = None if own is None else _cue_sign(own, segment)
-        if own_sign is not None:
-            parts.point = own_sign * scaled
-            return
-        sign_cue = worsening_cue(match.start("n"))
-        parts.point = scaled if sign_cue is None else -scaled
-        if sign_cue is not None:
-            parts.add_span(sign_cue[0], sign_cue[1])
-        return
+        for (s, e), role in zip(sentences, roles, strict=True):
+            if role == slot:
+                slots.values[slot] = text[s:e]
+                slots.spans[slot] = (span_at(text, s, e),)
+                break
 
 
-def _target(text: str, parts: _TargetParts) -> tuple[Target | None, tuple[Span, ...]]:
-    target = Target(
-        point=parts.point,
-        intervals=tuple(parts.intervals or ()),
-        benefit_probability=parts.probability,
-    )
-    if target.is_empty:
-        return None, ()
-    spans = tuple(_span(text, s, e) for s, e in sorted(parts.spans or ()))
-    return target, spans
-
-
-# --------------------------------------------------------------------------- the extractor
+def _fill_from_claims(text: str, claims: list[tuple[int, int]], slots: _Slots,
+                      direction_from_claims: bool) -> None:
+    """Direction (first cue) and target (first point, every interval) from claim sentences."""
+    if direction_from_claims:
+        for s, e in claims:
+            cue = _first(directions(text, s, e))
+            if cue is not None:
+                slots.direction = cue[2]
+                slots.spans["direction"] = (span_at(text, cue[0], cue[1]),)
+                break
+    if slots.target is None and "target" not in slots.spans:
+        parts = TargetParts()
+        for s, e in claims:
+            scan_target(text, s, e, parts, leading_point=False, cues=directions(text, s, e))
+        slots.target, target_spans = target_of(text, parts)
+        if slots.target is not None:
+            slots.spans["target"] = target_spans
 
 
 def extract_card(text: str) -> Card:
@@ -533,158 +375,17 @@ def extract_card(text: str) -> Card:
     unmodified text); slots without verbatim support are empty.
     """
     fields, prose_regions = _field_slots(text)
-    values: dict[str, str] = {}
-    spans: dict[str, tuple[Span, ...]] = {}
-    direction: Direction | None = None
-    target: Target | None = None
-
-    for name, (start, end) in fields.items():
-        value = text[start:end]
-        if not value or _PLACEHOLDER.match(value):
-            continue
-        if name == "direction":
-            for label, pattern in _FIELD_DIRECTION:
-                match = pattern.match(value)
-                if match:
-                    direction = label
-                    spans["direction"] = (_span(text, start, start + match.end()),)
-                    break
-            else:  # a sentence as the value ("Direction: I think it helps"): prose cues
-                cue = _first(_directions(text, start, end))
-                if cue is not None:
-                    direction = cue[2]
-                    spans["direction"] = (_span(text, cue[0], cue[1]),)
-        elif name == "target":
-            parts = _TargetParts()
-            _scan_target(text, start, end, parts, leading_point=True, cues=[])
-            if parts.point is None:
-                _scan_target(text, start, end, parts, leading_point=False,
-                             cues=_directions(text, start, end))
-            target, target_spans = _target(text, parts)
-            if target is not None:
-                spans["target"] = target_spans
-        else:
-            values[name] = value
-            spans[name] = (_span(text, start, end),)
-
+    slots = _Slots()
+    _fill_from_fields(text, fields, slots)
     sentences = [s for region in prose_regions for s in _sentences(text, region)]
     roles = [_role(text[s:e]) for s, e in sentences]
-    for slot in ("observable", "regime", "falsification", "counterfactual"):
-        if slot in values:
-            continue
-        for (s, e), role in zip(sentences, roles, strict=True):
-            if role == slot:
-                values[slot] = text[s:e]
-                spans[slot] = (_span(text, s, e),)
-                break
-
+    _fill_from_prose(text, sentences, roles, slots)
     claims = [se for se, role in zip(sentences, roles, strict=True) if role is None]
     claims += [se for se, role in zip(sentences, roles, strict=True) if role == "regime"]
-    if "direction" not in fields or direction is None:
-        for s, e in claims:
-            cue = _first(_directions(text, s, e))
-            if cue is not None:
-                direction = cue[2]
-                spans["direction"] = (_span(text, cue[0], cue[1]),)
-                break
-    if target is None and "target" not in spans:
-        parts = _TargetParts()
-        for s, e in claims:
-            _scan_target(text, s, e, parts, leading_point=False,
-                         cues=_directions(text, s, e))
-        target, target_spans = _target(text, parts)
-        if target is not None:
-            spans["target"] = target_spans
-
-    return Card(
-        direction=direction,
-        target=target,
-        observable=values.get("observable"),
-        regime=values.get("regime"),
-        falsification=values.get("falsification"),
-        counterfactual=values.get("counterfactual"),
-        spans=spans,
-    )
+    _fill_from_claims(text, claims, slots,
+                      direction_from_claims="direction" not in fields or slots.direction is None)
+    return slots.card()
 
 
-def _first(cues: list[tuple[int, int, Direction]]) -> tuple[int, int, Direction] | None:
+def _first(cues: list[Cue]) -> Cue | None:
     return cues[0] if cues else None
-
-
-# --------------------------------------------------------------------------- locating a quote
-
-#: characters a quote may carry at its edges that the source need not (trimmed on retry)
-EDGE_CHARACTERS = " \t\r\n\u00a0\u2002\u2003\u2009\u202f.,;:!?…\"'`“”‘’«»()[]{}*_-–—"
-#: folded to one form before a normalised comparison (typographic quotes and dashes)
-_FOLD = str.maketrans({"“": '"', "”": '"', "„": '"', "«": '"', "»": '"', "‘": "'", "’": "'",
-                       "‚": "'", "`": "'", "–": "-", "—": "-", "−": "-", "‐": "-", "‑": "-"})
-
-
-def _clusters(text: str) -> Iterator[tuple[int, int]]:
-    """(start, end) of each base character with the combining marks that follow it."""
-    start = 0
-    for index in range(1, len(text) + 1):
-        if index == len(text) or not unicodedata.combining(text[index]):
-            yield start, index
-            start = index
-
-
-def normalised_map(text: str) -> tuple[str, list[tuple[int, int]]]:
-    """``text`` in comparison form, and for each of its characters the source range it stands for.
-
-    Comparison form: NFKC of each character cluster (base + combining marks, so
-    ``e`` + U+0301 equals ``é``), typographic quotes and dashes folded
-    (:data:`_FOLD`), every whitespace run (NBSP, thin and em spaces included)
-    one space.
-    """
-    chars: list[str] = []
-    origin: list[tuple[int, int]] = []
-    for start, end in _clusters(text):
-        piece = unicodedata.normalize("NFKC", text[start:end]).translate(_FOLD)
-        for char in piece:
-            if char.isspace():
-                if chars and chars[-1] == " ":
-                    origin[-1] = (origin[-1][0], end)
-                    continue
-                char = " "
-            chars.append(char)
-            origin.append((start, end))
-    return "".join(chars), origin
-
-
-def _normalised_find(source: str, quote: str) -> tuple[int, int] | None:
-    wanted, _ = normalised_map(quote)
-    wanted = wanted.strip(" ")
-    if not wanted:
-        return None
-    folded, origin = normalised_map(source)
-    at = folded.find(wanted)
-    if at < 0:
-        return None
-    return origin[at][0], origin[at + len(wanted) - 1][1]
-
-
-def locate_span(source: str, quote: str) -> Span | None:
-    """Where ``quote`` occurs in ``source``, robust at its edges; None when it does not.
-
-    Tried in order, the first hit wins: (1) the quote verbatim; (2) the quote
-    in comparison form (:func:`normalised_map`: Unicode NFKC, folded quotes and
-    dashes, collapsed whitespace) against the source in comparison form; (3)
-    and (4) the same with the quote's edge characters (:data:`EDGE_CHARACTERS`:
-    surrounding whitespace, punctuation, quotes, brackets, markdown marks)
-    trimmed. A quote with no letter or digit left is not located. The span
-    always points into the **unmodified** source, so it is evidence-backed
-    (``source[span.start:span.end] == span.text``); it never covers source text
-    the quote did not match.
-    """
-    trimmed = quote.strip(EDGE_CHARACTERS)
-    if not re.search(r"[^\W_]", trimmed):
-        return None
-    for candidate in dict.fromkeys((quote, trimmed)):
-        start = source.find(candidate)
-        if start >= 0:
-            return Span(start, start + len(candidate), candidate)
-        found = _normalised_find(source, candidate)
-        if found is not None:
-            return _span(source, *found)
-    return None

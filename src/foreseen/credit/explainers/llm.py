@@ -79,7 +79,8 @@ from foreseen.credit.backends.base import (
     ForecastRequest,
     TransportError,
 )
-from foreseen.credit.cards.extraction import extract_card, locate_span
+from foreseen.credit.cards.extraction import extract_card
+from foreseen.credit.cards.locate import locate_span
 from foreseen.credit.cards.render import render_card, with_spans
 from foreseen.credit.explainers import templates as tpl
 from foreseen.credit.explainers.base import Explainer, ExplainerRun, Proposal
@@ -178,7 +179,7 @@ _NON_EMPTY = re.compile(r"[^\W_]")
 def locate_quotes(note: str, quotes: Mapping[str, Any]) -> tuple[Card, list[str]]:
     """A card from slot → quote: only quotes found in ``note`` count (first occurrence).
 
-    A quote is located by :func:`foreseen.credit.cards.extraction.locate_span`
+    A quote is located by :func:`foreseen.credit.cards.locate.locate_span`
     (verbatim, else robust at its edges: surrounding whitespace and punctuation,
     Unicode normalisation, typographic quotes); the slot takes the **note's**
     text at that place, so its span is verbatim in the note.

@@ -17,6 +17,9 @@ CODE_MODULES: tuple[str, ...] = (
     "foreseen.credit.studies.controlled.explainers",
     "foreseen.credit.cards.render",
     "foreseen.credit.cards.extraction",
+    "foreseen.credit.cards.grammar",
+    "foreseen.credit.cards.targets",
+    "foreseen.credit.cards.locate",
     "foreseen.credit.model",
 )
 
