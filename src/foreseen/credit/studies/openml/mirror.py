@@ -257,10 +257,9 @@ def _encode_categorical(values: Any) -> FloatArray:
     return np.array([math.nan if v is None else codes[v] for v in values], dtype=np.float64)
 
 
-def load_dataset(folder: str | os.PathLike[str], *, check_sha256: bool = True) -> LoadedDataset:
-    """Load, validate and encode one dataset folder (module docstring)."""
-    pd = _pandas()
-    meta = read_meta(folder)
+def _read_frame(pd: Any, folder: str | os.PathLike[str], meta: DatasetMeta,
+                check_sha256: bool) -> Any:
+    """The dataset's table, its file checked against the metadata's sha256 and shape."""
     name = Path(folder).name
     data_path = Path(folder) / DATA_FILE
     if not data_path.is_file():
@@ -284,10 +283,14 @@ def load_dataset(folder: str | os.PathLike[str], *, check_sha256: bool = True) -
     if len(frame) != meta.n_rows:
         raise UserInputError(f"dataset {name}: {len(frame)} rows, {META_FILE} says "
                              f"{meta.n_rows}")
-    raw_target = frame[meta.target]
+    return frame
+
+
+def _encode_target(pd: Any, raw_target: Any, meta: DatasetMeta,
+                   name: str) -> tuple[FloatArray, tuple[str, ...]]:
+    """Class indices (classes sorted) or the numeric regression target; refused if constant."""
     if bool(raw_target.isna().any()):
         raise UserInputError(f"dataset {name}: the target {meta.target!r} has missing values")
-    classes: tuple[str, ...] = ()
     if meta.task_type == "classification":
         labels = [str(v) for v in raw_target.tolist()]
         classes = tuple(sorted(set(labels)))
@@ -295,17 +298,22 @@ def load_dataset(folder: str | os.PathLike[str], *, check_sha256: bool = True) -
             raise UserInputError(f"dataset {name}: the target {meta.target!r} is constant "
                                  f"(one class)")
         lookup = {label: float(i) for i, label in enumerate(classes)}
-        target = np.array([lookup[label] for label in labels], dtype=np.float64)
-    else:
-        try:
-            target = np.asarray(pd.to_numeric(raw_target), dtype=np.float64)
-        except (TypeError, ValueError):
-            raise UserInputError(f"dataset {name}: the regression target {meta.target!r} is "
-                                 "not numeric") from None
-        if not np.all(np.isfinite(target)):
-            raise UserInputError(f"dataset {name}: the target has non-finite values")
-        if float(np.ptp(target)) == 0.0:
-            raise UserInputError(f"dataset {name}: the target {meta.target!r} is constant")
+        return np.array([lookup[label] for label in labels], dtype=np.float64), classes
+    try:
+        target = np.asarray(pd.to_numeric(raw_target), dtype=np.float64)
+    except (TypeError, ValueError):
+        raise UserInputError(f"dataset {name}: the regression target {meta.target!r} is "
+                             "not numeric") from None
+    if not np.all(np.isfinite(target)):
+        raise UserInputError(f"dataset {name}: the target has non-finite values")
+    if float(np.ptp(target)) == 0.0:
+        raise UserInputError(f"dataset {name}: the target {meta.target!r} is constant")
+    return target, ()
+
+
+def _encode_features(pd: Any, frame: Any, meta: DatasetMeta, name: str
+                     ) -> tuple[FloatArray, tuple[str, ...], tuple[int, ...]]:
+    """The feature matrix (categorical columns as sorted codes), names, categorical indices."""
     feature_names = tuple(str(c) for c in frame.columns if c != meta.target)
     categorical = set(meta.categorical)
     columns: list[FloatArray] = []
@@ -317,16 +325,26 @@ def load_dataset(folder: str | os.PathLike[str], *, check_sha256: bool = True) -
                       for v in series.tolist()]
             columns.append(_encode_categorical(values))
             categorical_indices.append(index)
-        else:
-            try:
-                columns.append(np.asarray(pd.to_numeric(series), dtype=np.float64))
-            except (TypeError, ValueError):
-                raise UserInputError(f"dataset {name}: column {column!r} is not numeric and "
-                                     f"not listed as categorical") from None
+            continue
+        try:
+            columns.append(np.asarray(pd.to_numeric(series), dtype=np.float64))
+        except (TypeError, ValueError):
+            raise UserInputError(f"dataset {name}: column {column!r} is not numeric and "
+                                 f"not listed as categorical") from None
     features = (np.column_stack(columns) if columns
                 else np.zeros((len(frame), 0), dtype=np.float64))
-    return LoadedDataset(meta, np.ascontiguousarray(features), feature_names,
-                         tuple(categorical_indices), target, classes)
+    return np.ascontiguousarray(features), feature_names, tuple(categorical_indices)
+
+
+def load_dataset(folder: str | os.PathLike[str], *, check_sha256: bool = True) -> LoadedDataset:
+    """Load, validate and encode one dataset folder (module docstring)."""
+    pd = _pandas()
+    meta = read_meta(folder)
+    name = Path(folder).name
+    frame = _read_frame(pd, folder, meta, check_sha256)
+    target, classes = _encode_target(pd, frame[meta.target], meta, name)
+    features, feature_names, categorical_indices = _encode_features(pd, frame, meta, name)
+    return LoadedDataset(meta, features, feature_names, categorical_indices, target, classes)
 
 
 def entry_folder(mirror: str | os.PathLike[str], entry: MirrorEntry) -> Path:
