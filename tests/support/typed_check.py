@@ -35,72 +35,93 @@ def _required(typed: Any, hints: dict[str, Any]) -> set[str]:
     return required
 
 
+def _is_wrapper(origin: Any) -> bool:
+    """``Required[X]``, ``NotRequired[X]``, ``Annotated[X, ...]``: checked as X."""
+    return origin in (typing.Required, typing.NotRequired, typing.Annotated) or (
+        origin is not None and getattr(origin, "__name__", "") in (
+            "Required", "NotRequired", "Annotated"))
+
+
+def _check_typeddict(value: Any, hint: Any, where: str) -> None:
+    if not isinstance(value, dict):
+        raise TypeMismatch(f"{where}: expected an object ({hint.__name__})")
+    hints = typing.get_type_hints(hint, include_extras=True)
+    extra = sorted(set(value) - set(hints))
+    if extra:
+        raise TypeMismatch(f"{where}: {hint.__name__} has no key {extra[0]!r}")
+    missing = sorted(_required(hint, hints) - set(value))
+    if missing:
+        raise TypeMismatch(f"{where}: {hint.__name__} needs key {missing[0]!r}")
+    for key, item in value.items():
+        check(item, hints[key], f"{where}.{key}")
+
+
+def _check_union(value: Any, members: tuple[Any, ...], where: str) -> None:
+    errors = []
+    for member in members:
+        try:
+            check(value, member, where)
+            return
+        except TypeMismatch as error:
+            errors.append(str(error))
+    raise TypeMismatch(f"{where}: fits no member of the union ({'; '.join(errors[:3])})")
+
+
+def _scalar_fits(value: Any, hint: Any) -> bool | None:
+    """Whether ``value`` fits a scalar ``hint`` (None: the hint is not a scalar)."""
+    if hint is type(None):
+        return value is None
+    if hint is bool:
+        return isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if hint is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if hint is str:
+        return isinstance(value, str)
+    return None
+
+
+SCALAR_NAMES = {type(None): "null", bool: "a boolean", int: "int", float: "float",
+                str: "a string"}
+
+
+def _check_container(value: Any, origin: Any, args: tuple[Any, ...], where: str) -> bool:
+    """Check an object or list ``value``; False when ``origin`` is neither."""
+    if origin in (dict, collections.abc.Mapping):
+        if not isinstance(value, dict):
+            raise TypeMismatch(f"{where}: expected an object")
+        for key, item in value.items():
+            check(item, args[1] if len(args) == 2 else Any, f"{where}.{key}")
+        return True
+    if origin in (list, tuple, collections.abc.Iterable, collections.abc.Sequence):
+        if not isinstance(value, list):
+            raise TypeMismatch(f"{where}: expected a list")
+        for index, item in enumerate(value):
+            check(item, args[0] if args else Any, f"{where}[{index}]")
+        return True
+    return False
+
+
 def check(value: Any, hint: Any, where: str = "$") -> None:
     """Raise :class:`TypeMismatch` when ``value`` does not fit ``hint``."""
     origin = typing.get_origin(hint)
     args = typing.get_args(hint)
     if hint in (Any, object):
         return
-    if origin in (typing.Required, typing.NotRequired, typing.Annotated) or (
-            origin is not None and getattr(origin, "__name__", "") in (
-                "Required", "NotRequired", "Annotated")):
+    if _is_wrapper(origin):
         check(value, args[0], where)
-        return
-    if is_typeddict(hint):
-        if not isinstance(value, dict):
-            raise TypeMismatch(f"{where}: expected an object ({hint.__name__})")
-        hints = typing.get_type_hints(hint, include_extras=True)
-        extra = sorted(set(value) - set(hints))
-        if extra:
-            raise TypeMismatch(f"{where}: {hint.__name__} has no key {extra[0]!r}")
-        missing = sorted(_required(hint, hints) - set(value))
-        if missing:
-            raise TypeMismatch(f"{where}: {hint.__name__} needs key {missing[0]!r}")
-        for key, item in value.items():
-            check(item, hints[key], f"{where}.{key}")
-        return
-    if origin is typing.Union or origin is types.UnionType:
-        errors = []
-        for member in args:
-            try:
-                check(value, member, where)
-                return
-            except TypeMismatch as error:
-                errors.append(str(error))
-        raise TypeMismatch(f"{where}: fits no member of the union ({'; '.join(errors[:3])})")
-    if origin is typing.Literal:
+    elif is_typeddict(hint):
+        _check_typeddict(value, hint, where)
+    elif origin is typing.Union or origin is types.UnionType:
+        _check_union(value, args, where)
+    elif origin is typing.Literal:
         if value not in args:
             raise TypeMismatch(f"{where}: {value!r} is not one of {args}")
+    elif (fits := _scalar_fits(value, hint)) is not None:
+        if not fits:
+            raise TypeMismatch(f"{where}: expected {SCALAR_NAMES[hint]}")
+    elif _check_container(value, dict if hint is dict else origin, args, where):
         return
-    if hint is type(None):
-        if value is not None:
-            raise TypeMismatch(f"{where}: expected null")
-        return
-    if hint is bool:
-        if not isinstance(value, bool):
-            raise TypeMismatch(f"{where}: expected a boolean")
-        return
-    if hint in (int, float):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or (
-                hint is int and not isinstance(value, int)):
-            raise TypeMismatch(f"{where}: expected {hint.__name__}")
-        return
-    if hint is str:
-        if not isinstance(value, str):
-            raise TypeMismatch(f"{where}: expected a string")
-        return
-    if origin in (dict, collections.abc.Mapping) or hint in (dict, dict):
-        if not isinstance(value, dict):
-            raise TypeMismatch(f"{where}: expected an object")
-        for key, item in value.items():
-            check(item, args[1] if len(args) == 2 else Any, f"{where}.{key}")
-        return
-    if origin in (list, tuple, collections.abc.Iterable, collections.abc.Sequence):
-        if not isinstance(value, list):
-            raise TypeMismatch(f"{where}: expected a list")
-        for index, item in enumerate(value):
-            check(item, args[0] if args else Any, f"{where}[{index}]")
-        return
-    if isinstance(hint, type) and isinstance(value, hint):
-        return
-    raise TypeMismatch(f"{where}: cannot check {hint!r} against {type(value).__name__}")
+    elif not (isinstance(hint, type) and isinstance(value, hint)):
+        raise TypeMismatch(f"{where}: cannot check {hint!r} against {type(value).__name__}")

@@ -242,10 +242,10 @@ def probe_lines(result: ProbeResult) -> list[str]:
         detail = f": {words[:300]}" if words else ""
         lines.append(f"  {trial.mode:<12} {trial.outcome}{status} in {trial.latency_s:.2f} s"
                      f"{model}{detail}")
-    lines.append(f"  → output_mode {result.chosen}" if result.chosen
-                 else "  → no usable output mode")
     if result.spent_usd > 0:
         lines.append(f"  probe spent {result.spent_usd:.6f} USD (counted against --budget-usd)")
+    lines.append(f"  → output_mode {result.chosen}" if result.chosen
+                 else "  → no usable output mode")
     return lines
 
 
