@@ -425,84 +425,111 @@ def _lay_out(case: Case, tmp: Path, world_root: Path) -> dict[str, str]:
     return values
 
 
+def _filled(step: Mapping[str, Any], key: str, tmp: Path) -> str:
+    return _fill(str(step[key]), tmp, FIXTURES)
+
+
+def _write(step: Mapping[str, Any], path: Path, tmp: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(_filled(step, "text", tmp), encoding="utf-8")
+
+
+def _write_bytes(step: Mapping[str, Any], path: Path, tmp: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(bytes.fromhex(str(step["hex"])))
+
+
+def _input(step: Mapping[str, Any], path: Path, tmp: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.exists() or path.is_symlink():
+        shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
+    INPUT_KINDS[str(step["kind"])](path)
+
+
+def _copy(step: Mapping[str, Any], path: Path, tmp: Path) -> None:
+    source = Path(_filled(step, "from", tmp))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if source.is_dir():
+        shutil.copytree(source, path)
+    else:
+        shutil.copy(source, path)
+
+
+def _append(step: Mapping[str, Any], path: Path, tmp: Path) -> None:
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(_filled(step, "text", tmp))
+
+
+def _append_hex(step: Mapping[str, Any], path: Path, tmp: Path) -> None:
+    with open(path, "ab") as handle:
+        handle.write(bytes.fromhex(str(step["hex"])))
+
+
+def _replace(step: Mapping[str, Any], path: Path, tmp: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    old, new = str(step["old"]), _filled(step, "new", tmp)
+    if old not in text:
+        raise ValueError(f"setup: {old!r} not in {path}")
+    path.write_text(text.replace(old, new, int(step.get("count", -1))), encoding="utf-8")
+
+
+def _json_set(step: Mapping[str, Any], path: Path, tmp: Path) -> None:
+    """Set (``value``, JSON) or delete the dotted ``key`` of a JSON file."""
+    import json
+
+    from foreseen.core.digest import canonical_json
+
+    data = json.loads(path.read_text(encoding="utf-8"))
+    node = data
+    keys = str(step["key"]).split(".")
+    for key in keys[:-1]:
+        node = node[int(key)] if isinstance(node, list) else node[key]
+    last: int | str = int(keys[-1]) if isinstance(node, list) else keys[-1]
+    if "value" in step:
+        node[last] = json.loads(_filled(step, "value", tmp))
+    else:
+        del node[last]
+    canonical = bool(step.get("canonical", False))
+    path.write_text(canonical_json(data) if canonical else json.dumps(data), encoding="utf-8")
+
+
+def _truncate(step: Mapping[str, Any], path: Path, tmp: Path) -> None:
+    data = path.read_bytes()
+    path.write_bytes(data[: int(step["bytes"])] if "bytes" in step else data[: len(data) // 2])
+
+
+#: the setup steps that act on ``path``: kind → (step, path, tmp) → None
+PATH_STEPS: dict[str, Callable[[Mapping[str, Any], Path, Path], None]] = {
+    "write": _write,
+    "write_bytes": _write_bytes,
+    "input": _input,
+    "copy": _copy,
+    "mkdir": lambda step, path, tmp: path.mkdir(parents=True, exist_ok=True),
+    "symlink": lambda step, path, tmp: path.symlink_to(_filled(step, "to", tmp)),
+    "append_hex": _append_hex,
+    "append": _append,
+    "replace": _replace,
+    "json_set": _json_set,
+    "hardlink": lambda step, path, tmp: path.hardlink_to(_filled(step, "to", tmp)),
+    "hold_lock": lambda step, path, tmp: _hold_lock(path),
+    "truncate": _truncate,
+}
+
+
 def _setup_step(step: Mapping[str, Any], tmp: Path) -> None:
     """One setup step: write, copy, mkdir, link, append, replace or chmod a path.
 
     ``{do = "foreseen", argv = [...]}`` runs a command first (it must succeed),
     e.g. to freeze the plan the case then runs.
     """
-    path = Path(_fill(str(step["path"]), tmp, FIXTURES)) if "path" in step else None
     kind = step["do"]
-    if kind == "write" and path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(_fill(str(step["text"]), tmp, FIXTURES), encoding="utf-8")
-    elif kind == "write_bytes" and path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(bytes.fromhex(str(step["hex"])))
-    elif kind == "input" and path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if path.exists() or path.is_symlink():
-            shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
-        INPUT_KINDS[str(step["kind"])](path)
-    elif kind == "copy" and path is not None:
-        source = Path(_fill(str(step["from"]), tmp, FIXTURES))
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if source.is_dir():
-            shutil.copytree(source, path)
-        else:
-            shutil.copy(source, path)
-    elif kind == "mkdir" and path is not None:
-        path.mkdir(parents=True, exist_ok=True)
-    elif kind == "symlink" and path is not None:
-        path.symlink_to(_fill(str(step["to"]), tmp, FIXTURES))
-    elif kind == "append_hex" and path is not None:
-        with open(path, "ab") as handle:
-            handle.write(bytes.fromhex(str(step["hex"])))
-    elif kind == "append" and path is not None:
-        with open(path, "a", encoding="utf-8") as handle:
-            handle.write(_fill(str(step["text"]), tmp, FIXTURES))
-    elif kind == "replace" and path is not None:
-        text = path.read_text(encoding="utf-8")
-        old, new = str(step["old"]), _fill(str(step["new"]), tmp, FIXTURES)
-        if old not in text:
-            raise ValueError(f"setup: {old!r} not in {path}")
-        path.write_text(text.replace(old, new, int(step.get("count", -1))), encoding="utf-8")
-    elif kind == "json_set" and path is not None:
-        import json
-
-        data = json.loads(path.read_text(encoding="utf-8"))
-        node = data
-        keys = [k for k in str(step["key"]).split(".")]
-        for key in keys[:-1]:
-            node = node[int(key)] if isinstance(node, list) else node[key]
-        last = keys[-1]
-        if "value" in step:
-            value = json.loads(_fill(str(step["value"]), tmp, FIXTURES))
-            if isinstance(node, list):
-                node[int(last)] = value
-            else:
-                node[last] = value
-        elif isinstance(node, list):
-            del node[int(last)]
-        else:
-            del node[last]
-        canonical = bool(step.get("canonical", False))
-        from foreseen.core.digest import canonical_json
-
-        path.write_text(canonical_json(data) if canonical else json.dumps(data),
-                        encoding="utf-8")
-    elif kind == "foreseen":
+    if kind == "foreseen":
         _must([_fill(str(a), tmp, FIXTURES) for a in step["argv"]])
-    elif kind == "hardlink" and path is not None:
-        path.hardlink_to(_fill(str(step["to"]), tmp, FIXTURES))
-    elif kind == "hold_lock" and path is not None:
-        _hold_lock(path)
-    elif kind == "truncate" and path is not None:
-        data = path.read_bytes()
-        path.write_bytes(data[: int(step["bytes"])] if "bytes" in step
-                         else data[: len(data) // 2])
-    else:
+        return
+    action = PATH_STEPS.get(kind)
+    if action is None or "path" not in step:
         raise ValueError(f"unknown setup step {step!r}")
+    action(step, Path(_fill(str(step["path"]), tmp, FIXTURES)), tmp)
 
 
 def run_case(case: Case, tmp: Path, world_root: Path) -> Outcome:

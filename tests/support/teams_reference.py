@@ -21,6 +21,7 @@ import hashlib
 import math
 import random
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -206,6 +207,156 @@ def _verdict(b: int, c: int, p: float) -> str:
     return "unresolved"
 
 
+@dataclass
+class _Split:
+    """One feasible split's data and its random stream (drawn in the protocol's order)."""
+
+    tasks: list[str]
+    lists: dict[str, list[int]]
+    agents: list[str]
+    rows: dict[str, int]
+    grid: list[int]
+    truth: list[float]
+    rng: random.Random
+
+    @property
+    def n_tasks(self) -> int:
+        return len(self.tasks)
+
+    def forecasts(self, team: list[str], with_rasch: bool) -> dict[str, list[float]]:
+        c = [sum(self.lists[a][t] for a in team) for t in range(self.n_tasks)]
+        curves = closed_forms(c, len(team), mean_phi([self.rows[a] for a in team], self.n_tasks),
+                              self.grid)
+        if with_rasch:
+            curves["rasch"] = rasch([self.lists[a] for a in team], self.grid)
+        return curves
+
+    def primary(self) -> dict[str, Any]:
+        errors: dict[str, list[float]] = {name: [] for name in PREREGISTERED}
+        signed: dict[str, list[float]] = {name: [] for name in PREREGISTERED}
+        for index in range(PRIMARY_PILOTS):
+            for name, curve in self.forecasts(self.rng.sample(self.agents, PILOT_SIZE),
+                                              index < RASCH_PILOTS).items():
+                errors[name].append(curve_error(curve, self.truth))
+                signed[name].append(curve[-1] - self.truth[-1])
+        return {
+            "grid": self.grid,
+            "population_curve": {str(m): c for m, c in zip(self.grid, self.truth, strict=True)},
+            "curve_mae": {name: mean(errors[name]) for name in PREREGISTERED},
+            "population_coverage_bias": {name: mean(signed[name]) for name in PREREGISTERED},
+            "population_coverage_mae": {name: mean(abs(x) for x in signed[name])
+                                        for name in PREREGISTERED},
+        }
+
+    def _replicate(self, counts: list[int], position: dict[str, int]) -> dict[str, float]:
+        drawn = [position[self.rng.choice(self.tasks)] for _ in range(self.n_tasks)]
+        boot_truth = population_curve([counts[t] for t in drawn], len(self.agents), self.grid)
+        boot_rows = {a: bits([self.lists[a][t] for t in drawn]) for a in self.agents}
+        per: dict[str, list[float]] = {"kish": [], "shared_shock": [], "beta_binomial": []}
+        for _ in range(BOOTSTRAP_PILOTS):
+            team = self.rng.sample(self.agents, PILOT_SIZE)
+            c_all = [sum(self.lists[a][t] for a in team) for t in range(self.n_tasks)]
+            curves = closed_forms([c_all[t] for t in drawn], PILOT_SIZE,
+                                  mean_phi([boot_rows[a] for a in team], self.n_tasks), self.grid)
+            for name in per:
+                per[name].append(curve_error(curves[name], boot_truth))
+        return {name: mean(per[name]) - mean(per["beta_binomial"])
+                for name in ("kish", "shared_shock")}
+
+    def bootstrap(self, counts: list[int]) -> dict[str, dict[str, Any]]:
+        differences: dict[str, list[float]] = {"kish": [], "shared_shock": []}
+        position = {t: i for i, t in enumerate(self.tasks)}
+        for _ in range(REPLICATES):
+            for name, value in self._replicate(counts, position).items():
+                differences[name].append(value)
+        out = {}
+        for name, values in differences.items():
+            ordered = sorted(values)
+            r = len(values)
+            out[name] = {"mean": mean(values),
+                         "ci95": [ordered[math.floor(0.025 * r)],
+                                  ordered[min(r - 1, math.floor(0.975 * r))]]}
+        return out
+
+    def sensitivity(self) -> dict[str, dict[str, float]]:
+        out: dict[str, dict[str, float]] = {}
+        for k in SENSITIVITY_SIZES:
+            if k >= len(self.agents):
+                continue
+            errs: dict[str, list[float]] = {name: [] for name in CLOSED}
+            for _ in range(SENSITIVITY_PILOTS):
+                curves = self.forecasts(self.rng.sample(self.agents, k), False)
+                for name in CLOSED:
+                    errs[name].append(curve_error(curves[name], self.truth))
+            out[str(k)] = {name: mean(errs[name]) for name in CLOSED}
+        return out
+
+    def _resplit_gains(self, k: int) -> list[float]:
+        gains = []
+        for _ in range(RESPLITS):
+            order = list(self.tasks)
+            self.rng.shuffle(order)
+            first_half = set(order[: self.n_tasks // 2])
+            cal = bits([1 if t in first_half else 0 for t in self.tasks])
+            held = ((1 << self.n_tasks) - 1) & ~cal
+            gain = (covered(self.rows, greedy(self.rows, self.agents, k, cal), held)
+                    - covered(self.rows, top_k(self.rows, self.agents, k, cal), held))
+            gains.append(gain / held.bit_count())
+        return gains
+
+    def _union(self, team: list[str]) -> int:
+        union = 0
+        for agent in team:
+            union |= self.rows[agent]
+        return union
+
+    def selection(self) -> dict[str, Any]:
+        calibration = bits([int(int(hashlib.sha256(t.encode("utf-8")).hexdigest(), 16) % 2 == 0)
+                            for t in self.tasks])
+        held_out = ((1 << self.n_tasks) - 1) & ~calibration
+        n_held = held_out.bit_count()
+        by_k: dict[str, Any] = {}
+        for k in SELECTION_SIZES:
+            g_union = self._union(greedy(self.rows, self.agents, k, calibration))
+            t_union = self._union(top_k(self.rows, self.agents, k, calibration))
+            b = (g_union & ~t_union & held_out).bit_count()
+            c = (t_union & ~g_union & held_out).bit_count()
+            randoms = [covered(self.rows, self.rng.sample(self.agents, k), held_out) / n_held
+                       for _ in range(RANDOM_TEAMS)]
+            resplit = self._resplit_gains(k)
+            by_k[str(k)] = {
+                "greedy_held_out_coverage": (g_union & held_out).bit_count() / n_held,
+                "top_k_held_out_coverage": (t_union & held_out).bit_count() / n_held,
+                "random_held_out_coverage": mean(randoms),
+                "greedy_only_tasks": b, "top_k_only_tasks": c, "mcnemar_p": mcnemar(b, c),
+                "resplit_mean_difference": mean(resplit),
+                "resplit_greedy_not_worse_fraction": (sum(1 for d in resplit if d >= 0)
+                                                      / len(resplit)),
+            }
+        k5 = by_k["5"]
+        return {"calibration_tasks": self.n_tasks - n_held, "held_out_tasks": n_held,
+                "by_k": by_k, "verdict": _verdict(k5["greedy_only_tasks"],
+                                                  k5["top_k_only_tasks"], k5["mcnemar_p"])}
+
+
+def _h1(bootstrap: dict[str, dict[str, Any]]) -> str:
+    intervals = [bootstrap[name]["ci95"] for name in ("kish", "shared_shock")]
+    if all(low > 0 for low, _ in intervals):
+        return "supported"
+    if any(high < 0 for _, high in intervals):
+        return "falsified"
+    return "unresolved"
+
+
+def _h2(primary: dict[str, Any]) -> dict[str, Any]:
+    population_mae = primary["population_coverage_mae"]
+    meets = {name: population_mae[name] <= 0.03 for name in H2_NAMES}
+    return {"meets_tolerance": meets,
+            "beats_pilot_only": {name: population_mae[name] < population_mae["pilot_only"]
+                                 for name in H2_NAMES},
+            "verdict": "supported" if any(meets.values()) else "falsified"}
+
+
 def reference_split(matrix: OutcomeMatrix, seed: int = SEED) -> dict[str, Any]:
     """The unrounded report of one split, as JSON values in the record's key order."""
     tasks = list(matrix.tasks)
@@ -226,124 +377,18 @@ def reference_split(matrix: OutcomeMatrix, seed: int = SEED) -> dict[str, Any]:
     rows = {a: bits(lists[a]) for a in agents}
     counts = [sum(lists[a][t] for a in agents) for t in range(n_tasks)]
     grid = [m for m in (2, 5, 10, 20, 40) if m < m_agents] + [m_agents]
-    truth = population_curve(counts, m_agents, grid)
+    split = _Split(tasks, lists, agents, rows, grid, population_curve(counts, m_agents, grid),
+                   random.Random(seed))
     floor = sum(1 for c in counts if c == 0)
-    rng = random.Random(seed)
-
-    def forecasts(team: list[str], with_rasch: bool) -> dict[str, list[float]]:
-        c = [sum(lists[a][t] for a in team) for t in range(n_tasks)]
-        curves = closed_forms(c, len(team), mean_phi([rows[a] for a in team], n_tasks), grid)
-        if with_rasch:
-            curves["rasch"] = rasch([lists[a] for a in team], grid)
-        return curves
-
-    errors: dict[str, list[float]] = {name: [] for name in PREREGISTERED}
-    signed: dict[str, list[float]] = {name: [] for name in PREREGISTERED}
-    for index in range(PRIMARY_PILOTS):
-        for name, curve in forecasts(rng.sample(agents, PILOT_SIZE),
-                                     index < RASCH_PILOTS).items():
-            errors[name].append(curve_error(curve, truth))
-            signed[name].append(curve[-1] - truth[-1])
-    primary = {
-        "grid": grid,
-        "population_curve": {str(m): c for m, c in zip(grid, truth, strict=True)},
-        "curve_mae": {name: mean(errors[name]) for name in PREREGISTERED},
-        "population_coverage_bias": {name: mean(signed[name]) for name in PREREGISTERED},
-        "population_coverage_mae": {name: mean(abs(x) for x in signed[name])
-                                    for name in PREREGISTERED},
-    }
-
-    differences: dict[str, list[float]] = {"kish": [], "shared_shock": []}
-    position = {t: i for i, t in enumerate(tasks)}
-    for _ in range(REPLICATES):
-        drawn = [position[rng.choice(tasks)] for _ in range(n_tasks)]
-        boot_truth = population_curve([counts[t] for t in drawn], m_agents, grid)
-        boot_rows = {a: bits([lists[a][t] for t in drawn]) for a in agents}
-        per: dict[str, list[float]] = {"kish": [], "shared_shock": [], "beta_binomial": []}
-        for _ in range(BOOTSTRAP_PILOTS):
-            team = rng.sample(agents, PILOT_SIZE)
-            c_all = [sum(lists[a][t] for a in team) for t in range(n_tasks)]
-            curves = closed_forms([c_all[t] for t in drawn], PILOT_SIZE,
-                                  mean_phi([boot_rows[a] for a in team], n_tasks), grid)
-            for name in per:
-                per[name].append(curve_error(curves[name], boot_truth))
-        for name in differences:
-            differences[name].append(mean(per[name]) - mean(per["beta_binomial"]))
-    bootstrap = {}
-    for name, values in differences.items():
-        ordered = sorted(values)
-        r = len(values)
-        bootstrap[name] = {"mean": mean(values),
-                           "ci95": [ordered[math.floor(0.025 * r)],
-                                    ordered[min(r - 1, math.floor(0.975 * r))]]}
-    intervals = [bootstrap[name]["ci95"] for name in ("kish", "shared_shock")]
-    if all(low > 0 for low, _ in intervals):
-        h1 = "supported"
-    elif any(high < 0 for _, high in intervals):
-        h1 = "falsified"
-    else:
-        h1 = "unresolved"
-    population_mae = primary["population_coverage_mae"]
-    meets = {name: population_mae[name] <= 0.03 for name in H2_NAMES}
-    h2 = {"meets_tolerance": meets,
-          "beats_pilot_only": {name: population_mae[name] < population_mae["pilot_only"]
-                               for name in H2_NAMES},
-          "verdict": "supported" if any(meets.values()) else "falsified"}
-
-    sensitivity: dict[str, dict[str, float]] = {}
-    for k in SENSITIVITY_SIZES:
-        if k < m_agents:
-            errs: dict[str, list[float]] = {name: [] for name in CLOSED}
-            for _ in range(SENSITIVITY_PILOTS):
-                curves = forecasts(rng.sample(agents, k), False)
-                for name in CLOSED:
-                    errs[name].append(curve_error(curves[name], truth))
-            sensitivity[str(k)] = {name: mean(errs[name]) for name in CLOSED}
-
-    calibration = bits([int(int(hashlib.sha256(t.encode("utf-8")).hexdigest(), 16) % 2 == 0)
-                        for t in tasks])
-    held_out = ((1 << n_tasks) - 1) & ~calibration
-    n_held = held_out.bit_count()
-    by_k: dict[str, Any] = {}
-    for k in SELECTION_SIZES:
-        g_team, t_team = greedy(rows, agents, k, calibration), top_k(rows, agents, k, calibration)
-        g_union = 0
-        for agent in g_team:
-            g_union |= rows[agent]
-        t_union = 0
-        for agent in t_team:
-            t_union |= rows[agent]
-        b = (g_union & ~t_union & held_out).bit_count()
-        c = (t_union & ~g_union & held_out).bit_count()
-        randoms = [covered(rows, rng.sample(agents, k), held_out) / n_held
-                   for _ in range(RANDOM_TEAMS)]
-        resplit = []
-        for _ in range(RESPLITS):
-            order = list(tasks)
-            rng.shuffle(order)
-            first_half = set(order[: n_tasks // 2])
-            cal = bits([1 if t in first_half else 0 for t in tasks])
-            held = ((1 << n_tasks) - 1) & ~cal
-            gain = (covered(rows, greedy(rows, agents, k, cal), held)
-                    - covered(rows, top_k(rows, agents, k, cal), held))
-            resplit.append(gain / held.bit_count())
-        by_k[str(k)] = {
-            "greedy_held_out_coverage": (g_union & held_out).bit_count() / n_held,
-            "top_k_held_out_coverage": (t_union & held_out).bit_count() / n_held,
-            "random_held_out_coverage": mean(randoms),
-            "greedy_only_tasks": b, "top_k_only_tasks": c, "mcnemar_p": mcnemar(b, c),
-            "resplit_mean_difference": mean(resplit),
-            "resplit_greedy_not_worse_fraction": sum(1 for d in resplit if d >= 0) / len(resplit),
-        }
-    k5 = by_k["5"]
-    h3 = {"calibration_tasks": n_tasks - n_held, "held_out_tasks": n_held, "by_k": by_k,
-          "verdict": _verdict(k5["greedy_only_tasks"], k5["top_k_only_tasks"], k5["mcnemar_p"])}
+    primary = split.primary()
+    bootstrap = split.bootstrap(counts)
     return {
         **head, "feasible": True,
         "blind_spot_floor": {"unsolved_by_every_agent": floor, "fraction": floor / n_tasks},
         "mean_pairwise_phi": mean_phi([rows[a] for a in agents], n_tasks),
-        "primary": primary, "h1_bootstrap": bootstrap, "h1_verdict": h1, "h2": h2,
-        "sensitivity": sensitivity, "h3": h3, "upstream": upstream,
+        "primary": primary, "h1_bootstrap": bootstrap, "h1_verdict": _h1(bootstrap),
+        "h2": _h2(primary), "sensitivity": split.sensitivity(), "h3": split.selection(),
+        "upstream": upstream,
     }
 
 
