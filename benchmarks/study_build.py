@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from foreseen.cli.credit_summary import study_summary
+from foreseen.cli.credit.summary import study_summary
 from foreseen.core.parallel import parse_executor
 from foreseen.credit.studies.pipeline import StudySettings, build_study, run_study
 from foreseen.credit.studies.registry import STUDIES, study_named

@@ -24,7 +24,7 @@ SPLITS = ("lite", "verified")
 
 def run_case(split: str) -> dict[str, object]:
     """Run the advisor on one built-in split in this process."""
-    from foreseen.cli.teams_advise import provenance_maps
+    from foreseen.cli.teams.advise import provenance_maps
     from foreseen.teams.exploratory.advisor import advise
     from foreseen.teams.sources.dispatch import builtin_splits
 

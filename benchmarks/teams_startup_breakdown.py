@@ -42,10 +42,10 @@ def mark(name):
     marks.append((name, time.perf_counter()))
 import foreseen.cli.app
 mark("import foreseen.cli.app")
-from foreseen.cli.teams import COMMANDS, command_function
+from foreseen.cli.teams.commands import COMMANDS, command_function
 command_function(COMMANDS[0])
 mark("import the analyze command module")
-from foreseen.cli.teams_inputs import load_matrices
+from foreseen.cli.teams.inputs import load_matrices
 matrices = load_matrices([Path(sys.argv[1])], None, None)
 mark("read lite.csv")
 import scipy.special

@@ -214,3 +214,17 @@ def test_every_package_states_its_job() -> None:
         if not doc or "TODO" in doc or len(doc.split()) < 8:
             missing.append(name)
     assert missing == []
+
+
+#: the packages organised by instrument: a sub-package each, never a flat name prefix
+BY_INSTRUMENT = ("cli", "report")
+
+
+def test_cli_and_report_have_a_sub_package_per_instrument_not_prefix_families() -> None:
+    flat = sorted(str(path.relative_to(PACKAGE)) for folder in BY_INSTRUMENT
+                  for path in (PACKAGE / folder).glob("*.py")
+                  if path.stem.startswith(("teams_", "credit_")))
+    assert flat == []
+    for folder in BY_INSTRUMENT:
+        for instrument in ("teams", "credit"):
+            assert (PACKAGE / folder / instrument / "__init__.py").is_file()

@@ -19,8 +19,8 @@ import pytest
 
 from foreseen.core.ledger import read_ledger
 from foreseen.credit.plan.freeze import load_plan
-from foreseen.report.credit_inputs import read_run_folder
-from foreseen.report.credit_page import page
+from foreseen.report.credit.inputs import read_run_folder
+from foreseen.report.credit.page import page
 from foreseen.report.page import render_page
 
 import support.spine as spine_support

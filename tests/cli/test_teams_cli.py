@@ -12,8 +12,8 @@ import pytest
 import typer.main
 
 from foreseen.cli.app import main
-from foreseen.cli.teams import app as teams_app
-from foreseen.cli.teams import build_app
+from foreseen.cli.teams.commands import app as teams_app
+from foreseen.cli.teams.commands import build_app
 from foreseen.core.schema import json_schema
 from foreseen.teams.artefacts import ARTEFACTS, artefact_schema
 from foreseen.teams.curve_report import CurveReport
@@ -176,7 +176,7 @@ def test_commands_that_read_a_matrix_share_the_option_spellings() -> None:
 
 
 def test_importing_the_teams_commands_stays_light() -> None:
-    code = ("import sys, foreseen.cli.teams, foreseen.teams.matrix; "
+    code = ("import sys, foreseen.cli.teams.commands, foreseen.teams.matrix; "
             "print(sorted({m.split('.')[0] for m in sys.modules} & {'scipy', 'pandas', "
             "'pyarrow', 'sklearn'}))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -197,7 +197,8 @@ def test_every_artefact_has_a_valid_schema() -> None:
 LOADED = ("import sys\nfrom foreseen.cli.app import main\ntry:\n    main({argv!r})\n"
           "except SystemExit:\n    pass\n"
           "print(sorted({{m for m in sys.modules if m.startswith('foreseen.credit')}}))\n"
-          "print(sorted({{m for m in sys.modules if m.startswith('foreseen.cli.teams_')}}))\n"
+          "print(sorted({{m for m in sys.modules if m.startswith('foreseen.cli.teams.')"
+          " and m != 'foreseen.cli.teams.commands'}}))\n"
           "print('numpy' in sys.modules)\n")
 
 
@@ -211,11 +212,11 @@ def test_a_teams_command_imports_only_itself_and_never_credit(tmp_path: Path) ->
     credit, teams, _ = _loaded(["-q", "teams", "curve", str(LITE_CSV), "--out",
                                 str(tmp_path / "c.json"), "--no-html"])
     assert credit == "[]"
-    from foreseen.cli.teams import COMMANDS, command_function
+    from foreseen.cli.teams.commands import COMMANDS, command_function
 
     command_modules = {command_function(c).__module__ for c in COMMANDS}
     loaded = {name.strip("' ") for name in teams.strip("[]").split(",")}
-    assert loaded & command_modules == {"foreseen.cli.teams_analyze"}  # curve's module
+    assert loaded & command_modules == {"foreseen.cli.teams.analyze"}  # curve's module
     assert (tmp_path / "c.json").exists()  # the real command ran, not its placeholder
 
 
@@ -234,7 +235,7 @@ def test_a_credit_command_is_registered_when_it_runs() -> None:
 def test_listed_help_lines_are_the_commands_own() -> None:
     from foreseen.cli import report
     from foreseen.cli.app import LISTED
-    from foreseen.cli.teams import COMMANDS, command_function
+    from foreseen.cli.teams.commands import COMMANDS, command_function
 
     for command in COMMANDS:
         doc = command_function(command).__doc__ or ""

@@ -16,16 +16,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from foreseen.report import (
-    credit_page,
-    teams_advice,
-    teams_compare,
-    teams_curve,
-    teams_history,
-    teams_record,
-)
 from foreseen.report.build import load_artefact
 from foreseen.report.charts import Chart, Panel
+from foreseen.report.credit import page as credit_page
+from foreseen.report.teams import advice as teams_advice
+from foreseen.report.teams import compare as teams_compare
+from foreseen.report.teams import curve as teams_curve
+from foreseen.report.teams import history as teams_history
+from foreseen.report.teams import record as teams_record
 from foreseen.teams.curves import coverage_grid
 from foreseen.teams.exploratory.calibration import draw_pilot_indices
 from foreseen.teams.forecasters.registry import get, names
@@ -134,7 +132,7 @@ def test_compare_error_and_coverage_by_pilot_size(artefacts: dict[str, Path]) ->
 
 def test_reliability_diagram_is_the_default_forecasters_coverage(
         artefacts: dict[str, Path]) -> None:
-    from foreseen.report import teams_calibration
+    from foreseen.report.teams import calibration as teams_calibration
 
     raw = _json(artefacts["teams-calibration"])
     (chart,) = teams_calibration.charts(load_artefact(artefacts["teams-calibration"]).value)  # type: ignore[arg-type]

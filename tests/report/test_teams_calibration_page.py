@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from foreseen.report.teams_calibration import _verdict, point_label, worst_gap
+from foreseen.report.teams.calibration import _verdict, point_label, worst_gap
 from foreseen.teams.exploratory.calibration import SkippedPilotSize
 from foreseen.teams.exploratory.extrapolation_calibration import (
     MatrixCalibration,

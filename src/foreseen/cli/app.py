@@ -1,7 +1,7 @@
 """The ``foreseen`` command: the one composition root of every command.
 
-``foreseen teams …`` (:mod:`foreseen.cli.teams`), ``foreseen credit …``
-(:mod:`foreseen.cli.credit`, :mod:`foreseen.cli.credit_study`) and ``foreseen
+``foreseen teams …`` (:mod:`foreseen.cli.teams.commands`), ``foreseen credit …``
+(:mod:`foreseen.cli.credit.commands`, :mod:`foreseen.cli.credit.study`) and ``foreseen
 report`` / ``foreseen export`` (:mod:`foreseen.cli.report`) are assembled
 here, in this order, and nowhere else. Global options: ``--version``, ``-q``
 (quiet: no progress bars or status lines) and ``-v`` (verbose).
@@ -53,13 +53,14 @@ def command_words(argv: Sequence[str]) -> list[str]:
 
 
 def _teams_app(words: Sequence[str]) -> typer.Typer:
-    from foreseen.cli.teams import build_app as build_teams
+    from foreseen.cli.teams.commands import build_app as build_teams
 
     return build_teams(set(words[1:2]))
 
 
 def _credit_app() -> typer.Typer:
-    from foreseen.cli import credit, credit_study
+    from foreseen.cli.credit import commands as credit
+    from foreseen.cli.credit import study as credit_study
 
     credit_app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False)
     credit.register(credit_app)

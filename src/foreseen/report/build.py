@@ -21,16 +21,14 @@ from foreseen.core.errors import SourceError, UserInputError
 from foreseen.core.inputs import require_file
 from foreseen.core.progress import status
 from foreseen.core.schema import SchemaError, from_json
-from foreseen.report import (
-    teams_advice,
-    teams_calibration,
-    teams_compare,
-    teams_curve,
-    teams_history,
-    teams_record,
-)
 from foreseen.report.page import Page, render_page
 from foreseen.report.svg import figure
+from foreseen.report.teams import advice as teams_advice
+from foreseen.report.teams import calibration as teams_calibration
+from foreseen.report.teams import compare as teams_compare
+from foreseen.report.teams import curve as teams_curve
+from foreseen.report.teams import history as teams_history
+from foreseen.report.teams import record as teams_record
 from foreseen.teams.artefacts import ARTEFACTS
 from foreseen.teams.curve_report import CurveReport
 from foreseen.teams.e046.results import E046Record
@@ -63,7 +61,7 @@ def _read_json(path: Path) -> object:
 
 def _credit_artefact(target: Path) -> Artefact:
     """A credit run folder or report (the credit modules are imported only here)."""
-    from foreseen.report.credit_inputs import read_run_folder, report_path
+    from foreseen.report.credit.inputs import read_run_folder, report_path
 
     return Artefact("credit-report", report_path(target), read_run_folder(target))
 
@@ -76,7 +74,7 @@ def load_artefact(path: str | Path) -> Artefact:
     require_file(target, "artefact")
     data = _read_json(target)
     if isinstance(data, dict) and "format" in data:  # no teams artefact has a "format" key
-        from foreseen.report.credit_inputs import json_kind
+        from foreseen.report.credit.inputs import json_kind
 
         if json_kind(target) == "credit-report":
             return _credit_artefact(target)
@@ -107,8 +105,8 @@ def build_page(artefact: Artefact, *, matrices: Sequence[OutcomeMatrix] = ()) ->
     """The page of ``artefact`` (``matrices``: the teams record's inputs, for pilot forecasts)."""
     value = artefact.value
     if artefact.kind == "credit-report":
-        from foreseen.report import credit_page
-        from foreseen.report.credit_inputs import RunFolder
+        from foreseen.report.credit import page as credit_page
+        from foreseen.report.credit.inputs import RunFolder
 
         if not isinstance(value, RunFolder):
             raise TypeError("a credit-report artefact holds a run folder")

@@ -37,7 +37,7 @@ from foreseen.credit.analysis.analyze import arm_label
 from foreseen.credit.analysis.contrasts import ContrastRow
 from foreseen.credit.model import SlotRecord
 from foreseen.report.build import Artefact, load_artefact
-from foreseen.report.credit_inputs import RunFolder
+from foreseen.report.credit.inputs import RunFolder
 from foreseen.teams.curve_report import CurveReport
 from foreseen.teams.e046.results import E046Record, FeasibleSplit
 from foreseen.teams.exploratory.advice import Advice

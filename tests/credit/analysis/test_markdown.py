@@ -145,7 +145,7 @@ def test_named_exploratory_estimates_get_their_own_labelled_table() -> None:
 def test_the_page_charts_the_named_estimates_with_their_intervals() -> None:
     """The HTML figure of the secondary and exploratory estimates: one row per estimate
     with an interval, at its estimate and 95 % bounds; a plan naming none has no figure."""
-    from foreseen.report import credit_page
+    from foreseen.report.credit import page as credit_page
 
     from support.report_fixtures import header, run_metadata
 

@@ -80,9 +80,9 @@ def test_offline_direct_text_run_end_to_end(mirror: Path, tmp_path: Path) -> Non
 
 def test_the_html_page_shows_note_delivery_and_the_named_estimates(mirror: Path,
                                                                    tmp_path: Path) -> None:
-    from foreseen.report import credit_page
     from foreseen.report.build import write_html
-    from foreseen.report.credit_inputs import read_run_folder
+    from foreseen.report.credit import page as credit_page
+    from foreseen.report.credit.inputs import read_run_folder
 
     settings = StudySettings(options=_options(mirror, "direct_text"), replicates=200,
                              cache=tmp_path / "cache")

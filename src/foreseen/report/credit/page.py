@@ -43,7 +43,7 @@ from foreseen.credit.presentation.rows import (
 from foreseen.credit.presentation.text import MERGED_VARIANT, gate_title
 from foreseen.credit.studies.controlled.proposals import proposal_line
 from foreseen.report.charts import Chart, Panel, Series
-from foreseen.report.credit_inputs import OUTCOMES_FILE, RunFolder
+from foreseen.report.credit.inputs import OUTCOMES_FILE, RunFolder
 from foreseen.report.format import interval, num, verdict_tone
 from foreseen.report.page import Figure, Page, Section, Table, Tone, Verdict
 

@@ -2,7 +2,7 @@
 
 Every command that works on a frozen plan takes it the same way, as its first
 argument ``PLAN``; a ledger is always ``--ledger``. The study commands
-(``credit study NAME``, ``credit demo``) are in :mod:`foreseen.cli.credit_study`.
+(``credit study NAME``, ``credit demo``) are in :mod:`foreseen.cli.credit.study`.
 """
 
 from __future__ import annotations
@@ -220,7 +220,7 @@ def verify_command(
     --head or --report, that it still holds every event up to a head you kept
     elsewhere; it does not prove who wrote it (see foreseen.core.ledger).
     """
-    from foreseen.cli.credit_verify import kept_head, verify_line
+    from foreseen.cli.credit.verify import kept_head, verify_line
 
     expected = kept_head(head, report_path, ledger)
     typer.echo(verify_line(ledger, plan_path, expected))

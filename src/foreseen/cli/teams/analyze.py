@@ -24,7 +24,7 @@ from rich.table import Table
 from foreseen.cli import options
 from foreseen.cli.output import write_report
 from foreseen.cli.report import NoHtml, page_line, require_page_extra
-from foreseen.cli.teams_inputs import load_matrices, score_columns
+from foreseen.cli.teams.inputs import load_matrices, score_columns
 from foreseen.core.errors import UserInputError
 from foreseen.teams.curve_report import CurveReport, curve_report
 from foreseen.teams.e046.protocol import SEED

@@ -26,7 +26,7 @@ from rich.table import Table
 from foreseen.cli import options
 from foreseen.cli.output import write_report
 from foreseen.cli.report import NoHtml, page_line, require_page_extra
-from foreseen.cli.teams_inputs import load_one
+from foreseen.cli.teams.inputs import load_one
 from foreseen.core.errors import ConfigError
 from foreseen.core.memory import check_array_fits
 from foreseen.teams.exploratory.advice import Advice, IntervalBounds

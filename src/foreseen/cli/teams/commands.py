@@ -4,12 +4,12 @@ Every teams command is registered here, explicitly and in the order ``--help``
 lists them (:data:`COMMANDS`); the command functions live in their own modules
 and import nothing from this one:
 
-* ``analyze``, ``fetch``, ``curve`` — :mod:`foreseen.cli.teams_analyze`
+* ``analyze``, ``fetch``, ``curve`` — :mod:`foreseen.cli.teams.analyze`
   (the preregistered E046 protocol and its inputs);
-* ``compare`` — :mod:`foreseen.cli.teams_compare`;
-* ``calibrate`` — :mod:`foreseen.cli.teams_calibrate`;
-* ``history`` — :mod:`foreseen.cli.teams_history`;
-* ``advise``  — :mod:`foreseen.cli.teams_advise`.
+* ``compare`` — :mod:`foreseen.cli.teams.compare`;
+* ``calibrate`` — :mod:`foreseen.cli.teams.calibrate`;
+* ``history`` — :mod:`foreseen.cli.teams.history`;
+* ``advise``  — :mod:`foreseen.cli.teams.advise`.
 
 Registration is lazy: :func:`build_app` imports the module of a command only
 when that command runs; the others are listed by name and help line (the
@@ -30,43 +30,43 @@ CommandFunction = Callable[..., Any]
 
 
 def _analyze() -> CommandFunction:
-    from foreseen.cli.teams_analyze import analyze
+    from foreseen.cli.teams.analyze import analyze
 
     return analyze
 
 
 def _fetch() -> CommandFunction:
-    from foreseen.cli.teams_analyze import fetch
+    from foreseen.cli.teams.analyze import fetch
 
     return fetch
 
 
 def _curve() -> CommandFunction:
-    from foreseen.cli.teams_analyze import curve
+    from foreseen.cli.teams.analyze import curve
 
     return curve
 
 
 def _compare() -> CommandFunction:
-    from foreseen.cli.teams_compare import compare
+    from foreseen.cli.teams.compare import compare
 
     return compare
 
 
 def _calibrate() -> CommandFunction:
-    from foreseen.cli.teams_calibrate import calibrate
+    from foreseen.cli.teams.calibrate import calibrate
 
     return calibrate
 
 
 def _history() -> CommandFunction:
-    from foreseen.cli.teams_history import history
+    from foreseen.cli.teams.history import history
 
     return history
 
 
 def _advise() -> CommandFunction:
-    from foreseen.cli.teams_advise import advise_command
+    from foreseen.cli.teams.advise import advise_command
 
     return advise_command
 

@@ -21,7 +21,7 @@ from typing import Annotated, Any, Literal
 import typer
 
 from foreseen.cli import options
-from foreseen.cli.credit_synthetic import synthetic_truth_command
+from foreseen.cli.credit.synthetic import synthetic_truth_command
 from foreseen.cli.report import NoHtml
 from foreseen.core.errors import ConfigError
 from foreseen.core.extras import require_extra
@@ -119,7 +119,7 @@ def run_and_print(name: str, out: Path | None, values: Mapping[str, Any], *,
     confirmation on a terminal and is refused in a pipe. Unless ``no_html``,
     ``report.html`` is written beside the report (:mod:`foreseen.report.build`).
     """
-    from foreseen.cli.credit_summary import study_summary
+    from foreseen.cli.credit.summary import study_summary
     from foreseen.core.progress import status
     from foreseen.credit.studies.config import RunConfig, load_config
     from foreseen.credit.studies.estimate import estimate_lines, estimate_study

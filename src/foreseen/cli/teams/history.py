@@ -27,7 +27,7 @@ from rich.table import Table
 from foreseen.cli import options
 from foreseen.cli.output import write_report
 from foreseen.cli.report import NoHtml, page_line, require_page_extra
-from foreseen.cli.teams_inputs import load_with_metadata
+from foreseen.cli.teams.inputs import load_with_metadata
 from foreseen.core.errors import ConfigError
 from foreseen.teams.exploratory.history import POPULATIONS, history_report
 from foreseen.teams.exploratory.temporal import (

@@ -23,7 +23,7 @@ from rich.table import Table
 from foreseen.cli import options
 from foreseen.cli.output import write_report
 from foreseen.cli.report import NoHtml, page_line
-from foreseen.cli.teams_inputs import load_matrices, score_columns
+from foreseen.cli.teams.inputs import load_matrices, score_columns
 from foreseen.teams.exploratory.calibration import EXPLORATORY, level_key
 from foreseen.teams.exploratory.extrapolation_calibration import (
     DEFAULT_KS,

@@ -21,7 +21,7 @@ from rich.table import Table
 from foreseen.cli import options
 from foreseen.cli.output import write_report
 from foreseen.cli.report import NoHtml, page_line, require_page_extra
-from foreseen.cli.teams_inputs import load_matrices, score_columns
+from foreseen.cli.teams.inputs import load_matrices, score_columns
 from foreseen.teams.exploratory.calibration import DEFAULT_CALIBRATION_REPLICATES, DEFAULT_PILOTS
 from foreseen.teams.exploratory.compare import (
     DEFAULT_KS,

@@ -1,0 +1,1 @@
+"""The ``foreseen credit`` commands: the group (``commands.py``), ``credit study`` and helpers."""

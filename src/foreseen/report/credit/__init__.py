@@ -1,0 +1,1 @@
+"""The credit instrument's HTML page and the run folder it reads."""

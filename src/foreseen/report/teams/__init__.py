@@ -1,0 +1,1 @@
+"""The teams instrument's HTML pages: the record, curves, comparisons, calibration, advice."""
