@@ -313,7 +313,8 @@ def _fallback(plan: FrozenPlan, identity: SlotIdentity, reason: str) -> Fallback
 
 #: event types a run or an analysis needs from a ledger (everything else is only counted)
 _KEPT_TYPES = frozenset({PlanFrozen.TYPE, OutcomesRevealed.TYPE, OutcomesExecuted.TYPE,
-                         CallCompleted.TYPE, CallFailed.TYPE, FallbackAssigned.TYPE})
+                         CallCompleted.TYPE, CallFailed.TYPE, FallbackAssigned.TYPE,
+                         "batch_submitted", "batch_closed"})
 
 
 def run_keep(event: LedgerEvent) -> LedgerEvent | None:
@@ -666,9 +667,18 @@ async def _run_open_ledger(plan: FrozenPlan, ledger: Ledger,
 def run_plan(plan: FrozenPlan, ledger_path: str | os.PathLike[str], *,
              backend: Backend | None = None, concurrency: int | None = None,
              progress: bool = False, budget_usd: float | None = None,
-             accept_failures: bool = False) -> RunSummary:
-    """Synchronous wrapper around :func:`run_plan_async` (builds the plan's backend if None)."""
+             accept_failures: bool = False, batch: bool = False) -> RunSummary:
+    """Synchronous wrapper around :func:`run_plan_async` (builds the plan's backend if None).
+
+    ``batch``: through the provider's batch API (:mod:`foreseen.credit.run.batch`).
+    """
     chosen = backend if backend is not None else build_backend(plan)
+    if batch:
+        from foreseen.credit.run.batch import run_plan_batch_async
+
+        return asyncio.run(run_plan_batch_async(plan, ledger_path, chosen, progress=progress,
+                                                budget_usd=budget_usd,
+                                                accept_failures=accept_failures))
     return asyncio.run(run_plan_async(plan, ledger_path, chosen, concurrency=concurrency,
                                       progress=progress, budget_usd=budget_usd,
                                       accept_failures=accept_failures))
