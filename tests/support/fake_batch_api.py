@@ -75,6 +75,8 @@ class FakeBatches:
     #: batch creations received, in order (a resumed run must not add one)
     created: list[str] = field(default_factory=list)
     item_attempts: dict[str, int] = field(default_factory=dict)
+    #: the JSON body of every batch creation, in order
+    create_bodies: list[dict[str, Any]] = field(default_factory=list)
 
     def routes(self, path: str) -> bool:
         """Whether ``path`` is a batch-API path."""
@@ -83,8 +85,9 @@ class FakeBatches:
     async def handle(self, method: str, path: str, headers: Mapping[str, str],
                      raw: bytes) -> Reply:
         anthropic = "/messages/batches" in path
-        given = (headers.get("x-api-key") if anthropic
-                 else headers.get("authorization", "").removeprefix("Bearer "))
+        bearer = headers.get("authorization", "").removeprefix("Bearer ")
+        # Anthropic takes the key as x-api-key (foreseen) or as a bearer token (its SDK)
+        given = (headers.get("x-api-key") or bearer) if anthropic else bearer
         if given != self.server.key or (anthropic and "anthropic-version" not in headers):
             return 401, {}, _error(anthropic, "authentication_error", "invalid key")
         parts = path.split("?")[0].rstrip("/").split("/")
@@ -120,6 +123,7 @@ class FakeBatches:
 
     def create(self, anthropic: bool, raw: bytes) -> Reply:
         request = json.loads(raw)
+        self.create_bodies.append(request)
         if anthropic:
             items = [(str(r["custom_id"]), r["params"]) for r in request["requests"]]
             file_id = None

@@ -136,6 +136,13 @@ def run_command(
         " itself).")] = None,
     no_probe: Annotated[bool, typer.Option(
         "--no-probe", help="Do not send the one probe request before the first slot.")] = False,
+    batch: Annotated[bool, typer.Option(
+        "--batch", help="Send the pending slots through the provider's batch API (Anthropic"
+        " Message Batches, OpenAI Batch: half price, results within a day). The plan, the"
+        " ledger's slots and the analysis are the same as online; a killed run resumes by"
+        " collecting the batches it submitted.")] = False,
+    batch_poll_s: Annotated[float, typer.Option(
+        "--batch-poll-s", min=0.0, help="Seconds between polls of a submitted batch.")] = 30.0,
 ) -> None:
     """Run (or resume) every slot of a plan into its ledger.
 
@@ -175,7 +182,8 @@ def run_command(
     if inject_faults is not None:
         backend = FaultInjectingBackend(backend, inject_faults)
     summary = run_plan(plan, ledger, backend=backend, concurrency=concurrency, progress=True,
-                       budget_usd=budget_usd, accept_failures=accept_failures)
+                       budget_usd=budget_usd, accept_failures=accept_failures, batch=batch,
+                       batch_poll_s=batch_poll_s)
     reasons = ", ".join(f"{reason}: {count}"
                         for reason, count in sorted(summary.fallback_reasons.items()))
     typer.echo(f"plan {plan.plan_id[:12]}: {summary.assigned} slots, {summary.skipped} already"

@@ -83,7 +83,7 @@ def run_with_signal_plan(plan: FrozenPlan, folder: Path, sealed: Path, *,
                          child_backend: Backend | None = None,
                          concurrency: int | None = None,
                          budget_usd: float | None = None,
-                         accept_failures: bool = False,
+                         accept_failures: bool = False, batch: bool = False,
                          execute_outcomes: OutcomeExecutor | None = None) -> CalibratedRun:
     """Run ``plan``, reveal ``sealed``, then freeze, write and run the known-signal child plan.
 
@@ -96,7 +96,7 @@ def run_with_signal_plan(plan: FrozenPlan, folder: Path, sealed: Path, *,
         raise ConfigError("a prospective plan needs its study's outcome execution")
     main = run_plan(plan, folder / "ledger.jsonl", backend=backend, progress=progress,
                     concurrency=concurrency, budget_usd=budget_usd,
-                    accept_failures=accept_failures)
+                    accept_failures=accept_failures, batch=batch)
     _stop_unless_complete(main)
     executed = None
     if plan.prospective and execute_outcomes is not None:
@@ -109,5 +109,6 @@ def run_with_signal_plan(plan: FrozenPlan, folder: Path, sealed: Path, *,
         write_plan(child, child_path)
     _stop_unless_complete(run_plan(
         child, folder / "signal_ledger.jsonl", backend=child_backend, progress=progress,
-        concurrency=concurrency, budget_usd=budget_usd, accept_failures=accept_failures))
+        concurrency=concurrency, budget_usd=budget_usd, accept_failures=accept_failures,
+        batch=batch))
     return CalibratedRun(main, outcomes, child)

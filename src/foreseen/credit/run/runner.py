@@ -667,18 +667,21 @@ async def _run_open_ledger(plan: FrozenPlan, ledger: Ledger,
 def run_plan(plan: FrozenPlan, ledger_path: str | os.PathLike[str], *,
              backend: Backend | None = None, concurrency: int | None = None,
              progress: bool = False, budget_usd: float | None = None,
-             accept_failures: bool = False, batch: bool = False) -> RunSummary:
+             accept_failures: bool = False, batch: bool = False,
+             batch_poll_s: float | None = None) -> RunSummary:
     """Synchronous wrapper around :func:`run_plan_async` (builds the plan's backend if None).
 
-    ``batch``: through the provider's batch API (:mod:`foreseen.credit.run.batch`).
+    ``batch``: through the provider's batch API (:mod:`foreseen.credit.run.batch`),
+    polled every ``batch_poll_s`` seconds (None: its default).
     """
     chosen = backend if backend is not None else build_backend(plan)
     if batch:
-        from foreseen.credit.run.batch import run_plan_batch_async
+        from foreseen.credit.run.batch import DEFAULT_POLL_S, run_plan_batch_async
 
-        return asyncio.run(run_plan_batch_async(plan, ledger_path, chosen, progress=progress,
-                                                budget_usd=budget_usd,
-                                                accept_failures=accept_failures))
+        return asyncio.run(run_plan_batch_async(
+            plan, ledger_path, chosen, progress=progress, budget_usd=budget_usd,
+            accept_failures=accept_failures,
+            poll_s=DEFAULT_POLL_S if batch_poll_s is None else batch_poll_s))
     return asyncio.run(run_plan_async(plan, ledger_path, chosen, concurrency=concurrency,
                                       progress=progress, budget_usd=budget_usd,
                                       accept_failures=accept_failures))

@@ -73,6 +73,9 @@ class Price:
     cache_write_per_mtok: float | None = None
     #: a prompt-cache read (Anthropic: 0.1 ×, OpenAI: 0.5 × input); none: the input price
     cache_read_per_mtok: float | None = None
+    #: the share of the price taken off through the batch API (``--batch``); none: 0.5 at
+    #: the official Anthropic and OpenAI endpoints, 0 elsewhere
+    batch_discount: float | None = None
 
 
 @dataclass(frozen=True)
@@ -196,6 +199,9 @@ class RunConfig:
     prospective: bool = False
     #: the explainer the gates judge (default: the first of ``explainers``, else the study's)
     primary_explainer: str | None = None
+    #: send the forecast calls through the provider's batch API (half price, results within
+    #: a day; :mod:`foreseen.credit.run.batch`): how the calls travel, never part of the plan
+    batch: bool = False
 
     def required_extras(self) -> tuple[str, ...]:
         """The extras this run needs, in the order a run meets them.
@@ -233,7 +239,8 @@ class RunConfig:
             verify_fraction=verify_fraction if self.verify_outcomes else None,
             concurrency=self.concurrency, budget_usd=self.budget_usd,
             reference_run=None if self.reference_run is None else Path(self.reference_run),
-            prospective=self.prospective, primary_explainer=self.primary_explainer)
+            prospective=self.prospective, primary_explainer=self.primary_explainer,
+            batch=self.batch)
 
 
 def parse_config(data: Mapping[str, Any], source: str = "configuration") -> RunConfig:
