@@ -59,7 +59,7 @@ def write_config(path: Path, base_url: str, tasks: int, batch: bool) -> None:
     backend = {"backend": "anthropic", "model": MODEL, "api_key_env": KEY_ENV,
                "base_url": base_url, "temperature": "omit", "timeout_s": 600,
                "pricing": {MODEL: PRICE}}
-    lines = [f'study = "controlled"', f"replicates = {example['replicates']}",
+    lines = ['study = "controlled"', f"replicates = {example['replicates']}",
              f"repeats = {example['repeats']}", "concurrency = 32",
              f"batch = {'true' if batch else 'false'}",
              f'primary_explainer = "{example["primary_explainer"]}"',

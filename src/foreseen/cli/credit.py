@@ -155,13 +155,13 @@ def run_command(
     """
     from foreseen.credit.backends.registry import backend_entry
     from foreseen.credit.plan.freeze import load_plan
+    from foreseen.credit.run.batch import run_plan_either
     from foreseen.credit.run.cache import CachingBackend, ResponseCache
     from foreseen.credit.run.faults import FaultInjectingBackend
     from foreseen.credit.run.runner import (
         build_backend,
         confirm_program,
         halt_message,
-        run_plan,
         slots_left,
     )
 
@@ -181,9 +181,9 @@ def run_command(
         backend = CachingBackend(backend, ResponseCache(response_cache))
     if inject_faults is not None:
         backend = FaultInjectingBackend(backend, inject_faults)
-    summary = run_plan(plan, ledger, backend=backend, concurrency=concurrency, progress=True,
-                       budget_usd=budget_usd, accept_failures=accept_failures, batch=batch,
-                       batch_poll_s=batch_poll_s)
+    summary = run_plan_either(plan, ledger, batch=batch, backend=backend,
+                              concurrency=concurrency, progress=True, budget_usd=budget_usd,
+                              accept_failures=accept_failures, poll_s=batch_poll_s)
     reasons = ", ".join(f"{reason}: {count}"
                         for reason, count in sorted(summary.fallback_reasons.items()))
     typer.echo(f"plan {plan.plan_id[:12]}: {summary.assigned} slots, {summary.skipped} already"

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from foreseen.credit.run.runner import read_slot_records, run_plan
+from foreseen.credit.run.batch import run_plan_batch
+from foreseen.credit.run.runner import read_slot_records
 
 from support.fake_llm_server import FakeLLMServer
 from support.http import KEY, KEY_ENV, http_plan
@@ -62,7 +63,7 @@ def test_a_batch_run_killed_while_polling_resumes_without_a_second_submission(
         assert b"waiting for 1 batch" in stderr  # it was polling, with status lines
         for batch in server.batch_api.batches.values():
             batch.ends = 0.0  # the provider finishes the batch while nothing runs
-        summary = run_plan(plan, ledger, batch=True, batch_poll_s=0.0)
+        summary = run_plan_batch(plan, ledger, poll_s=0.0)
     assert summary.complete and summary.completed_valid == len(plan.slots)
     assert len(server.batch_api.created) == 1  # collected, never submitted again
     assert _submitted(ledger) == server.batch_api.created

@@ -84,8 +84,10 @@ from foreseen.credit.run.runner import (
     _count_fallback,
     _fallback,
     _Writer,
+    build_backend,
     build_requests,
     open_run_ledger,
+    run_plan,
     terminal_slots,
 )
 
@@ -367,3 +369,29 @@ async def run_plan_batch_async(plan: FrozenPlan, ledger_path: str | os.PathLike[
         return await BatchRun(plan, ledger, prepared, backend, sleep, poll_s=poll_s,
                               max_items=max_items, progress=progress, budget_usd=budget_usd,
                               accept_failures=accept_failures).run()
+
+
+def run_plan_batch(plan: FrozenPlan, ledger_path: str | os.PathLike[str], *,
+                   backend: Backend | None = None, progress: bool = False,
+                   budget_usd: float | None = None, accept_failures: bool = False,
+                   poll_s: float = DEFAULT_POLL_S) -> RunSummary:
+    """Synchronous :func:`run_plan_batch_async` (builds the plan's backend if None)."""
+    chosen = backend if backend is not None else build_backend(plan)
+    return asyncio.run(run_plan_batch_async(plan, ledger_path, chosen, progress=progress,
+                                            budget_usd=budget_usd, poll_s=poll_s,
+                                            accept_failures=accept_failures))
+
+
+def run_plan_either(plan: FrozenPlan, ledger_path: str | os.PathLike[str], *, batch: bool,
+                    backend: Backend | None = None, concurrency: int | None = None,
+                    progress: bool = False, budget_usd: float | None = None,
+                    accept_failures: bool = False, poll_s: float = DEFAULT_POLL_S
+                    ) -> RunSummary:
+    """:func:`run_plan_batch` when ``batch``, else the online
+    :func:`~foreseen.credit.run.runner.run_plan` (same ledger, same slots)."""
+    if batch:
+        return run_plan_batch(plan, ledger_path, backend=backend, progress=progress,
+                              budget_usd=budget_usd, accept_failures=accept_failures,
+                              poll_s=poll_s)
+    return run_plan(plan, ledger_path, backend=backend, concurrency=concurrency,
+                    progress=progress, budget_usd=budget_usd, accept_failures=accept_failures)

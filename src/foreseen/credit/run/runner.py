@@ -321,7 +321,8 @@ def run_keep(event: LedgerEvent) -> LedgerEvent | None:
     """What a run or an analysis keeps of a ledger event while reading it once.
 
     Kept: ``plan_frozen``, ``outcomes_revealed``, ``outcomes_executed``, ``call_completed``,
-    ``call_failed`` and ``fallback_assigned`` events, each **without** its
+    ``call_failed``, ``fallback_assigned``, ``batch_submitted`` and ``batch_closed`` (a batch
+    run's, :mod:`foreseen.credit.run.batch`) events, each **without** its
     ``raw`` answer text (the bulk of a ledger; nothing downstream reads it from
     memory). Everything else (``call_started``, repairs, …) is verified and
     counted, not kept. A kept event's ``hash`` is the hash of the full line.
@@ -667,21 +668,9 @@ async def _run_open_ledger(plan: FrozenPlan, ledger: Ledger,
 def run_plan(plan: FrozenPlan, ledger_path: str | os.PathLike[str], *,
              backend: Backend | None = None, concurrency: int | None = None,
              progress: bool = False, budget_usd: float | None = None,
-             accept_failures: bool = False, batch: bool = False,
-             batch_poll_s: float | None = None) -> RunSummary:
-    """Synchronous wrapper around :func:`run_plan_async` (builds the plan's backend if None).
-
-    ``batch``: through the provider's batch API (:mod:`foreseen.credit.run.batch`),
-    polled every ``batch_poll_s`` seconds (None: its default).
-    """
+             accept_failures: bool = False) -> RunSummary:
+    """Synchronous wrapper around :func:`run_plan_async` (builds the plan's backend if None)."""
     chosen = backend if backend is not None else build_backend(plan)
-    if batch:
-        from foreseen.credit.run.batch import DEFAULT_POLL_S, run_plan_batch_async
-
-        return asyncio.run(run_plan_batch_async(
-            plan, ledger_path, chosen, progress=progress, budget_usd=budget_usd,
-            accept_failures=accept_failures,
-            poll_s=DEFAULT_POLL_S if batch_poll_s is None else batch_poll_s))
     return asyncio.run(run_plan_async(plan, ledger_path, chosen, concurrency=concurrency,
                                       progress=progress, budget_usd=budget_usd,
                                       accept_failures=accept_failures))
