@@ -20,6 +20,7 @@ Faults:
   ``("expired" | "canceled", k)``): the first ``k`` items are answered, the
   others get no answer (Anthropic ``expired``/``canceled`` results, OpenAI
   ``batch_expired``/``batch_cancelled`` lines in the error file): partial results;
+  ``("failed", 0)``: an OpenAI batch whose input is refused as a whole;
 * **per-item errors** (``item_faults``: custom id → the fault of each of its
   attempts, then ``none``): ``errored`` (a transient provider error:
   Anthropic ``overloaded_error``, OpenAI status 500), ``invalid`` (Anthropic
@@ -75,6 +76,8 @@ class FakeBatches:
     #: batch creations received, in order (a resumed run must not add one)
     created: list[str] = field(default_factory=list)
     item_attempts: dict[str, int] = field(default_factory=dict)
+    #: the next this many batch-API requests are answered "overloaded" (an outage)
+    down_requests: int = 0
     #: the JSON body of every batch creation, in order
     create_bodies: list[dict[str, Any]] = field(default_factory=list)
 
@@ -90,6 +93,10 @@ class FakeBatches:
         given = (headers.get("x-api-key") or bearer) if anthropic else bearer
         if given != self.server.key or (anthropic and "anthropic-version" not in headers):
             return 401, {}, _error(anthropic, "authentication_error", "invalid key")
+        if self.down_requests > 0:
+            self.down_requests -= 1
+            return (529 if anthropic else 503), {}, _error(anthropic, "overloaded_error",
+                                                           "overloaded")
         parts = path.split("?")[0].rstrip("/").split("/")
         if method == "POST" and parts[-1] == "files":
             return self.upload(headers, raw)
@@ -150,6 +157,9 @@ class FakeBatches:
         stop, answered = self.batch_script.get(batch.number, ("ended", len(batch.items)))
         batch.final = stop
         results: dict[str, dict[str, Any]] = {}
+        if stop == "failed":  # OpenAI: the input file refused as a whole, nothing run
+            batch.results = results
+            return
         for index, (cid, params) in enumerate(batch.items):
             if index >= answered:
                 results[cid] = self.unanswered(batch, cid, stop)
@@ -232,11 +242,14 @@ class FakeBatches:
         if done and bad:
             error = f"file-err-{batch.batch_id}"
             self.files[error] = "".join(json.dumps(r) + "\n" for r in bad).encode()
-        status = {"ended": "completed", "expired": "expired",
-                  "canceled": "cancelled"}[batch.final] if done else "in_progress"
+        status = {"ended": "completed", "expired": "expired", "canceled": "cancelled",
+                  "failed": "failed"}[batch.final] if done else "in_progress"
+        errors = None if status != "failed" else {"object": "list", "data": [
+            {"code": "invalid_request", "message": "the input file is not valid",
+             "param": None, "line": 1}]}
         ended = int(batch.ends) if done else None
         return {"id": batch.batch_id, "object": "batch", "endpoint": "/v1/chat/completions",
-                "errors": None, "input_file_id": batch.input_file_id,
+                "errors": errors, "input_file_id": batch.input_file_id,
                 "completion_window": "24h", "status": status, "output_file_id": output,
                 "error_file_id": error, "created_at": int(batch.created),
                 "in_progress_at": int(batch.created), "expires_at": int(batch.created) + 86400,

@@ -254,3 +254,92 @@ def test_batch_and_online_runs_share_one_plan_and_ledger(tmp_path: Path) -> None
     assert summary.complete and len(read_slot_records(ledger)) == len(plan.slots)
     assert json.dumps(sorted(r.slot_id for r in read_slot_records(ledger))) == json.dumps(
         sorted(str(s["slot_id"]) for s in plan.slots))
+
+
+def test_an_openai_batch_refused_as_a_whole_rejects_its_slots(tmp_path: Path) -> None:
+    with FakeLLMServer(KEY) as server:
+        plan = http_plan(tmp_path, "openai", server.base_url, n_tasks=1)
+        server.batch_api.batch_script = {1: ("failed", 0)}
+        with pytest.raises(RequestRejected):
+            _batch(plan, tmp_path / "ledger.jsonl")
+    rejected = _events(tmp_path / "ledger.jsonl", "request_rejected")
+    assert len(rejected) == len(plan.slots)
+    assert not _events(tmp_path / "ledger.jsonl", "fallback_assigned")
+    assert _events(tmp_path / "ledger.jsonl", "batch_closed")[0]["status"] == "failed"
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_the_budget_admits_slots_at_their_batch_priced_bound(tmp_path: Path,
+                                                            api: str) -> None:
+    """Four bounds at half price fit in a budget of two online bounds (and a fifth not)."""
+    model = "claude-test" if api == "anthropic" else "gpt-test"
+    price = {"input_per_mtok": 3.0, "output_per_mtok": 15.0, "batch_discount": 0.5}
+    with FakeLLMServer(KEY) as server:
+        plan = http_plan(tmp_path, api, server.base_url, n_tasks=1, pricing={model: price})
+        backend = build_backend(plan)
+        bounds = [backend.cost_bound_usd(r) for _, r in build_requests(plan)]
+        budget = 0.5 * sum(b for b in bounds[:4] if b is not None) + 1e-12
+        summary = _batch(plan, tmp_path / "ledger.jsonl", budget_usd=budget)
+        assert summary.budget_exhausted and summary.completed_valid == 4
+        assert summary.unstarted == len(plan.slots) - 4
+        assert summary.spent_usd is not None and summary.spent_usd <= budget
+        assert [len(b["slots"]) for b in _events(tmp_path / "ledger.jsonl",
+                                                  "batch_submitted")] == [4]
+        resumed = _batch(plan, tmp_path / "ledger.jsonl")
+    assert resumed.complete and resumed.skipped == 4
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_results_written_before_a_kill_are_not_written_again(tmp_path: Path,
+                                                            api: str) -> None:
+    from foreseen.credit.run.batch import BatchRun
+    from foreseen.credit.run.runner import open_run_ledger
+
+    with FakeLLMServer(KEY) as server:
+        plan = http_plan(tmp_path, api, server.base_url, n_tasks=1)
+        ledger = tmp_path / "ledger.jsonl"
+        server.batch_api.processing_s = 30.0
+        with pytest.raises(TimeoutError):
+            asyncio.run(asyncio.wait_for(run_plan_batch_async(
+                plan, ledger, build_backend(plan), sleep=_no_wait, poll_s=0.0), timeout=1.0))
+        for batch in server.batch_api.batches.values():
+            batch.ends = 0.0
+
+        async def write_two_results() -> str:  # then "killed": no batch_closed
+            with open_run_ledger(plan, ledger) as opened:
+                run = BatchRun(plan, opened, build_requests(plan), build_backend(plan),
+                               _no_wait)
+                submitted = run.known.open[0]
+                state = await run.api.poll(submitted.batch_id)
+                wanted = {s.custom_id: run.requests[s.slot_id] for s in submitted.slots}
+                results = {r.custom_id: r for r in await run.api.results(state, wanted)}
+                for slot in submitted.slots[:2]:
+                    run.record(slot, results[slot.custom_id])
+                run.writer.flush()
+                await run.backend.aclose()
+                return submitted.slots[0].slot_id
+
+        first = asyncio.run(write_two_results())
+        summary = _batch(plan, ledger)
+    assert summary.complete and len(server.batch_api.created) == 1
+    assert summary.completed_valid == len(plan.slots) - 2  # the two on disk are not redone
+    completed = [e for e in _events(ledger, "call_completed") if e["slot_id"] == first]
+    assert len(completed) == 1
+    assert len(read_slot_records(ledger)) == len(plan.slots)
+
+
+@pytest.mark.parametrize("api", APIS)
+@pytest.mark.parametrize(("down", "survives"), [(3, True), (4, False)])
+def test_an_outage_of_the_batch_api_is_retried_up_to_the_attempt_limit(
+        tmp_path: Path, api: str, down: int, survives: bool) -> None:
+    """max_attempts = 4: three failed requests in a row are retried, a fourth is not."""
+    with FakeLLMServer(KEY) as server:
+        plan = http_plan(tmp_path, api, server.base_url, n_tasks=1, max_attempts=4)
+        server.batch_api.down_requests = down
+        summary = _batch(plan, tmp_path / "ledger.jsonl")
+        if not survives:  # halted as an outage, resumable; nothing submitted
+            assert summary.halt_reason is not None and "did not answer" in summary.halt_reason
+            assert summary.unstarted == len(plan.slots) and not server.batch_api.created
+            assert _events(tmp_path / "ledger.jsonl", "run_halted")
+            summary = _batch(plan, tmp_path / "ledger.jsonl")
+    assert summary.complete and len(server.batch_api.created) == 1

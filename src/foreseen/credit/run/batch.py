@@ -35,6 +35,8 @@ is the same whichever way it runs). Each round:
 
 With ``budget_usd`` each slot reserves its batch-priced bound before it is
 submitted (:mod:`.budget`); a refused slot stays unstarted (``budget_exhausted``).
+A batch API that stays down through its retries halts the run (``run_halted``;
+resumed, open batches included, by the next run).
 """
 
 from __future__ import annotations
@@ -43,8 +45,8 @@ import asyncio
 import os
 import sys
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -52,17 +54,19 @@ from foreseen.core.errors import RequestRejected as RequestRejectedError
 from foreseen.core.errors import UserInputError
 from foreseen.core.ledger import Ledger, LedgerEvent
 from foreseen.core.progress import Bar, progress_bar, status_interval
-from foreseen.credit.backends.base import Backend, ForecastRequest
+from foreseen.credit.backends.base import Backend, ForecastRequest, TransportError
 from foreseen.credit.backends.http.batches import (
     BatchApi,
     BatchState,
     ItemResult,
+    Retrying,
     batch_api,
     custom_id,
 )
 from foreseen.credit.plan.committed_files import check_committed_files
 from foreseen.credit.plan.freeze import FrozenPlan
 from foreseen.credit.run.answers import ForecastParseError, parse_forecast
+from foreseen.credit.run.batch_ledger import BatchLedger
 from foreseen.credit.run.budget import Budget, call_bound_usd
 from foreseen.credit.run.events import (
     BatchClosed,
@@ -75,7 +79,6 @@ from foreseen.credit.run.events import (
     SlotHalted,
     SlotIdentity,
     entry,
-    read,
 )
 from foreseen.credit.run.runner import (
     RunSummary,
@@ -83,6 +86,7 @@ from foreseen.credit.run.runner import (
     _completed,
     _count_fallback,
     _fallback,
+    _retry_delay,
     _Writer,
     build_backend,
     build_requests,
@@ -96,37 +100,6 @@ DEFAULT_POLL_S = 30.0
 #: items per batch (both providers accept more: Anthropic 100,000, OpenAI 50,000)
 DEFAULT_MAX_ITEMS = 10_000
 EXHAUSTED = "transport_exhausted"
-
-
-@dataclass
-class _Round:
-    """What the batch run knows: open batches, attempts, results already in the ledger."""
-
-    open: list[BatchSubmitted] = field(default_factory=list)
-    attempts: dict[str, int] = field(default_factory=dict)
-    recorded: set[tuple[str, int]] = field(default_factory=set)
-    rejections: list[RequestRejectedError] = field(default_factory=list)
-    unstarted: list[str] = field(default_factory=list)
-    states: dict[str, BatchState] = field(default_factory=dict)
-
-    @classmethod
-    def of(cls, events: Sequence[LedgerEvent]) -> _Round:
-        """The ledger's batches: those without ``batch_closed`` are open."""
-        known = cls()
-        closed = {str(e.payload["batch_id"]) for e in events if e.type == BatchClosed.TYPE}
-        for event in events:
-            if event.type == BatchSubmitted.TYPE:
-                submitted = read(event)
-                assert isinstance(submitted, BatchSubmitted)
-                for slot in submitted.slots:
-                    known.attempts[slot.slot_id] = max(known.attempts.get(slot.slot_id, 0),
-                                                       slot.attempt)
-                if submitted.batch_id not in closed:
-                    known.open.append(submitted)
-            elif event.type in (CallCompleted.TYPE, CallFailed.TYPE):
-                known.recorded.add((str(event.payload["slot_id"]),
-                                    int(event.payload["attempt"])))
-        return known
 
 
 @dataclass
@@ -145,19 +118,22 @@ class BatchRun:
     accept_failures: bool = False
 
     def __post_init__(self) -> None:
-        self.api: BatchApi = batch_api(self.backend)
+        self.api: BatchApi = Retrying(
+            batch_api(self.backend), self.plan.execution.max_attempts,
+            lambda attempt, after: _retry_delay(self.plan, "batch", attempt, after), self.sleep)
         self.writer = _Writer(self.ledger)
         self.slots = {slot["slot_id"]: slot for slot, _ in self.prepared}
         self.requests = {request.slot_id: request for _, request in self.prepared}
         done = terminal_slots(self.ledger.events)
         self.summary = RunSummary(self.plan.plan_id, assigned=len(self.prepared),
                                   skipped=len(done))
-        self.known = _Round.of(self.ledger.events)
+        self.known = BatchLedger.of(self.ledger.events)
         self.budget = (None if self.budget_usd is None
                        else Budget.from_ledger(self.budget_usd, self.ledger.events))
         self.bounds: dict[str, float] = {}
         #: items answered in this run's batches (the service is up while any is)
         self.answers = 0
+        self.outage: str | None = None
         self.halted: list[str] = []
         self.queue = self._pending(done)
 
@@ -187,12 +163,7 @@ class BatchRun:
         try:
             with progress_bar("forecast calls (batch)", len(self.queue), show=self.progress,
                               lines=True, details=self.details) as bar:
-                while True:
-                    await self.submit_queue()
-                    if not self.known.open:
-                        break
-                    batch, state = await self.wait_for_one()
-                    await self.collect(batch, state, bar)
+                await self.rounds(bar)
             self.finish()
         finally:
             self.writer.flush()
@@ -200,6 +171,19 @@ class BatchRun:
         if self.known.rejections:
             raise self.known.rejections[0]
         return self.summary
+
+    async def rounds(self, bar: Bar) -> None:
+        """Submit, wait, collect until nothing is open; an API outage halts the run."""
+        try:
+            while True:
+                await self.submit_queue()
+                if not self.known.open:
+                    return
+                batch, state = await self.wait_for_one()
+                await self.collect(batch, state, bar)
+        except TransportError as error:
+            self.known.unstarted += self.queue
+            self.outage = f"the batch API did not answer: {error}"[:500]
 
     def details(self) -> str:
         shown = "; ".join(f"batch {s.batch_id} {s.status} {dict(s.counts)}"
@@ -233,7 +217,11 @@ class BatchRun:
         for start in range(0, len(queue), self.max_items):
             chunk = queue[start:start + self.max_items]
             attempts = {sid: self.known.attempts.get(sid, 0) + 1 for sid in chunk}
-            batch_id, file_id = await self.api.submit([self.requests[s] for s in chunk])
+            try:
+                batch_id, file_id = await self.api.submit([self.requests[s] for s in chunk])
+            except TransportError:
+                self.queue = queue[start:]  # not submitted: left for the next run
+                raise
             event = BatchSubmitted(batch_id, self.api.provider, tuple(
                 BatchSlot(sid, attempts[sid], custom_id(sid)) for sid in chunk), file_id)
             self.writer.add(entry(event))
@@ -338,10 +326,10 @@ class BatchRun:
 
     def finish(self) -> None:
         """The run's closing events: an outage halt, an exhausted budget."""
-        if self.halted:
+        if self.halted or self.outage:
             self.summary.halted = len(self.halted)
-            self.summary.halt_reason = (f"{len(self.halted)} slots failed in batches that"
-                                        " answered no item (an outage)")
+            self.summary.halt_reason = self.outage or (f"{len(self.halted)} slots failed in"
+                                                       " batches that answered no item")
             self.summary.unstarted = len(self.known.unstarted)
             self.writer.add(entry(RunHaltedEvent(self.summary.halt_reason, len(self.halted),
                                                  len(self.known.unstarted))))

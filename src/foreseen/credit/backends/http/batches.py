@@ -25,6 +25,13 @@ class, :func:`~.common.is_transient`), ``rejected`` (the request is wrong:
 expired or was cancelled first, or the item is absent). A batch whose input
 the provider refused as a whole (OpenAI ``failed``) rejects every item.
 
+Calls to the batch API itself (create, poll, results) that fail as an outage
+(:class:`~foreseen.credit.backends.base.TransportError`: 429, 5xx, connection
+errors) are retried by :class:`Retrying`, at most ``attempts`` times each, after
+the plan's retry delay — except a submission that timed out, which the provider
+may have accepted: it is not sent again (the run stops; resuming submits the
+slots anew).
+
 Item ids: Anthropic allows ``[A-Za-z0-9_-]{1,64}``, so each slot is sent
 under :func:`custom_id` (``s`` + 40 hex digits of its id's SHA-256).
 """
@@ -32,13 +39,13 @@ under :func:`custom_id` (``s`` + 40 hex digits of its id's SHA-256).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypeVar
 
 from foreseen.core.digest import canonical_json, sha256_text
 from foreseen.core.errors import UserInputError
-from foreseen.credit.backends.base import BackendResponse, ForecastRequest
+from foreseen.credit.backends.base import BackendResponse, ForecastRequest, TransportError
 from foreseen.credit.backends.http.backend import HttpBackend
 from foreseen.credit.backends.http.common import (
     HttpAnswer,
@@ -85,7 +92,9 @@ class BatchState:
 class BatchApi(Protocol):
     """What the batch runner needs of a provider's batch API."""
 
-    provider: str
+    @property
+    def provider(self) -> str:
+        """``anthropic`` or ``openai`` (recorded in ``batch_submitted``)."""
 
     async def submit(self, requests: Sequence[ForecastRequest]) -> tuple[str, str | None]:
         """Create a batch of ``requests``; (batch id, input file id or None)."""
@@ -96,6 +105,46 @@ class BatchApi(Protocol):
     async def results(self, state: BatchState,
                       requests: Mapping[str, ForecastRequest]) -> list[ItemResult]:
         """The ended batch's item results (``requests``: custom id → its request)."""
+
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Retrying:
+    """A :class:`BatchApi` whose calls are retried after an outage (module docstring).
+
+    ``delay(attempt, retry_after)``: seconds to wait before the next attempt.
+    """
+
+    inner: BatchApi
+    attempts: int
+    delay: Callable[[int, float | None], float]
+    sleep: Callable[[float], Awaitable[None]]
+
+    @property
+    def provider(self) -> str:
+        return self.inner.provider
+
+    async def _retry(self, call: Callable[[], Awaitable[T]], *, submit: bool = False) -> T:
+        for attempt in range(1, self.attempts + 1):
+            try:
+                return await call()
+            except TransportError as error:
+                if attempt >= self.attempts or (submit and error.billable):
+                    raise
+                await self.sleep(self.delay(attempt, error.retry_after))
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    async def submit(self, requests: Sequence[ForecastRequest]) -> tuple[str, str | None]:
+        return await self._retry(lambda: self.inner.submit(requests), submit=True)
+
+    async def poll(self, batch_id: str) -> BatchState:
+        return await self._retry(lambda: self.inner.poll(batch_id))
+
+    async def results(self, state: BatchState,
+                      requests: Mapping[str, ForecastRequest]) -> list[ItemResult]:
+        return await self._retry(lambda: self.inner.results(state, requests))
 
 
 def batch_api(backend: object) -> BatchApi:
