@@ -36,6 +36,9 @@ prose, ``refuse:<text>`` as a refusal (OpenAI ``message.refusal``; Anthropic
 ``stop_reason = "refusal"`` with the text), ``down`` answers ``http_500``
 on every attempt and ``fault:<fault>`` answers that fault (above) on every attempt.
 
+**Batch APIs**: Anthropic Message Batches and OpenAI Batch, each item answered as
+above (:mod:`support.fake_batch_api`; its faults are set on ``server.batch_api``).
+
 **Flavours** (``flavour``) imitate which output modes real OpenAI-compatible
 servers accept and how they say no (:data:`FLAVOURS`; their documented
 behaviour, ``docs/servers.md``): a mode a flavour *rejects* answers that
@@ -254,6 +257,13 @@ class FakeLLMServer:
     bodies: list[dict[str, Any]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
+        try:
+            from support.fake_batch_api import FakeBatches
+        except ImportError:  # run as a script from tests/support
+            from fake_batch_api import FakeBatches  # type: ignore[no-redef]
+
+        #: the batch APIs (:mod:`support.fake_batch_api`): their faults are set on it
+        self.batch_api = FakeBatches(self)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
@@ -389,6 +399,8 @@ class FakeLLMServer:
 
     async def _handle(self, method: str, path: str, headers: Mapping[str, str],
                       raw: bytes) -> tuple[int, dict[str, str], bytes] | None:
+        if self.batch_api.routes(path):
+            return await self.batch_api.handle(method, path, headers, raw)
         api = "anthropic" if path.endswith("/messages") else (
             "openai" if path.endswith("/chat/completions") else "")
         if method != "POST" or not api:

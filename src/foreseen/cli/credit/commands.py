@@ -136,6 +136,13 @@ def run_command(
         " itself).")] = None,
     no_probe: Annotated[bool, typer.Option(
         "--no-probe", help="Do not send the one probe request before the first slot.")] = False,
+    batch: Annotated[bool, typer.Option(
+        "--batch", help="Send the pending slots through the provider's batch API (Anthropic"
+        " Message Batches, OpenAI Batch: half price, results within a day). The plan, the"
+        " ledger's slots and the analysis are the same as online; a killed run resumes by"
+        " collecting the batches it submitted.")] = False,
+    batch_poll_s: Annotated[float, typer.Option(
+        "--batch-poll-s", min=0.0, help="Seconds between polls of a submitted batch.")] = 30.0,
 ) -> None:
     """Run (or resume) every slot of a plan into its ledger.
 
@@ -148,13 +155,13 @@ def run_command(
     """
     from foreseen.credit.backends.registry import backend_entry
     from foreseen.credit.plan.freeze import load_plan
+    from foreseen.credit.run.batch import run_plan_either
     from foreseen.credit.run.cache import CachingBackend, ResponseCache
     from foreseen.credit.run.faults import FaultInjectingBackend
     from foreseen.credit.run.runner import (
         build_backend,
         confirm_program,
         halt_message,
-        run_plan,
         slots_left,
     )
 
@@ -176,8 +183,9 @@ def run_command(
         backend = CachingBackend(backend, ResponseCache(response_cache))
     if inject_faults is not None:
         backend = FaultInjectingBackend(backend, inject_faults)
-    summary = run_plan(plan, ledger, backend=backend, concurrency=concurrency, progress=True,
-                       budget_usd=run_budget, accept_failures=accept_failures)
+    summary = run_plan_either(plan, ledger, batch=batch, backend=backend,
+                              concurrency=concurrency, progress=True, budget_usd=run_budget,
+                              accept_failures=accept_failures, poll_s=batch_poll_s)
     reasons = ", ".join(f"{reason}: {count}"
                         for reason, count in sorted(summary.fallback_reasons.items()))
     typer.echo(f"plan {plan.plan_id[:12]}: {summary.assigned} slots, {summary.skipped} already"

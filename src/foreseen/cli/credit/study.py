@@ -77,6 +77,9 @@ DryRun = Annotated[bool, typer.Option(
 AcceptFailures = Annotated[bool, typer.Option(
     "--accept-failures", help="After an outage that will not end: give slots whose calls keep"
     " failing their fallback instead of halting.")]
+Batch = Annotated[bool, typer.Option(
+    "--batch", help="Send the forecast calls through the provider's batch API (half price,"
+    " results within a day); the configuration's batch = true does the same.")]
 Repeats = Annotated[int | None, typer.Option(
     "--repeats", min=1, help="Forecasts per slot (default: the study's).")]
 OptionalSeed = Annotated[int | None, typer.Option(
@@ -110,7 +113,8 @@ def run_and_print(name: str, out: Path | None, values: Mapping[str, Any], *,
                   concurrency: int | None = None, budget_usd: float | None = None,
                   reference_run: Path | None = None, dry_run: bool = False,
                   accept_failures: bool = False,
-                  no_html: bool = False, prospective: bool = False) -> None:
+                  no_html: bool = False, prospective: bool = False,
+                  batch: bool = False) -> None:
     """Run study ``name`` from its configuration file and flags; print its summary.
 
     With ``dry_run`` the study is built and the plan frozen, the calls and their
@@ -159,7 +163,7 @@ def run_and_print(name: str, out: Path | None, values: Mapping[str, Any], *,
         run = replace(run, budget_usd=budget_after_probes(run.budget_usd, probed))
     folder = Path(run.out) if run.out is not None else Path("out") / name
     settings = replace(run.settings(VERIFY_FRACTION), inject_faults=inject_faults,
-                       accept_failures=accept_failures)
+                       accept_failures=accept_failures, batch=run.batch or batch)
     pool = run.build_executor()
     with status(f"building the {name} study"):
         built = build_study(definition, settings, executor=pool)
@@ -169,7 +173,8 @@ def run_and_print(name: str, out: Path | None, values: Mapping[str, Any], *,
         if dry_run:
             typer.echo("\n".join([*estimate_lines(estimate), *assumed_modes]))
             return
-        _confirm_cost(estimate.cost_bound_usd, settings.budget_usd)
+        _confirm_cost(estimate.batch_cost_usd if settings.batch else estimate.cost_bound_usd,
+                      settings.budget_usd)
     result = run_study(definition, folder, settings, executor=pool, progress=True,
                        built=built)
     from foreseen.report.build import write_run_reports
@@ -246,6 +251,7 @@ def _study_command(name: str, title: str,
         ("reference_run", ReferenceRun, None),
         ("dry_run", DryRun, False),
         ("accept_failures", AcceptFailures, False),
+        ("batch", Batch, False),
         ("no_html", NoHtml, False),
         ("prospective", Prospective, False),
     ]

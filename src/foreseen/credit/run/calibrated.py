@@ -20,9 +20,10 @@ from pathlib import Path
 from foreseen.core.errors import ConfigError, RunHalted, UserInputError
 from foreseen.credit.backends.base import Backend
 from foreseen.credit.plan.freeze import FrozenPlan, freeze_signal_plan, load_plan, write_plan
+from foreseen.credit.run.batch import run_plan_either
 from foreseen.credit.run.pipeline import record_reveal
 from foreseen.credit.run.prospective import OutcomeExecutor, record_outcome_execution
-from foreseen.credit.run.runner import RunSummary, halt_message, run_plan
+from foreseen.credit.run.runner import RunSummary, halt_message
 
 RUN_FILES: tuple[str, ...] = ("ledger.jsonl", "ledger.jsonl.head", "signal_ledger.jsonl",
                               "signal_ledger.jsonl.head", "plan.json", "signal_plan.json",
@@ -83,20 +84,21 @@ def run_with_signal_plan(plan: FrozenPlan, folder: Path, sealed: Path, *,
                          child_backend: Backend | None = None,
                          concurrency: int | None = None,
                          budget_usd: float | None = None,
-                         accept_failures: bool = False,
+                         accept_failures: bool = False, batch: bool = False,
                          execute_outcomes: OutcomeExecutor | None = None) -> CalibratedRun:
     """Run ``plan``, reveal ``sealed``, then freeze, write and run the known-signal child plan.
 
     ``backend`` serves the plan and ``child_backend`` the child plan; None builds
-    each plan's own backend (:func:`foreseen.credit.run.runner.run_plan`). A
+    each plan's own backend (:func:`foreseen.credit.run.runner.run_plan`); ``batch``
+    runs both through the provider's batch API (:mod:`foreseen.credit.run.batch`). A
     prospective plan needs ``execute_outcomes``: called once, after the last
     forecast, its outcomes are written to ``sealed``.
     """
     if plan.prospective and execute_outcomes is None:
         raise ConfigError("a prospective plan needs its study's outcome execution")
-    main = run_plan(plan, folder / "ledger.jsonl", backend=backend, progress=progress,
-                    concurrency=concurrency, budget_usd=budget_usd,
-                    accept_failures=accept_failures)
+    main = run_plan_either(plan, folder / "ledger.jsonl", batch=batch, backend=backend,
+                           progress=progress, concurrency=concurrency, budget_usd=budget_usd,
+                           accept_failures=accept_failures)
     _stop_unless_complete(main)
     executed = None
     if plan.prospective and execute_outcomes is not None:
@@ -107,7 +109,8 @@ def run_with_signal_plan(plan: FrozenPlan, folder: Path, sealed: Path, *,
     child_path = folder / "signal_plan.json"
     if not child_path.is_file() or load_plan(child_path).plan_id != child.plan_id:
         write_plan(child, child_path)
-    _stop_unless_complete(run_plan(
-        child, folder / "signal_ledger.jsonl", backend=child_backend, progress=progress,
-        concurrency=concurrency, budget_usd=budget_usd, accept_failures=accept_failures))
+    _stop_unless_complete(run_plan_either(
+        child, folder / "signal_ledger.jsonl", batch=batch, backend=child_backend,
+        progress=progress, concurrency=concurrency, budget_usd=budget_usd,
+        accept_failures=accept_failures))
     return CalibratedRun(main, outcomes, child)

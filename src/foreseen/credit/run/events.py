@@ -21,6 +21,10 @@ class. The first event of every run ledger, :class:`PlanFrozen`, carries
                             configuration error): the run stopped, the slot is
                             not terminal and runs again once the plan's backend
                             is fixed
+``batch_submitted``         a batch run sent these slots to the provider's batch API
+                            (written and synced before the run waits for it)
+``batch_closed``            every result of that batch is recorded (or it was given
+                            up); a resumed run collects the batches not closed
 ``outcomes_executed``       a prospective plan's outcomes were executed (after
                             every slot's terminal event) and sealed
 ``outcomes_revealed``       the sealed outcomes were opened (digest checked)
@@ -230,13 +234,48 @@ class AnalysisWritten:
     path: str
 
 
+@dataclass(frozen=True)
+class BatchSlot:
+    """One slot of a submitted batch: the attempt this submission is, its item's id."""
+
+    slot_id: str
+    attempt: int
+    custom_id: str
+
+
+@dataclass(frozen=True)
+class BatchSubmitted:
+    """A batch accepted by the provider (``provider``: anthropic or openai) with its slots.
+
+    ``input_file_id``: the uploaded request file (OpenAI Batch only).
+    """
+
+    TYPE: ClassVar[str] = "batch_submitted"
+    batch_id: str
+    provider: str
+    slots: tuple[BatchSlot, ...]
+    input_file_id: str | None = field(default=None, metadata=OPTIONAL)
+
+
+@dataclass(frozen=True)
+class BatchClosed:
+    """The batch's results are all recorded; ``status`` is the provider's final status."""
+
+    TYPE: ClassVar[str] = "batch_closed"
+    batch_id: str
+    status: str
+    answered: int
+    failed: int
+    missing: int
+
+
 Event = (PlanFrozen | CallStarted | CallFailed | CallCompleted | FallbackAssigned
          | BudgetExhausted | SlotHalted | RunHaltedEvent | RequestRejected | OutcomesExecuted
-         | OutcomesRevealed | AnalysisWritten)
+         | OutcomesRevealed | AnalysisWritten | BatchSubmitted | BatchClosed)
 EVENT_TYPES: dict[str, type[Any]] = {cls.TYPE: cls for cls in (
     PlanFrozen, CallStarted, CallFailed, CallCompleted, FallbackAssigned, BudgetExhausted,
     SlotHalted, RunHaltedEvent, RequestRejected, OutcomesExecuted, OutcomesRevealed,
-    AnalysisWritten)}
+    AnalysisWritten, BatchSubmitted, BatchClosed)}
 TERMINAL: tuple[str, ...] = (CallCompleted.TYPE, FallbackAssigned.TYPE)
 
 

@@ -313,14 +313,16 @@ def _fallback(plan: FrozenPlan, identity: SlotIdentity, reason: str) -> Fallback
 
 #: event types a run or an analysis needs from a ledger (everything else is only counted)
 _KEPT_TYPES = frozenset({PlanFrozen.TYPE, OutcomesRevealed.TYPE, OutcomesExecuted.TYPE,
-                         CallCompleted.TYPE, CallFailed.TYPE, FallbackAssigned.TYPE})
+                         CallCompleted.TYPE, CallFailed.TYPE, FallbackAssigned.TYPE,
+                         "batch_submitted", "batch_closed"})
 
 
 def run_keep(event: LedgerEvent) -> LedgerEvent | None:
     """What a run or an analysis keeps of a ledger event while reading it once.
 
     Kept: ``plan_frozen``, ``outcomes_revealed``, ``outcomes_executed``, ``call_completed``,
-    ``call_failed`` and ``fallback_assigned`` events, each **without** its
+    ``call_failed``, ``fallback_assigned``, ``batch_submitted`` and ``batch_closed`` (a batch
+    run's, :mod:`foreseen.credit.run.batch`) events, each **without** its
     ``raw`` answer text (the bulk of a ledger; nothing downstream reads it from
     memory). Everything else (``call_started``, repairs, …) is verified and
     counted, not kept. A kept event's ``hash`` is the hash of the full line.

@@ -14,7 +14,10 @@ means ``local:N``, and ``executor`` wins when both are given.
 ``primary_explainer`` names the explainer the gates judge (default: the first
 of ``[[explainers]]``; without LLM explainers the study's own stand-in; see
 :mod:`foreseen.credit.studies.primary`: a stand-in's gates are then reported
-as machinery checks).
+as machinery checks). ``batch = true`` sends the forecast calls through the
+provider's batch API (like ``--batch``; :mod:`foreseen.credit.run.batch`): how
+the calls travel and are paid, never part of the plan, so a plan's digest is
+the same run online or in batch.
 ``foreseen credit study NAME --config FILE`` reads it; command-line
 flags override it. The JSON Schema (``docs/schemas/run-config.schema.json``) is
 generated from :class:`RunConfig`; example files are in ``examples/``.
@@ -24,7 +27,10 @@ A backend block maps onto the registered backend's options:
 * ``anthropic`` / ``openai_compatible``: ``model`` (required), ``base_url``,
   ``api_key_env``, ``temperature``, ``max_tokens``, ``timeout_s``,
   ``requests_per_minute``, ``tokens_per_minute``, ``max_connections``,
-  ``system``, ``pricing`` (model → USD per million input/output tokens),
+  ``system``, ``pricing`` (model → USD per million input/output tokens, the
+  optional cache prices and ``batch_discount``: the share taken off in batch,
+  default 0.5 at the official endpoints, 0 elsewhere;
+  :mod:`foreseen.credit.backends.http.pricing`),
   ``provider_options`` (extra fields of the request body, e.g. an effort or
   reasoning setting; frozen into the plan), ``output_mode`` (how answers are
   constrained: ``json_schema``, ``json_object``, ``tools``, ``grammar``,
@@ -73,6 +79,9 @@ class Price:
     cache_write_per_mtok: float | None = None
     #: a prompt-cache read (Anthropic: 0.1 ×, OpenAI: 0.5 × input); none: the input price
     cache_read_per_mtok: float | None = None
+    #: the share of the price taken off through the batch API (``--batch``); none: 0.5 at
+    #: the official Anthropic and OpenAI endpoints, 0 elsewhere
+    batch_discount: float | None = None
 
 
 @dataclass(frozen=True)
@@ -196,6 +205,9 @@ class RunConfig:
     prospective: bool = False
     #: the explainer the gates judge (default: the first of ``explainers``, else the study's)
     primary_explainer: str | None = None
+    #: send the forecast calls through the provider's batch API (half price, results within
+    #: a day; :mod:`foreseen.credit.run.batch`): how the calls travel, never part of the plan
+    batch: bool = False
 
     def required_extras(self) -> tuple[str, ...]:
         """The extras this run needs, in the order a run meets them.
@@ -233,7 +245,8 @@ class RunConfig:
             verify_fraction=verify_fraction if self.verify_outcomes else None,
             concurrency=self.concurrency, budget_usd=self.budget_usd,
             reference_run=None if self.reference_run is None else Path(self.reference_run),
-            prospective=self.prospective, primary_explainer=self.primary_explainer)
+            prospective=self.prospective, primary_explainer=self.primary_explainer,
+            batch=self.batch)
 
 
 def parse_config(data: Mapping[str, Any], source: str = "configuration") -> RunConfig:

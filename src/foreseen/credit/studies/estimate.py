@@ -33,6 +33,12 @@ cost, and the least time the rate limits allow. Nothing is called.
   OpenAI's minimum cacheable length); otherwise priced as plain input. An
   estimate, not a bound: it assumes calls sharing a start run one after the
   other and the tokenizer's ratio; a provider caches nothing shorter.
+* **In batch** (``batch``, ``batch + caching``): the two columns before times
+  ``1 − batch_discount`` (the pricing table's, or 0.5 at the official
+  endpoints: :mod:`foreseen.credit.backends.http.pricing`) for the forecast
+  calls, which ``--batch`` sends through the provider's batch API; explainer
+  calls, and forecast calls of a backend without a batch API, run online and
+  keep their online price.
 """
 
 from __future__ import annotations
@@ -76,6 +82,18 @@ class CallGroup:
     cost_bound_usd: float | None
     #: the cost bound when the prompt cache engages (module docstring; None: unpriced)
     cached_cost_usd: float | None = None
+    #: what a batch call pays of the online price (None: these calls run online)
+    batch_factor: float | None = None
+
+    @property
+    def batch_cost_usd(self) -> float | None:
+        """The cost bound in batch (module docstring)."""
+        return _scaled(self.cost_bound_usd, self.batch_factor)
+
+    @property
+    def batch_cached_cost_usd(self) -> float | None:
+        """The cost with caching, in batch."""
+        return _scaled(self.cached_cost_usd, self.batch_factor)
 
 
 @dataclass(frozen=True)
@@ -115,6 +133,26 @@ class RunEstimate:
         """The total with caching (module docstring); None when some call has no price."""
         return _total([g.cached_cost_usd for g in self.groups])
 
+    @property
+    def batch_cost_usd(self) -> float | None:
+        """The total bound in batch; None when some call has no price."""
+        return _total([g.batch_cost_usd for g in self.groups])
+
+    @property
+    def batch_cached_cost_usd(self) -> float | None:
+        """The total with caching, in batch; None when some call has no price."""
+        return _total([g.batch_cached_cost_usd for g in self.groups])
+
+
+def _scaled(cost: float | None, factor: float | None) -> float | None:
+    return None if cost is None else cost if factor is None else cost * factor
+
+
+def _batch_factor(backend: Backend) -> float | None:
+    """What a batch call of ``backend`` pays (None: it has no batch API; its calls run online)."""
+    factor = getattr(backend, "batch_factor", None)
+    return float(factor()) if callable(factor) else None
+
 
 def _total(costs: Sequence[float | None]) -> float | None:
     return None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
@@ -147,7 +185,8 @@ def _group(role: str, context: str, backend: Backend, spec: BackendSpec,
     cost = _total([backend.cost_bound_usd(r) for r in requests])
     cache = set() if seen is None else seen
     cached = _total([_cached_cost(backend, r, cache) for r in requests])
-    return CallGroup(role, context, len(requests), tokens, cost, cached)
+    factor = _batch_factor(backend) if role == "forecaster" else None
+    return CallGroup(role, context, len(requests), tokens, cost, cached, factor)
 
 
 def _limits(role: str, spec: BackendSpec, groups: Sequence[CallGroup]) -> RoleLimits:
@@ -259,18 +298,26 @@ def estimate_lines(estimate: RunEstimate) -> list[str]:
     lines = [*([estimate.cluster_warning] if estimate.cluster_warning else []),
              f"dry run of study {estimate.study}: {estimate.calls} calls, nothing called",
              f"{'role':<18} {'context / task':<44} {'calls':>7} {'tokens ≤':>12}"
-             f" {'cost ≤ (USD)':>13} {'with caching':>13}"]
+             f" {'online ≤ (USD)':>14} {'with caching':>13} {'batch ≤':>10}"
+             f" {'batch+caching':>13}"]
     for group in estimate.groups:
         lines.append(f"{group.role:<18} {group.context:<44} {group.calls:>7}"
-                     f" {group.token_bound:>12} {_usd(group.cost_bound_usd, 'unpriced'):>13}"
-                     f" {_usd(group.cached_cost_usd, 'unpriced'):>13}")
+                     f" {group.token_bound:>12} {_usd(group.cost_bound_usd, 'unpriced'):>14}"
+                     f" {_usd(group.cached_cost_usd, 'unpriced'):>13}"
+                     f" {_usd(group.batch_cost_usd, 'unpriced'):>10}"
+                     f" {_usd(group.batch_cached_cost_usd, 'unpriced'):>13}")
     lines.append(f"{'total':<63} {estimate.calls:>7}"
                  f" {sum(g.token_bound for g in estimate.groups):>12}"
-                 f" {_usd(estimate.cost_bound_usd, 'unknown'):>13}"
-                 f" {_usd(estimate.cached_cost_usd, 'unknown'):>13}")
+                 f" {_usd(estimate.cost_bound_usd, 'unknown'):>14}"
+                 f" {_usd(estimate.cached_cost_usd, 'unknown'):>13}"
+                 f" {_usd(estimate.batch_cost_usd, 'unknown'):>10}"
+                 f" {_usd(estimate.batch_cached_cost_usd, 'unknown'):>13}")
     lines.append(f"with caching: a prompt start of {CACHE_MIN_TOKENS} tokens or more (at"
                  f" {BYTES_PER_TOKEN} bytes a token) shared by several calls is written to the"
                  " provider's cache once and read after (cache prices of the pricing table)")
+    lines.append("batch: the forecast calls sent with --batch through the provider's batch API,"
+                 " at 1 − batch_discount of the price (pricing table; 0.5 off at the official"
+                 " endpoints); explainer calls run online")
     for limit in estimate.limits:
         if limit.minutes_bound is None:
             lines.append(f"{limit.role}: no rate limit configured (no time bound)")

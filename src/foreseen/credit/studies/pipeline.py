@@ -141,6 +141,8 @@ class StudySettings:
     prospective: bool = False
     #: the explainer the gates judge (:mod:`foreseen.credit.studies.primary`)
     primary_explainer: str | None = None
+    #: forecast calls through the provider's batch API (:mod:`foreseen.credit.run.batch`)
+    batch: bool = False
 
 
 @dataclass(frozen=True)
@@ -387,6 +389,7 @@ def run_study(definition: StudyDefinition, out: str | Path, settings: StudySetti
                                       backend=backend, concurrency=settings.concurrency,
                                       budget_usd=settings.budget_usd,
                                       accept_failures=settings.accept_failures,
+                                      batch=settings.batch,
                                       execute_outcomes=None if commitment is None else execute)
     if commitment is not None:
         built = definition.with_outcomes(built, calibrated.outcomes)

@@ -90,6 +90,28 @@ class HttpBackend(Backend):
         """Close the reused HTTP client (the runner calls this at the end of a run)."""
         await self.client.aclose()
 
+    def batch_factor(self) -> float:
+        """What a batch call pays of the online price (:meth:`PricingTable.batch_factor`)."""
+        return self.options.pricing.batch_factor(self.options.model, self.options.base_url)
+
+    def batch_response(self, body: Any, text: str, request: ForecastRequest,
+                       key: str) -> BackendResponse:
+        """The answer to ``request`` that a batch returned (``body``: the provider's message
+        or completion, as the online call answers it), priced at the batch price.
+
+        Read exactly as :meth:`complete` reads an online answer; its cost and
+        caching saving are multiplied by :meth:`batch_factor`.
+        """
+        response = self._response(HttpAnswer(200, body, text), key)
+        if response_schema(request) is not None:
+            response = replace(response, output_mode=self.options.output_mode)
+        factor = self.batch_factor()
+        return replace(
+            response,
+            cost_usd=None if response.cost_usd is None else response.cost_usd * factor,
+            cache_saved_usd=(None if response.cache_saved_usd is None
+                             else response.cache_saved_usd * factor))
+
     async def complete(self, request: ForecastRequest) -> BackendResponse:
         key = read_api_key(self.options.api_key_env, self.options.base_url)
         bound = self.options.token_bound(request)

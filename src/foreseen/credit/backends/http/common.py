@@ -397,12 +397,19 @@ class ReusedClient:
     async def post_json(self, url: str, headers: Mapping[str, str], payload: Mapping[str, Any],
                         secret: str, key_env: str) -> HttpAnswer:
         """POST JSON; map failures as in the module docstring (every text key-scrubbed)."""
+        sent = {"content-type": "application/json", **headers}
+        return await self.send("POST", url, sent, canonical_json_bytes(payload), secret,
+                               key_env)
+
+    async def send(self, method: str, url: str, headers: Mapping[str, str], data: Any,
+                   secret: str, key_env: str) -> HttpAnswer:
+        """Send one request (``data``: bytes, a form or None); map failures as in the module
+        docstring. The body is parsed as JSON when it is JSON (else ``body`` is None)."""
         aiohttp = _import_aiohttp()
         session = self.get()
-        sent = {"content-type": "application/json", **headers}
         try:
-            async with session.post(url, data=canonical_json_bytes(payload), headers=sent,
-                                    allow_redirects=False) as response:
+            async with session.request(method, url, data=data, headers=dict(headers),
+                                       allow_redirects=False) as response:
                 content = await response.read()
                 status = response.status
                 answer_headers = dict(response.headers)
@@ -419,12 +426,21 @@ class ReusedClient:
             body = None
         if not 200 <= status < 300:
             summary = error_summary(body, text, secret)
-            if status in RETRYABLE_STATUS or (status >= 500 and status not in (500, 501)) or (
-                    status == 500 and not is_validation_failure(summary)):
+            if is_transient(status, summary):
                 raise TransportError(f"HTTP {status}: {summary}",
                                      retry_after=parse_retry_after(answer_headers))
             raise rejected(status, summary, key_env, answer_headers.get("Location"))
         return HttpAnswer(status, body, text)
+
+
+def is_transient(status: int, summary: str) -> bool:
+    """Whether a non-2xx answer is an outage (retried) rather than a rejected request.
+
+    408, 409, 425, 429, every 5xx but 501, and a 500 that is not a validation
+    error (:func:`is_validation_failure`); the module docstring's classes.
+    """
+    return status in RETRYABLE_STATUS or (status >= 500 and status not in (500, 501)) or (
+        status == 500 and not is_validation_failure(summary))
 
 
 def is_validation_failure(summary: str) -> bool:

@@ -5,7 +5,15 @@ The plan's forecaster options carry a pricing table, USD per million tokens::
     {"<model>": {"input_per_mtok": 3.0, "output_per_mtok": 15.0,
                  "cache_write_per_mtok": 3.75, "cache_read_per_mtok": 0.3}, ...}
 
-(the two cache prices optional: a missing one is the input price). The cost of
+(the two cache prices optional: a missing one is the input price), and an
+optional ``"batch_discount"``: the share of every price taken off for a call
+sent through the provider's batch API (Anthropic Message Batches, OpenAI
+Batch: 0.5, half price). A table that does not set it gets
+:data:`OFFICIAL_BATCH_DISCOUNT` (0.5) at the official endpoints
+(``api.anthropic.com``, ``api.openai.com``) and 0 elsewhere (a local or
+third-party server: no discount unless the table says so;
+:func:`default_batch_discount`). A batch call costs ``(1 − batch_discount)``
+times the formula below. The cost of
 a call with ``i`` input tokens in all — of which ``w`` were written to the
 provider's prompt cache and ``r`` read from it — and ``o`` output tokens is
 
@@ -46,6 +54,8 @@ class Price:
     cache_write_per_mtok: float | None = None
     #: None: cache reads cost the input price
     cache_read_per_mtok: float | None = None
+    #: the share of the price taken off in a batch (None: the endpoint's default)
+    batch_discount: float | None = None
 
     def cost(self, input_tokens: int, output_tokens: int, *, cache_write_tokens: int = 0,
              cache_read_tokens: int = 0) -> float:
@@ -68,10 +78,34 @@ class Price:
             out["cache_write_per_mtok"] = self.cache_write_per_mtok
         if self.cache_read_per_mtok is not None:
             out["cache_read_per_mtok"] = self.cache_read_per_mtok
+        if self.batch_discount is not None:
+            out["batch_discount"] = self.batch_discount
         return out
 
 
 CACHE_PRICES = ("cache_write_per_mtok", "cache_read_per_mtok")
+#: the batch APIs' discount at the official endpoints (Anthropic and OpenAI: half price)
+OFFICIAL_BATCH_DISCOUNT = 0.5
+OFFICIAL_HOSTS = frozenset({"api.anthropic.com", "api.openai.com"})
+
+
+def default_batch_discount(base_url: str) -> float:
+    """:data:`OFFICIAL_BATCH_DISCOUNT` at an official endpoint's host, else 0 (module docstring)."""
+    from urllib.parse import urlsplit
+
+    host = (urlsplit(base_url).hostname or "").lower()
+    return OFFICIAL_BATCH_DISCOUNT if host in OFFICIAL_HOSTS else 0.0
+
+
+def _discount(model: str, value: Any) -> float | None:
+    """A ``batch_discount`` in [0, 1), or None when absent."""
+    if value is None:
+        return None
+    number = _price_number(model, "batch_discount", value)
+    if number >= 1:
+        raise UserInputError(f"pricing for {model!r}: batch_discount must be in [0, 1)"
+                             " (the share of the price taken off; 0.5 is half price)")
+    return number
 
 
 def _price_number(model: str, key: str, value: Any) -> float:
@@ -100,7 +134,8 @@ class PricingTable:
         for model, entry in obj.items():
             if not isinstance(entry, Mapping):
                 raise UserInputError(f"pricing for {model!r} must be an object")
-            extra = sorted(set(entry) - {"input_per_mtok", "output_per_mtok", *CACHE_PRICES})
+            extra = sorted(set(entry) - {"input_per_mtok", "output_per_mtok", *CACHE_PRICES,
+                                         "batch_discount"})
             if extra:
                 raise UserInputError(f"pricing for {model!r}: unknown field {extra[0]!r}")
             write, read = (None if entry.get(key) is None
@@ -109,7 +144,7 @@ class PricingTable:
             prices[str(model)] = Price(
                 _price_number(model, "input_per_mtok", entry.get("input_per_mtok")),
                 _price_number(model, "output_per_mtok", entry.get("output_per_mtok")),
-                write, read)
+                write, read, _discount(str(model), entry.get("batch_discount")))
         return cls(prices)
 
     def to_json(self) -> dict[str, dict[str, float]]:
@@ -129,6 +164,17 @@ class PricingTable:
         return price.cost(input_tokens, output_tokens,
                           cache_write_tokens=cache_write_tokens or 0,
                           cache_read_tokens=cache_read_tokens or 0)
+
+
+    def batch_factor(self, model: str, base_url: str) -> float:
+        """What a batch call pays of the online price: ``1 − batch_discount``.
+
+        The model's ``batch_discount`` when the table sets it, else the
+        endpoint's default (:func:`default_batch_discount`).
+        """
+        price = self.price(model)
+        discount = None if price is None else price.batch_discount
+        return 1.0 - (default_batch_discount(base_url) if discount is None else discount)
 
 
 def prompt_token_bound(text: str) -> int:
