@@ -59,11 +59,12 @@ def _teams_app(words: Sequence[str]) -> typer.Typer:
 
 
 def _credit_app() -> typer.Typer:
-    from foreseen.cli import credit, credit_study
+    from foreseen.cli import credit, credit_folder, credit_study
 
     credit_app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False)
     credit.register(credit_app)
     credit_study.register(credit_app)
+    credit_folder.register(credit_app)
     return credit_app
 
 

@@ -1,0 +1,72 @@
+"""``foreseen credit validate DIR`` and ``foreseen credit explain DIR``: a study folder's files.
+
+``validate`` checks a study folder before anything is frozen
+(:mod:`foreseen.credit.validate`): one line per problem (file, JSON path, what
+was expected), exit 2 if there is any, else one summary line and exit 0.
+``explain`` writes the folder's ``explanations.json`` with the LLM explainer
+(:mod:`foreseen.credit.explainers.folder`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from foreseen.cli.app import USAGE_EXIT_CODE
+
+StudyDir = Annotated[Path, typer.Argument(
+    help="Folder with study.json, explanations.json, outcomes.sealed.json and design.json.")]
+
+
+def register(app: typer.Typer) -> None:
+    """Add the study-folder commands to the ``credit`` app."""
+    app.command("validate")(validate_command)
+    app.command("explain")(explain_command)
+
+
+def validate_command(study_dir: StudyDir) -> None:
+    """Check a study folder against the file schemas and the cross-file rules.
+
+    Prints every problem, one line each (file: JSON path: what was expected),
+    and exits 2 when there is any; else one summary line and exit 0.
+    """
+    from foreseen.credit.validate import summary, validate_study_dir
+
+    problems = validate_study_dir(study_dir)
+    for problem in problems:
+        typer.echo(problem.line())
+    if problems:
+        typer.echo(f"{len(problems)} problem{'s' if len(problems) != 1 else ''} in {study_dir}",
+                   err=True)
+        raise typer.Exit(USAGE_EXIT_CODE)
+    typer.echo(summary(study_dir))
+
+
+def explain_command(
+    study_dir: StudyDir,
+    config: Annotated[Path, typer.Option(
+        "--config", help="Run configuration whose [[explainers]] blocks to run (its seed too).")],
+    force: Annotated[bool, typer.Option(
+        "--force", help="Re-run explainers explanations.json already holds (replacing"
+        " them).")] = False,
+) -> None:
+    """Write explanations.json with the LLM explainer, from the public state only.
+
+    Runs each [[explainers]] block of the configuration on study.json (never the
+    sealed outcomes), through the versioned prompt templates and design.json's
+    optional brief. The file is written atomically after each explainer; an
+    explainer it already holds is kept unless --force.
+    """
+    from foreseen.credit.explainers.folder import explain_study_dir, explainer_blocks
+
+    blocks, seed = explainer_blocks(config)
+    result = explain_study_dir(study_dir, blocks, seed=seed, force=force, progress=True)
+    for name in result.kept:
+        typer.echo(f"explainer {name}: kept (already in explanations.json; --force re-runs it)")
+    for name in result.written:
+        issues = result.issues[name]
+        detail = ", ".join(f"{reason}: {count}" for reason, count in issues.items()) or "none"
+        typer.echo(f"explainer {name}: written (issues: {detail})")
+    typer.echo(f"-> {study_dir / 'explanations.json'}")
