@@ -10,11 +10,17 @@ was expected), exit 2 if there is any, else one summary line and exit 0.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from foreseen.cli.app import USAGE_EXIT_CODE
+from foreseen.core.errors import ConfigError
+
+if TYPE_CHECKING:
+    from foreseen.credit.explainers.folder import FolderExplainer
+
+#: a folder with problems exits as a user error does (``foreseen.cli.app.USAGE_EXIT_CODE``)
+PROBLEMS_EXIT_CODE = 2
 
 StudyDir = Annotated[Path, typer.Argument(
     help="Folder with study.json, explanations.json, outcomes.sealed.json and design.json.")]
@@ -40,7 +46,7 @@ def validate_command(study_dir: StudyDir) -> None:
     if problems:
         typer.echo(f"{len(problems)} problem{'s' if len(problems) != 1 else ''} in {study_dir}",
                    err=True)
-        raise typer.Exit(USAGE_EXIT_CODE)
+        raise typer.Exit(PROBLEMS_EXIT_CODE)
     typer.echo(summary(study_dir))
 
 
@@ -59,7 +65,7 @@ def explain_command(
     optional brief. The file is written atomically after each explainer; an
     explainer it already holds is kept unless --force.
     """
-    from foreseen.credit.explainers.folder import explain_study_dir, explainer_blocks
+    from foreseen.credit.explainers.folder import explain_study_dir
 
     blocks, seed = explainer_blocks(config)
     result = explain_study_dir(study_dir, blocks, seed=seed, force=force, progress=True)
@@ -70,3 +76,42 @@ def explain_command(
         detail = ", ".join(f"{reason}: {count}" for reason, count in issues.items()) or "none"
         typer.echo(f"explainer {name}: written (issues: {detail})")
     typer.echo(f"-> {study_dir / 'explanations.json'}")
+
+
+def explainer_blocks(config: Path) -> tuple[list[FolderExplainer], int]:
+    """The ``[[explainers]]`` blocks of a run configuration, checked, and its ``seed`` (0).
+
+    Each block is read as the run configuration reads it (``ExplainerConfig``);
+    the configuration's ``study`` is not needed (the folder is the study).
+    ``propose = true`` is refused: a folder study cannot execute a proposal.
+    """
+    from foreseen.core.schema import SchemaError, from_json
+    from foreseen.credit.backends.registry import backend_entry
+    from foreseen.credit.explainers.folder import FolderExplainer
+    from foreseen.credit.studies.config import ExplainerConfig, read_config_file
+
+    data = read_config_file(config)
+    raw = data.get("explainers", [])
+    if not isinstance(raw, list) or not raw:
+        raise ConfigError(f"{config.name}: no [[explainers]] block to run")
+    try:
+        blocks = [from_json(ExplainerConfig, block, f"explainers[{index}]")
+                  for index, block in enumerate(raw)]
+    except SchemaError as error:
+        raise ConfigError(f"{config.name}: {error}") from None
+    names = [block.name for block in blocks]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"{config.name}: two explainers share a name")
+    for block in blocks:
+        backend_entry(block.backend)
+        if block.propose:
+            raise ConfigError(f"{config.name}: explainer {block.name!r}: propose = true needs a"
+                              " study that executes the proposed change; a folder study cannot")
+        if block.extractor not in ("llm", "rules"):
+            raise ConfigError(f"{config.name}: explainer extractor must be llm or rules")
+    seed = data.get("seed", 0)
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ConfigError(f"{config.name}: seed must be a whole number")
+    specs = [block.explainer_spec() for block in blocks]
+    return [FolderExplainer(s.name, s.backend.backend, dict(s.backend.options), s.extractor,
+                            s.concurrency, s.max_attempts) for s in specs], seed

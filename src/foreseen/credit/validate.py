@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from foreseen.core.errors import UserInputError
+from foreseen.core.errors import SourceError, UserInputError
 from foreseen.core.inputs import why_not_a_file
 from foreseen.core.outputs import protect_input
 from foreseen.core.schema_check import schema_problems
@@ -73,7 +73,7 @@ class Problem:
         return f"{self.file}: {self.path}: {self.expected}"
 
 
-class StudyFolderError(UserInputError):
+class StudyFolderError(SourceError):
     """A study folder with problems; the message lists every one (one line, ``; ``-joined)."""
 
     def __init__(self, folder: Path, problems: list[Problem]) -> None:
@@ -205,6 +205,10 @@ def covered_states(state_ids: list[str], explainer: str,
     return [sid for sid in state_ids if sid not in scoped]
 
 
+def _count(ids: list[str]) -> str:
+    return f"{len(ids)} state{'s' if len(ids) != 1 else ''}"
+
+
 def _named(ids: list[str]) -> str:
     shown = ", ".join(repr(i) for i in ids[:NAMED_IDS])
     return shown + (f" and {len(ids) - NAMED_IDS} more" if len(ids) > NAMED_IDS else "")
@@ -230,9 +234,8 @@ def explanation_states(study: Any, explanations: Any, design: Any) -> Iterator[P
                    if sid not in by_state]
         if missing:
             yield Problem(EXPLANATIONS_FILE, f"$.{explainer}",
-                          f"an explanation of every state its slots cover; {len(missing)}"
-                          f" state{'s' if len(missing) != 1 else ''} of {STUDY_FILE} have"
-                          f" none: {_named(missing)}")
+                          f"an explanation of every state its slots cover; {_count(missing)}"
+                          f" of {STUDY_FILE} without one: {_named(missing)}")
 
 
 def _header(study: Any, outcomes: Any) -> Iterator[Problem]:
@@ -268,8 +271,8 @@ def sealed_outcomes(study: Any, outcomes: Any) -> Iterator[Problem]:
     missing = [sid for sid in state_ids if sid not in seen]
     if missing and isinstance(outcomes, dict) and isinstance(outcomes.get("outcomes"), list):
         yield Problem(SEALED_OUTCOMES_FILE, "$.outcomes",
-                      f"an outcome for every state of {STUDY_FILE}; {len(missing)} have none:"
-                      f" {_named(missing)}")
+                      f"an outcome for every state of {STUDY_FILE}; {_count(missing)}"
+                      f" without one: {_named(missing)}")
 
 
 def design_references(study: Any, explanations: Any, design: Any,

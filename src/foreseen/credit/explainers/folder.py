@@ -15,7 +15,8 @@ interrupted command leaves either the old file or one with every finished
 explainer; an explainer the file already holds is kept, not re-run (nor
 overwritten) unless ``force`` is given; other explainers in the file (written
 by hand, say) are kept as they are. A folder study cannot execute a proposed
-intervention, so a ``propose = true`` block is refused.
+intervention, so the explainer never proposes one (the command line refuses a
+``propose = true`` block).
 """
 
 from __future__ import annotations
@@ -27,13 +28,12 @@ from pathlib import Path
 from typing import Any
 
 from foreseen.core.digest import write_json_atomic
-from foreseen.core.errors import ConfigError, SourceError
+from foreseen.core.errors import SourceError
 from foreseen.core.inputs import require_file
 from foreseen.core.outputs import protect_input
-from foreseen.core.schema import SchemaError, from_json
 from foreseen.core.schema_check import schema_problems
 from foreseen.credit.backends.base import Backend
-from foreseen.credit.backends.registry import backend_entry, build_backend
+from foreseen.credit.backends.registry import build_backend
 from foreseen.credit.explainers.llm import LLMExplainer
 from foreseen.credit.model import Study
 from foreseen.credit.plan.folder_files import (
@@ -42,10 +42,24 @@ from foreseen.credit.plan.folder_files import (
     STUDY_FILE,
     folder_schemas,
 )
-from foreseen.credit.studies.config import ExplainerConfig, read_config_file
 from foreseen.credit.validate import Problem, StudyFolderError
 
 BackendFactory = Callable[[str, Mapping[str, Any]], Backend]
+
+
+@dataclass(frozen=True)
+class FolderExplainer:
+    """One LLM explainer to run: its name in explanations.json, its backend and behaviour.
+
+    (The command line makes these from the run configuration's ``[[explainers]]``.)
+    """
+
+    name: str
+    backend: str
+    options: Mapping[str, Any]
+    extractor: str = "llm"
+    concurrency: int = 4
+    max_attempts: int = 4
 
 
 @dataclass
@@ -55,34 +69,6 @@ class ExplainResult:
     written: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
     issues: dict[str, dict[str, int]] = field(default_factory=dict)
-
-
-def explainer_blocks(config: Path) -> tuple[list[ExplainerConfig], int]:
-    """The ``[[explainers]]`` blocks of a run configuration, checked, and its ``seed`` (0)."""
-    data = read_config_file(config)
-    raw = data.get("explainers", [])
-    if not isinstance(raw, list) or not raw:
-        raise ConfigError(f"{config.name}: no [[explainers]] block to run")
-    blocks = []
-    for index, block in enumerate(raw):
-        try:
-            blocks.append(from_json(ExplainerConfig, block, f"explainers[{index}]"))
-        except SchemaError as error:
-            raise ConfigError(f"{config.name}: {error}") from None
-    names = [block.name for block in blocks]
-    if len(set(names)) != len(names):
-        raise ConfigError(f"{config.name}: two explainers share a name")
-    for block in blocks:
-        backend_entry(block.backend)
-        if block.propose:
-            raise ConfigError(f"{config.name}: explainer {block.name!r}: propose = true needs a"
-                              " study that executes the proposed change; a folder study cannot")
-        if block.extractor not in ("llm", "rules"):
-            raise ConfigError(f"{config.name}: explainer extractor must be llm or rules")
-    seed = data.get("seed", 0)
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ConfigError(f"{config.name}: seed must be a whole number")
-    return blocks, seed
 
 
 def public_study(folder: Path) -> Study:
@@ -132,7 +118,7 @@ def existing_explanations(path: Path) -> dict[str, Any]:
     return existing
 
 
-def explain_study_dir(folder: Path, blocks: Sequence[ExplainerConfig], *, seed: int = 0,
+def explain_study_dir(folder: Path, blocks: Sequence[FolderExplainer], *, seed: int = 0,
                       force: bool = False, progress: bool = False,
                       backend_factory: BackendFactory = build_backend) -> ExplainResult:
     """Run each explainer block on the folder's public study (module docstring)."""
@@ -145,10 +131,9 @@ def explain_study_dir(folder: Path, blocks: Sequence[ExplainerConfig], *, seed: 
         if block.name in explanations and not force:
             result.kept.append(block.name)
             continue
-        spec = block.explainer_spec()
-        backend = backend_factory(spec.backend.backend, spec.backend.options)
-        explainer = LLMExplainer(backend, seed=seed, extractor=spec.extractor,
-                                 concurrency=spec.concurrency, max_attempts=spec.max_attempts,
+        backend = backend_factory(block.backend, block.options)
+        explainer = LLMExplainer(backend, seed=seed, extractor=block.extractor,
+                                 concurrency=block.concurrency, max_attempts=block.max_attempts,
                                  brief=brief, progress=progress)
         try:
             run = explainer.explain(study)
