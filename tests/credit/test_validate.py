@@ -89,8 +89,8 @@ def test_an_explanation_of_an_unknown_state(folder: Path) -> None:
         data["mechanism"]["ghost"] = dict(data["mechanism"]["t0-reg-s0"], state_id="ghost")
 
     _edit(folder / "explanations.json", add)
-    assert _lines(folder) == ["explanations.json: $.mechanism.ghost: a state id of study.json"
-                              " (it has no state 'ghost')"]
+    assert _lines(folder) == ["explanations.json: $.mechanism.ghost: state ids of study.json"
+                              " (it has no 'ghost')"]
 
 
 def test_an_explanation_filed_under_another_state(folder: Path) -> None:
@@ -107,8 +107,8 @@ def test_states_without_explanations_counted_and_named(folder: Path) -> None:
 
     _edit(folder / "explanations.json", drop)
     assert _lines(folder) == [
-        "explanations.json: $.placebo: an explanation of every state its slots cover; 4 states"
-        " of study.json without one: 't0-reg-s0', 't0-reg-s1', 't1-reg-s0' and 1 more"]
+        "explanations.json: $.placebo: an explanation of every state its slots cover (4 states"
+        " of study.json without one: 't0-reg-s0', 't0-reg-s1', 't1-reg-s0' and 1 more)"]
 
 
 def test_a_scoped_explainer_needs_explanations_of_its_scope_only(folder: Path) -> None:
@@ -123,8 +123,8 @@ def test_a_scoped_explainer_needs_explanations_of_its_scope_only(folder: Path) -
     _edit(folder / "explanations.json", keep_one)
     assert _lines(folder) == []
     _edit(folder / "design.json", lambda design: design.update(scopes={"placebo": ["nope"]}))
-    assert _lines(folder)[-1] == ("design.json: $.scopes.placebo: state ids of study.json; it"
-                                  " has no 'nope'")
+    assert _lines(folder)[-1] == ("design.json: $.scopes.placebo: state ids of study.json (it"
+                                  " has no 'nope')")
 
 
 def _wrong_study(outcomes: Any) -> None:
@@ -148,10 +148,10 @@ OUTCOME_RULES = [
      " 'spine-test' (study.json), got 'other'"),
     ("a state twice", _repeated_outcome, "outcomes.sealed.json: $.outcomes[24].state_id: each"
      " state once"),
-    ("an unknown state", _unknown_outcome, "outcomes.sealed.json: $.outcomes[0].state_id: a"
-     " state id of study.json (it has no state 'ghost')"),
+    ("an unknown state", _unknown_outcome, "outcomes.sealed.json: $.outcomes[0].state_id:"
+     " state ids of study.json (it has no 'ghost')"),
     ("states without outcomes", _missing_outcomes, "outcomes.sealed.json: $.outcomes: an"
-     " outcome for every state of study.json; 2 states without one"),
+     " outcome for every state of study.json (2 states without one"),
 ]
 
 
@@ -192,11 +192,11 @@ def test_design_rules(folder: Path) -> None:
 
     _edit(folder / "design.json", mistakes)
     assert _lines(folder) == [
+        "design.json: $.committed_files[0]: a file of the study folder ('notes.json' is not"
+        " one)",
         "design.json: $.contexts.-: only 'description' (the arm without an explainer)",
         "design.json: $.contexts.ghost: an explainer of explanations.json (it has none named"
-        " 'ghost')",
-        "design.json: $.committed_files[0]: a file of the study folder ('notes.json' is not"
-        " one)"]
+        " 'ghost')"]
     (folder / "notes.json").write_text("{}", encoding="utf-8")
     assert len(_lines(folder)) == 2
 
@@ -265,3 +265,35 @@ def test_plan_lists_every_problem_and_freezes_nothing(folder: Path, tmp_path: Pa
 
 def test_problem_lines_name_file_path_and_expectation() -> None:
     assert Problem("a.json", "$.x", "an integer").line() == "a.json: $.x: an integer"
+
+
+def test_many_unknown_states_are_one_line_per_explainer(folder: Path) -> None:
+    def rename(study: Any) -> None:
+        for state in study["states"]:
+            state["id"] = "x-" + state["id"]
+
+    _edit(folder / "study.json", rename)
+    more = "and 21 more"
+    assert _lines(folder) == [
+        f"explanations.json: $.mechanism: state ids of study.json (it has no 't0-reg-s0',"
+        f" 't0-reg-s1', 't0-feat-s0' {more})",
+        f"explanations.json: $.mechanism: an explanation of every state its slots cover (24"
+        f" states of study.json without one: 'x-t0-reg-s0', 'x-t0-reg-s1', 'x-t0-feat-s0'"
+        f" {more})",
+        f"explanations.json: $.placebo: state ids of study.json (it has no 't0-reg-s0',"
+        f" 't0-reg-s1', 't0-feat-s0' {more})",
+        f"explanations.json: $.placebo: an explanation of every state its slots cover (24"
+        f" states of study.json without one: 'x-t0-reg-s0', 'x-t0-reg-s1', 'x-t0-feat-s0'"
+        f" {more})",
+        f"outcomes.sealed.json: $.outcomes: state ids of study.json (it has no 't0-feat-s0',"
+        f" 't0-feat-s1', 't0-reg-s0' {more})",
+        f"outcomes.sealed.json: $.outcomes: an outcome for every state of study.json (24 states"
+        f" without one: 'x-t0-reg-s0', 'x-t0-reg-s1', 'x-t0-feat-s0' {more})"]
+
+
+def test_an_unreadable_study_file_hides_the_comparisons_with_it(folder: Path) -> None:
+    (folder / "study.json").write_text("", encoding="utf-8")
+    assert [p.file for p in validate_study_dir(folder)] == ["study.json"]
+    (folder / "study.json").write_text('{"states": []}', encoding="utf-8")
+    assert _lines(folder)[-1] == ("study.json: $.states: at least one state (a study without"
+                                  " states has no slots to freeze)")

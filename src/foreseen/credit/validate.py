@@ -95,17 +95,24 @@ class FolderReading:
         return name in self.documents and not any(p.file == name for p in self.problems)
 
 
+#: what each file is, in a problem that names a file that cannot be read
+FILE_ROLES: dict[str, str] = {STUDY_FILE: "study file", EXPLANATIONS_FILE: "explanations file",
+                              SEALED_OUTCOMES_FILE: "sealed outcome file",
+                              DESIGN_FILE: "design file"}
+
+
 def _read(folder: Path, name: str, reading: FolderReading) -> None:
     path = folder / name
     reason = why_not_a_file(path)
     if reason:
-        reading.problems.append(Problem(name, "$", f"a file ({name} {reason})"))
+        reading.problems.append(Problem(name, "$", f"the {FILE_ROLES[name]} ({path} {reason})"))
         return
     protect_input(path)
     try:
         reading.documents[name] = json.loads(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError:
-        reading.problems.append(Problem(name, "$", "UTF-8 text"))
+        reading.problems.append(Problem(name, "$", "valid JSON in UTF-8 (the bytes are not"
+                                        " UTF-8 text)"))
     except json.JSONDecodeError as error:
         reading.problems.append(Problem(
             name, f"line {error.lineno} column {error.colno}",
@@ -220,12 +227,14 @@ def explanation_states(study: Any, explanations: Any, design: Any) -> Iterator[P
     known = set(state_ids)
     scopes = _scopes(design)
     for explainer, by_state in _explainers(explanations).items():
+        unknown = [sid for sid in by_state if sid not in known]
+        if unknown:
+            where = f"$.{explainer}" + (f".{unknown[0]}" if len(unknown) == 1 else "")
+            yield Problem(EXPLANATIONS_FILE, where,
+                          f"state ids of {STUDY_FILE} (it has no {_named(unknown)})")
         for sid, explanation in by_state.items():
             where = f"$.{explainer}.{sid}"
-            if sid not in known:
-                yield Problem(EXPLANATIONS_FILE, where,
-                              f"a state id of {STUDY_FILE} (it has no state {sid!r})")
-            elif isinstance(explanation, dict) and isinstance(
+            if sid in known and isinstance(explanation, dict) and isinstance(
                     explanation.get("state_id"), str) and explanation["state_id"] != sid:
                 yield Problem(EXPLANATIONS_FILE, f"{where}.state_id",
                               f"the id it is filed under ({sid!r}), got"
@@ -234,8 +243,8 @@ def explanation_states(study: Any, explanations: Any, design: Any) -> Iterator[P
                    if sid not in by_state]
         if missing:
             yield Problem(EXPLANATIONS_FILE, f"$.{explainer}",
-                          f"an explanation of every state its slots cover; {_count(missing)}"
-                          f" of {STUDY_FILE} without one: {_named(missing)}")
+                          f"an explanation of every state its slots cover ({_count(missing)}"
+                          f" of {STUDY_FILE} without one: {_named(missing)})")
 
 
 def _header(study: Any, outcomes: Any) -> Iterator[Problem]:
@@ -256,28 +265,30 @@ def sealed_outcomes(study: Any, outcomes: Any) -> Iterator[Problem]:
     state_ids = _ids(study, "states")
     known = set(state_ids)
     seen: dict[str, int] = {}
+    unknown: list[tuple[int, str]] = []
     for index, entry in _items(outcomes, "outcomes"):
         sid = entry.get("state_id")
         if not isinstance(sid, str):
             continue
-        where = f"$.outcomes[{index}].state_id"
         if sid in seen:
-            yield Problem(SEALED_OUTCOMES_FILE, where, f"each state once ({sid!r} is also"
-                          f" $.outcomes[{seen[sid]}])")
+            yield Problem(SEALED_OUTCOMES_FILE, f"$.outcomes[{index}].state_id",
+                          f"each state once ({sid!r} is also $.outcomes[{seen[sid]}])")
         elif sid not in known:
-            yield Problem(SEALED_OUTCOMES_FILE, where,
-                          f"a state id of {STUDY_FILE} (it has no state {sid!r})")
+            unknown.append((index, sid))
         seen.setdefault(sid, index)
+    if unknown:
+        where = f"$.outcomes[{unknown[0][0]}].state_id" if len(unknown) == 1 else "$.outcomes"
+        yield Problem(SEALED_OUTCOMES_FILE, where, f"state ids of {STUDY_FILE} (it has no"
+                      f" {_named([sid for _, sid in unknown])})")
     missing = [sid for sid in state_ids if sid not in seen]
     if missing and isinstance(outcomes, dict) and isinstance(outcomes.get("outcomes"), list):
         yield Problem(SEALED_OUTCOMES_FILE, "$.outcomes",
-                      f"an outcome for every state of {STUDY_FILE}; {_count(missing)}"
-                      f" without one: {_named(missing)}")
+                      f"an outcome for every state of {STUDY_FILE} ({_count(missing)}"
+                      f" without one: {_named(missing)})")
 
 
-def design_references(study: Any, explanations: Any, design: Any,
-                      folder: Path) -> Iterator[Problem]:
-    """Design contexts, scopes and committed files that name what the folder lacks."""
+def design_references(study: Any, explanations: Any, design: Any) -> Iterator[Problem]:
+    """Design contexts and scopes that name an explainer or a state the folder lacks."""
     if not isinstance(design, dict):
         return
     explainers = _explainers(explanations)
@@ -296,11 +307,11 @@ def design_references(study: Any, explanations: Any, design: Any,
         unknown = [sid for sid in ids if sid not in known]
         if unknown:
             yield Problem(DESIGN_FILE, f"$.scopes.{explainer}",
-                          f"state ids of {STUDY_FILE}; it has no {_named(unknown)}")
-    yield from _committed_files(design, folder)
+                          f"state ids of {STUDY_FILE} (it has no {_named(unknown)})")
 
 
-def _committed_files(design: dict[str, Any], folder: Path) -> Iterator[Problem]:
+def committed_files(design: dict[str, Any], folder: Path) -> Iterator[Problem]:
+    """A file ``committed_files`` names that is not a file of the folder."""
     committed = design.get("committed_files")
     for index, name in enumerate(committed if isinstance(committed, list) else ()):
         if isinstance(name, str) and why_not_a_file(folder / name):
@@ -357,15 +368,30 @@ def design_values(reading: FolderReading) -> Iterator[Problem]:
 # --------------------------------------------------------------------------- entry points
 
 
+def no_states(study: Any) -> Iterator[Problem]:
+    """A study without a state (a plan of it would have no slot)."""
+    if isinstance(study, dict) and study.get("states") == []:
+        yield Problem(STUDY_FILE, "$.states", "at least one state (a study without states"
+                      " has no slots to freeze)")
+
+
 def _rules(reading: FolderReading, folder: Path) -> Iterable[Problem]:
+    """The study rules, then the cross-file rules whose files were read — and only when
+    the study lists states to compare with (else every id would be reported unknown)."""
     docs = reading.documents
     study, explanations, design = (docs.get(STUDY_FILE), docs.get(EXPLANATIONS_FILE),
                                    docs.get(DESIGN_FILE))
+    yield from no_states(study)
     yield from duplicate_ids(study)
     yield from unknown_references(study)
-    yield from explanation_states(study, explanations, design)
+    if isinstance(design, dict):
+        yield from committed_files(design, folder)
+    if not _ids(study, "states"):
+        return
+    if EXPLANATIONS_FILE in docs:
+        yield from explanation_states(study, explanations, design)
+        yield from design_references(study, explanations, design)
     yield from sealed_outcomes(study, docs.get(SEALED_OUTCOMES_FILE))
-    yield from design_references(study, explanations, design, folder)
 
 
 def validate_study_dir(directory: str | os.PathLike[str]) -> list[Problem]:

@@ -223,7 +223,7 @@ def _sealed_variants(tmp_path: Path) -> dict[str, str]:
 @pytest.mark.parametrize("variant,error,message", [
     ("headless", SourceError, "outcomes.sealed.json: \\$: expected the required field 'study'"),
     ("one_short", SourceError, "outcomes.sealed.json: \\$.outcomes: an outcome for every state"
-     " of study.json; 1 state without one: 't0-feat-s0'"),
+     " of study.json \\(1 state without one: 't0-feat-s0'\\)"),
     ("truncated", SourceError, "outcomes.sealed.json: line \\d+ column \\d+: valid JSON"),
 ])
 def test_a_study_folder_with_an_unreadable_outcome_file_is_not_frozen(
