@@ -48,6 +48,7 @@ from foreseen.credit.analysis.analyze import CreditAnalysis
 from foreseen.credit.analysis.checks import CommitmentCheck, FiveChecks
 from foreseen.credit.analysis.config import AnalysisConfig
 from foreseen.credit.analysis.contrasts import ContrastRow, Equivalence
+from foreseen.credit.analysis.estimate_names import EstimateName
 from foreseen.credit.analysis.gates import GateCondition, GateResult
 from foreseen.credit.analysis.metrics import ArmMetrics
 from foreseen.credit.analysis.report import CreditReport, SpendSummary
@@ -423,9 +424,9 @@ def primary_losses(report: CreditAnalysis) -> tuple[str, ...]:
     losses = []
     for gate in report.config.gates:
         for condition in gate.get("conditions", ()):
-            parts = str(condition.get("estimate", "")).split("/")
-            if len(parts) == 5 and parts[3] not in losses:
-                losses.append(parts[3])
+            loss = EstimateName.parse(str(condition.get("estimate", ""))).loss
+            if loss is not None and loss not in losses:
+                losses.append(loss)
     return tuple(losses) or (DEFAULT_PRIMARY_LOSS,)
 
 
