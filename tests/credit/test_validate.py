@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,8 @@ from foreseen.credit.validate import Problem, validate_study_dir
 import support.spine as spine_support
 from support.credit_cli import call_credit
 from support.paths import REPO
+from support.study_folders import edit_json as _edit
+from support.study_folders import five_mistakes
 
 EXAMPLE = REPO / "examples" / "runs" / "controlled-smollm2-llama-cpp-python-server"
 
@@ -25,12 +26,6 @@ def folder(tmp_path: Path) -> Path:
     study = tmp_path / "study"
     spine_support.write_study_dir(study)
     return study
-
-
-def _edit(path: Path, change: Callable[[Any], None]) -> None:
-    data = json.loads(path.read_text(encoding="utf-8"))
-    change(data)
-    path.write_text(json.dumps(data, indent=1), encoding="utf-8")
 
 
 def _lines(folder: Path) -> list[str]:
@@ -215,20 +210,6 @@ def test_value_checks_the_types_cannot_express(folder: Path) -> None:
     assert lines[0].startswith("study.json: $: a valid value (study spine-test: alpha must be")
     assert lines[1].startswith("design.json: $.analysis: a valid value (")
     assert "bootstrap_b must be at least" in lines[1]
-
-
-def five_mistakes(folder: Path) -> None:
-    """A duplicated state, a missing field, a wrong type, an unknown state, a truncated file."""
-    def study(data: Any) -> None:
-        _append_duplicate_state(data)
-        _drop_budget(data)
-        _seed_a_string(data)
-
-    _edit(folder / "study.json", study)
-    _edit(folder / "explanations.json", lambda data: data["mechanism"].update(
-        ghost=dict(data["mechanism"]["t0-reg-s0"], state_id="ghost")))
-    text = (folder / "outcomes.sealed.json").read_text(encoding="utf-8")
-    (folder / "outcomes.sealed.json").write_text(text[: len(text) // 2], encoding="utf-8")
 
 
 def test_five_mistakes_five_lines_exit_2(folder: Path,

@@ -83,8 +83,10 @@ def explainer_blocks(config: Path) -> tuple[list[FolderExplainer], int]:
 
     Each block is read as the run configuration reads it (``ExplainerConfig``);
     the configuration's ``study`` is not needed (the folder is the study).
-    ``propose = true`` is refused: a folder study cannot execute a proposal.
+    ``propose = true`` is refused: a folder study cannot execute a proposal. The
+    extra each backend needs is checked before anything runs.
     """
+    from foreseen.core.extras import BACKEND_KIND_EXTRAS, require_extra
     from foreseen.core.schema import SchemaError, from_json
     from foreseen.credit.backends.registry import backend_entry
     from foreseen.credit.explainers.folder import FolderExplainer
@@ -103,7 +105,9 @@ def explainer_blocks(config: Path) -> tuple[list[FolderExplainer], int]:
     if len(set(names)) != len(names):
         raise ConfigError(f"{config.name}: two explainers share a name")
     for block in blocks:
-        backend_entry(block.backend)
+        extra = BACKEND_KIND_EXTRAS.get(backend_entry(block.backend).kind)
+        if extra is not None:
+            require_extra(extra)  # before any call: name the extra the backend needs
         if block.propose:
             raise ConfigError(f"{config.name}: explainer {block.name!r}: propose = true needs a"
                               " study that executes the proposed change; a folder study cannot")
