@@ -79,7 +79,9 @@ def test_the_e046_record_fits_its_schema(tmp_path: Path) -> None:
 def test_every_file_a_user_writes_or_reads_has_a_schema() -> None:
     kinds = set(schemas())
     assert set(FILE_KINDS.values()) | {"run-config"} <= kinds
-    assert len(kinds) == 25
+    assert {p.name.removesuffix(".schema.json") for p in SHIPPED.glob("*.schema.json")} >= {
+        "credit-study", "credit-explanations", "credit-sealed-outcomes", "credit-design",
+        "credit-plan"}
 
 
 def test_the_plan_schema_knows_exactly_the_readable_plan_formats() -> None:

@@ -162,3 +162,25 @@ def test_a_broken_study_file_is_refused_with_every_problem(
     config = _config(tmp_path, "http://127.0.0.1:9", "llm")
     code, _, err = call_credit(capsys, "explain", str(folder), "--config", str(config))
     assert code == 2 and "has 2 problems" in err
+
+
+def test_the_design_brief_reaches_the_prompt_and_names_the_generator(
+        folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv(KEY_ENV, KEY)
+    generators = {}
+    for brief in (None, "Agents fixing issues; BRIEF-MARK-4711."):
+        design = json.loads((folder / "design.json").read_text(encoding="utf-8"))
+        design["brief"] = brief
+        (folder / "design.json").write_text(json.dumps(design), encoding="utf-8")
+        with FakeLLMServer(key=KEY, seed=2) as server:
+            config = _config(tmp_path, server.base_url, "llm")
+            code, _, err = call_credit(capsys, "explain", str(folder), "--config", str(config),
+                                       "--force")
+            sent = _bodies_text(server)
+        assert code == 0, err
+        assert ("BRIEF-MARK-4711" in sent) == (brief is not None)
+        written = json.loads((folder / "explanations.json").read_text(encoding="utf-8"))
+        generators[brief] = {e["generator"] for e in written["llm"].values()}
+    assert len(generators) == 2 and generators[None].isdisjoint(
+        generators["Agents fixing issues; BRIEF-MARK-4711."])
