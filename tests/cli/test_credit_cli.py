@@ -120,7 +120,8 @@ def test_bad_inputs_exit_2_with_one_line_and_nothing_half_written(
 
     (study_dir / "design.json").write_text(json.dumps({"contexts": {}}))
     code, _, err = _call(capsys, "plan", str(study_dir), "--out", str(tmp_path / "p2.json"))
-    _one_error_line(code, err, "missing field 'repeats'")
+    _one_error_line(code, err, "has 3 problems: design.json: $: expected the required field"
+                    " 'repeats' (an integer)")
     assert not (tmp_path / "p2.json").exists()
     (study_dir / "study.json").write_text("[]")
     code, _, err = _call(capsys, "plan", str(study_dir), "--out", str(tmp_path / "p2.json"))

@@ -79,6 +79,8 @@ COMMANDS: tuple[Command, ...] = (
     _c("export record.json --format json --out tables-json"),
     _c("export record.json --format parquet --out tables-parquet", "parquet"),
     _c("export run --format parquet --out run-parquet", "parquet"),
+    _c("credit validate study"),
+    _c("credit explain study-explain --config explain.toml", "llm", cheap=False),
     _c("credit plan study --out plan2.json"),
     _c("credit plan study-anthropic --out plan-anthropic.json"),
     _c("credit run plan2.json --ledger ledger2.jsonl"),
@@ -157,6 +159,11 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Path:
         'study = "controlled"\n[forecaster]\nbackend = "openai_compatible"\nmodel = "m"\n'
         'base_url = "http://127.0.0.1:9/v1"\napi_key_env = "FORESEEN_NO_SUCH_KEY"\n'
         'temperature = 1.0\noutput_mode = "auto"\n', encoding="utf-8")
+    shutil.copytree(root / "study", root / "study-explain")
+    (root / "explain.toml").write_text(
+        '[[explainers]]\nname = "llm"\nbackend = "openai_compatible"\nmodel = "m"\n'
+        'base_url = "http://127.0.0.1:9/v1"\napi_key_env = "FORESEEN_NO_SUCH_KEY"\n'
+        'temperature = 1.0\n', encoding="utf-8")
     for lock in root.rglob("*.lock"):
         lock.unlink()
     return root

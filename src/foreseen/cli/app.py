@@ -60,11 +60,13 @@ def _teams_app(words: Sequence[str]) -> typer.Typer:
 
 def _credit_app() -> typer.Typer:
     from foreseen.cli.credit import commands as credit
+    from foreseen.cli.credit import folder as credit_folder
     from foreseen.cli.credit import study as credit_study
 
     credit_app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False)
     credit.register(credit_app)
     credit_study.register(credit_app)
+    credit_folder.register(credit_app)
     return credit_app
 
 

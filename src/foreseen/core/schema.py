@@ -222,6 +222,26 @@ def json_schema(cls: type, *, title: str | None = None, schema_id: str | None = 
     return schema
 
 
+def type_schema(hint: Any, *, title: str, schema_id: str | None = None,
+                description: str | None = None, for_input: bool = False) -> dict[str, Any]:
+    """The JSON Schema of any type :func:`json_schema` knows (a mapping of dataclasses, say).
+
+    For a file whose top level is not a dataclass, e.g. ``dict[str, dict[str, X]]``.
+    """
+    builder = _SchemaBuilder(for_input)
+    body = builder.of_type(hint)
+    schema: dict[str, Any] = {"$schema": JSON_SCHEMA_DIALECT}
+    if schema_id is not None:
+        schema["$id"] = schema_id
+    schema["title"] = title
+    if description:
+        schema["description"] = description
+    schema.update(body)
+    if builder.defs:
+        schema["$defs"] = dict(sorted(builder.defs.items()))
+    return schema
+
+
 class SchemaError(ValueError):
     """A JSON value does not fit the type it is read as; the message names the key path."""
 

@@ -221,9 +221,10 @@ def _sealed_variants(tmp_path: Path) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("variant,error,message", [
-    ("headless", UserInputError, "missing header field 'study'"),
-    ("one_short", UserInputError, "missing 't0-feat-s0' \\(1 of the study's states"),
-    ("truncated", SourceError, "not valid JSON"),
+    ("headless", SourceError, "outcomes.sealed.json: \\$: expected the required field 'study'"),
+    ("one_short", SourceError, "outcomes.sealed.json: \\$.outcomes: an outcome for every state"
+     " of study.json \\(1 state without one: 't0-feat-s0'\\)"),
+    ("truncated", SourceError, "outcomes.sealed.json: line \\d+ column \\d+: valid JSON"),
 ])
 def test_a_study_folder_with_an_unreadable_outcome_file_is_not_frozen(
         tmp_path: Path, variant: str, error: type[Exception], message: str) -> None:

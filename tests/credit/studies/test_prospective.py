@@ -29,6 +29,7 @@ from foreseen.credit.plan.study_folder import freeze_study_dir
 from foreseen.credit.studies.base import StudyDefinition
 from foreseen.credit.studies.pipeline import StudySettings, run_study
 from foreseen.credit.studies.registry import study_named
+from foreseen.credit.validate import validate_study_dir
 
 from support.fake_llm_server import FakeLLMServer
 from support.http import KEY, KEY_ENV
@@ -115,6 +116,7 @@ def test_a_prospective_run_executes_the_outcomes_after_the_forecasts(
         executor=SerialExecutor())
     run = tmp_path / "run"
     assert result.plan.prospective
+    assert validate_study_dir(run) == []  # the folder a shipped study writes checks clean
     executed = _check_order(run, len(result.plan.slots))
     _check_commitment(definition, run)
     assert executed["code_sha256"] == code_digest(definition.outcome_modules)
@@ -150,6 +152,7 @@ def test_the_leak_check_of_a_prospective_folder_needs_no_outcomes(tmp_path: Path
     folder.mkdir()
     for name in ("study.json", "explanations.json", "design.json"):
         (folder / name).write_bytes((tmp_path / "run" / name).read_bytes())
+    assert validate_study_dir(folder) == []  # no outcome file needed: outcome execution
     # the study folder freezes to the same plan without any outcome file
     assert freeze_study_dir(folder).plan_id == load_plan(tmp_path / "run" / "plan.json").plan_id
 

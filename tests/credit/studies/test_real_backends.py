@@ -23,6 +23,7 @@ import pytest
 from foreseen.cli.app import main
 from foreseen.core.ledger import read_ledger
 from foreseen.credit.plan.freeze import load_plan
+from foreseen.credit.validate import validate_study_dir
 
 from support.fake_llm_server import FakeLLMServer
 from support.http import KEY, KEY_ENV
@@ -133,6 +134,7 @@ def test_study_runs_with_a_model_backend(study: str, backend: str, tmp_path: Pat
         assert set(terminal) == {s["slot_id"] for s in plan.slots}
     plan = load_plan(run / "plan.json")
     assert "llm" in plan.explanations() and plan.body["forecaster"]["factory"] == backend
+    assert validate_study_dir(run) == []  # the study folder the run wrote checks clean
     assert {s["explainer"] for s in plan.slots} >= {"llm"}
     texts = [p.read_text(encoding="utf-8", errors="replace") for p in run.rglob("*")
              if p.is_file()]

@@ -57,11 +57,12 @@ from foreseen.core.bootstrap import TOO_FEW_CLUSTERS
 from foreseen.credit.analysis.checks import FiveChecks, SignalUptake
 from foreseen.credit.analysis.config import AnalysisConfig
 from foreseen.credit.analysis.contrasts import ZERO_BY_CONSTRUCTION
+from foreseen.credit.analysis.estimate_names import EXPLAINER_KINDS, EstimateName
 from foreseen.credit.analysis.gates import Estimate
 from foreseen.credit.analysis.record import Interval, Record
 
 Outcome = Literal["pass", "fail", "inconclusive"]
-CONTRAST_KINDS: tuple[str, ...] = ("delta_desc", "delta_donor", "drift_reduction", "commitment")
+CONTRAST_KINDS: tuple[str, ...] = EXPLAINER_KINDS
 MATCHED_ORDER: tuple[str, ...] = ("matched_card", "matched_note")
 NO_UPTAKE_MARGIN = 0.1
 DEFAULT_LOSS = "point_mae"
@@ -124,10 +125,10 @@ def gate_estimates(config: AnalysisConfig) -> list[str]:
 
 def primary_loss(config: AnalysisConfig) -> str:
     """The loss of the first gate condition on a contrast (point MAE without one)."""
-    for name in gate_estimates(config):
-        parts = name.split("/")
-        if len(parts) == 5 and parts[0] in ("delta_desc", "delta_donor"):
-            return parts[3]
+    for text in gate_estimates(config):
+        name = EstimateName.parse(text)
+        if name.loss is not None and name.kind in ("delta_desc", "delta_donor"):
+            return name.loss
     return DEFAULT_LOSS
 
 
@@ -135,18 +136,18 @@ def primary_explainer(config: AnalysisConfig, explainers: Sequence[str]) -> str 
     """The configured primary explainer, else the first gate's, else the first explainer."""
     if config.primary_explainer is not None:
         return config.primary_explainer
-    for name in gate_estimates(config):
-        parts = name.split("/")
-        if len(parts) >= 2 and parts[0] in CONTRAST_KINDS and parts[1] in explainers:
-            return parts[1]
+    for text in gate_estimates(config):
+        explainer = EstimateName.parse(text).explainer
+        if explainer is not None and explainer in explainers:
+            return explainer
     return sorted(explainers)[0] if explainers else None
 
 
 def _gate_context(config: AnalysisConfig, kind: str, explainer: str) -> str | None:
-    for name in gate_estimates(config):
-        parts = name.split("/")
-        if len(parts) == 5 and parts[0] == kind and parts[1] == explainer:
-            return parts[2]
+    for text in gate_estimates(config):
+        name = EstimateName.parse(text)
+        if name.is_contrast and name.kind == kind and name.explainer == explainer:
+            return name.context
     return None
 
 

@@ -76,6 +76,7 @@ from foreseen.credit.plan.freeze_checks import FIELD as FREEZE_CHECKS
 from foreseen.credit.plan.freeze_checks import run_freeze_checks
 from foreseen.credit.plan.outcome_file import read_outcomes as read_outcomes
 from foreseen.credit.plan.outcome_file import write_outcomes as write_outcomes
+from foreseen.credit.plan.plan_file import check_plan_types
 from foreseen.credit.plan.rendered_prompts import RenderedPrompt
 from foreseen.credit.plan.renderers import CACHE_FIRST, ContextRenderer, renderer
 from foreseen.credit.plan.scopes import base_study, check_scopes, states_of
@@ -587,6 +588,7 @@ def load_plan(path: str | os.PathLike[str]) -> FrozenPlan:
     study = plan.study  # validates the study block
     ExecutionConfig.from_json(body["execution"])
     check_plan_shape(body, {state.id for state in study.states}, plan_path.name)
+    check_plan_types(body, plan_path.name)
     return plan
 
 

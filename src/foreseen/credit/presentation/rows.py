@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from foreseen.core.schema import to_json
 from foreseen.credit.analysis.analyze import CreditAnalysis
 from foreseen.credit.analysis.contrasts import ContrastRow
+from foreseen.credit.analysis.estimate_names import EstimateName
 from foreseen.credit.analysis.metrics import ArmMetrics
 from foreseen.credit.presentation.text import DEFAULT_PRIMARY_LOSS, MERGED_VARIANT
 
@@ -110,7 +111,7 @@ def primary_losses(report: CreditAnalysis) -> tuple[str, ...]:
     losses = []
     for gate in report.config.gates:
         for condition in gate.get("conditions", ()):
-            parts = str(condition.get("estimate", "")).split("/")
-            if len(parts) == 5 and parts[3] not in losses:
-                losses.append(parts[3])
+            loss = EstimateName.parse(str(condition.get("estimate", ""))).loss
+            if loss is not None and loss not in losses:
+                losses.append(loss)
     return tuple(losses) or (DEFAULT_PRIMARY_LOSS,)

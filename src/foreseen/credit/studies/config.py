@@ -300,6 +300,11 @@ def check(config: RunConfig, source: str = "configuration") -> None:
 
 def load_config(path: str | Path) -> RunConfig:
     """Read a ``.toml``, ``.yaml``/``.yml`` or ``.json`` run configuration file."""
+    return parse_config(read_config_file(path), Path(path).name)
+
+
+def read_config_file(path: str | Path) -> dict[str, Any]:
+    """The settings table of a ``.toml``, ``.yaml``/``.yml`` or ``.json`` file, unchecked."""
     file = Path(path)
     try:
         raw = file.read_bytes()
@@ -326,7 +331,7 @@ def load_config(path: str | Path) -> RunConfig:
         raise
     if not isinstance(data, dict):
         raise ConfigError(f"{file.name}: expected a table of settings at the top")
-    return parse_config(data, file.name)
+    return data
 
 
 def config_schema() -> dict[str, Any]:

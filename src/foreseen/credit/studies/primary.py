@@ -38,26 +38,24 @@ from typing import Any
 
 from foreseen.core.errors import ConfigError
 from foreseen.credit.analysis.config import AnalysisConfig
+from foreseen.credit.analysis.estimate_names import EXPLAINER_KINDS, EstimateName
 
 #: estimate kinds whose second name part is the explainer (see ``analysis.analyze``)
-EXPLAINER_ESTIMATES: tuple[str, ...] = ("delta_desc", "delta_donor", "drift_reduction",
-                                        "commitment")
+EXPLAINER_ESTIMATES: tuple[str, ...] = EXPLAINER_KINDS
 
 
 def judged_explainer(gate: Mapping[str, Any]) -> str | None:
     """The explainer a gate's first explainer-specific estimate names (None: none does)."""
     for condition in gate.get("conditions", ()):
-        parts = str(condition.get("estimate", "")).split("/")
-        if len(parts) >= 2 and parts[0] in EXPLAINER_ESTIMATES:
-            return parts[1]
+        explainer = EstimateName.parse(str(condition.get("estimate", ""))).explainer
+        if explainer is not None:
+            return explainer
     return None
 
 
 def _renamed(estimate: str, old: str, new: str) -> str:
-    parts = estimate.split("/")
-    if len(parts) >= 2 and parts[0] in EXPLAINER_ESTIMATES and parts[1] == old:
-        parts[1] = new
-    return "/".join(parts)
+    name = EstimateName.parse(estimate)
+    return str(name.with_explainer(new)) if name.explainer == old else estimate
 
 
 def retarget_gate(gate: Mapping[str, Any], old: str, new: str) -> dict[str, Any]:
@@ -76,8 +74,7 @@ def retarget_estimates(secondary: Sequence[str], exploratory: Sequence[str], pri
     """(secondary, exploratory) with the stand-ins' estimates moved onto ``primary``
     (module docstring); no estimate is left in both lists."""
     def judged(name: str) -> str | None:
-        parts = name.split("/")
-        return parts[1] if len(parts) >= 2 and parts[0] in EXPLAINER_ESTIMATES else None
+        return EstimateName.parse(name).explainer
 
     moved = [n for n in secondary if judged(n) in stand_ins and judged(n) != primary]
     new_secondary = _unique([_renamed(n, str(judged(n)), primary) if n in moved else n

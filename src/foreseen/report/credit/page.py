@@ -25,6 +25,7 @@ from typing import Any
 
 from foreseen.credit.analysis.analyze import SecondaryEstimate, arm_label
 from foreseen.credit.analysis.contrasts import ContrastRow
+from foreseen.credit.analysis.estimate_names import EstimateName
 from foreseen.credit.analysis.report import CreditReport
 from foreseen.credit.presentation.headline import (
     CheckLine,
@@ -215,8 +216,8 @@ def signal_chart(run: RunFolder) -> Chart:
 
 def short_estimate(name: str) -> str:
     """``kind/explainer/context/loss/variant`` as ``kind · explainer · context``."""
-    parts = name.split("/")
-    return " · ".join(parts[:3]) if len(parts) == 5 else name
+    parsed = EstimateName.parse(name)
+    return " · ".join(parsed.parts[:3]) if parsed.is_contrast else name
 
 
 def gates_chart(report: CreditReport) -> Chart:
