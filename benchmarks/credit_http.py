@@ -30,7 +30,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 from foreseen.core.ledger import read_ledger  # noqa: E402
-from foreseen.credit.run.runner import build_backend, run_plan_async, terminal_slots  # noqa: E402
+from foreseen.credit.run.run_ledger import terminal_slots  # noqa: E402
+from foreseen.credit.run.runner import build_backend, run_plan_async  # noqa: E402
 
 from support.http import KEY_ENV, http_plan  # noqa: E402
 

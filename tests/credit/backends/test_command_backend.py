@@ -120,7 +120,8 @@ def test_program_removed_after_build_is_a_user_error(script: Path) -> None:
 def test_runner_end_to_end_with_a_command_forecaster(tmp_path: Path) -> None:
     """A whole spine plan through the runner: every slot valid, each prompt delivered intact."""
     from foreseen.core.ledger import read_ledger
-    from foreseen.credit.run.runner import read_slot_records, run_plan
+    from foreseen.credit.run.run_ledger import read_slot_records
+    from foreseen.credit.run.runner import run_plan
 
     from support.spine import make_plan
 

@@ -20,12 +20,12 @@ from foreseen.credit.backends.http.common import RequestTimeout
 from foreseen.credit.backends.registry import make_backend
 from foreseen.credit.backends.secrets import REDACTED, scrub
 from foreseen.credit.run.pipeline import analyze_run, record_reveal
+from foreseen.credit.run.run_ledger import terminal_slots
 from foreseen.credit.run.runner import (
     ForecastParseError,
     build_backend,
     parse_forecast,
     run_plan_async,
-    terminal_slots,
 )
 
 import support.spine as spine_support

@@ -38,7 +38,8 @@ from foreseen.credit.plan.freeze import (
     write_plan,
 )
 from foreseen.credit.run.probe import probe_sync, require_usable
-from foreseen.credit.run.runner import build_backend, run_plan_async, terminal_slots
+from foreseen.credit.run.run_ledger import terminal_slots
+from foreseen.credit.run.runner import build_backend, run_plan_async
 
 from support import spine
 from support.spine import tiny_study

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from foreseen.credit.run.batch import run_plan_batch
-from foreseen.credit.run.runner import read_slot_records
+from foreseen.credit.run.run_ledger import read_slot_records
 
 from support.fake_llm_server import FakeLLMServer
 from support.http import KEY, KEY_ENV, http_plan

@@ -16,13 +16,8 @@ from foreseen.core.ledger import read_ledger
 from foreseen.credit.backends.http.batches import custom_id
 from foreseen.credit.plan.freeze import FrozenPlan
 from foreseen.credit.run.batch import run_plan_batch_async
-from foreseen.credit.run.runner import (
-    build_backend,
-    build_requests,
-    read_slot_records,
-    run_plan,
-    run_plan_async,
-)
+from foreseen.credit.run.run_ledger import read_slot_records
+from foreseen.credit.run.runner import build_backend, build_requests, run_plan, run_plan_async
 
 from support.fake_llm_server import FakeLLMServer
 from support.http import KEY, KEY_ENV, http_plan
@@ -293,7 +288,7 @@ def test_the_budget_admits_slots_at_their_batch_priced_bound(tmp_path: Path,
 def test_results_written_before_a_kill_are_not_written_again(tmp_path: Path,
                                                             api: str) -> None:
     from foreseen.credit.run.batch import BatchRun
-    from foreseen.credit.run.runner import open_run_ledger
+    from foreseen.credit.run.run_ledger import open_run_ledger
 
     with FakeLLMServer(KEY) as server:
         plan = http_plan(tmp_path, api, server.base_url, n_tasks=1)

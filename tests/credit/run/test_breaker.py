@@ -18,7 +18,8 @@ import pytest
 from foreseen.cli.app import main
 from foreseen.core.ledger import read_ledger
 from foreseen.credit.run.breaker import CircuitBreaker
-from foreseen.credit.run.runner import build_backend, run_plan_async, terminal_slots
+from foreseen.credit.run.run_ledger import terminal_slots
+from foreseen.credit.run.runner import build_backend, run_plan_async
 
 from support.fake_llm_server import FakeLLMServer
 from support.http import KEY, KEY_ENV, http_plan

@@ -12,7 +12,8 @@ from foreseen.core.ledger import read_ledger, verify_ledger
 from foreseen.credit.backends.base import BackendResponse, TransportError
 from foreseen.credit.backends.http.common import RequestTimeout
 from foreseen.credit.run.budget import Budget, charge_for_failure, charge_for_response
-from foreseen.credit.run.runner import build_backend, run_plan_async, terminal_slots
+from foreseen.credit.run.run_ledger import terminal_slots
+from foreseen.credit.run.runner import build_backend, run_plan_async
 
 from support.fake_llm_server import FakeLLMServer
 from support.http import KEY, KEY_ENV, http_plan

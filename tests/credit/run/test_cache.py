@@ -116,7 +116,8 @@ def test_entries_are_whole_strict_json_files_and_corruption_is_refused(tmp_path:
 
 
 def test_cached_rerun_of_a_plan_gives_identical_forecasts_without_calls(tmp_path: Path) -> None:
-    from foreseen.credit.run.runner import read_slot_records, run_plan
+    from foreseen.credit.run.run_ledger import read_slot_records
+    from foreseen.credit.run.runner import run_plan
 
     from support.spine import make_backend, make_plan
 
@@ -152,7 +153,7 @@ def test_cached_rerun_of_a_plan_gives_identical_forecasts_without_calls(tmp_path
 def test_cli_run_with_response_cache_replays_into_a_second_ledger(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from foreseen.cli.app import main
-    from foreseen.credit.run.runner import read_slot_records
+    from foreseen.credit.run.run_ledger import read_slot_records
 
     import support.spine as spine_support
 

@@ -18,7 +18,8 @@ from foreseen.core.ledger import Ledger, read_ledger
 from foreseen.credit.analysis.analyze import AnalysisConfig, IntegrityTally, analyze
 from foreseen.credit.backends.base import Backend, BackendResponse, ForecastRequest, TransportError
 from foreseen.credit.model import Forecast, SlotRecord
-from foreseen.credit.run.runner import read_slot_records, run_plan, run_plan_async
+from foreseen.credit.run.run_ledger import read_slot_records
+from foreseen.credit.run.runner import run_plan, run_plan_async
 
 from support.analysis_fixtures import make_explanations, make_outcomes, make_slots, make_study, slot
 from support.spine import make_plan

@@ -16,7 +16,8 @@ import pytest
 from foreseen.core.digest import dumps_strict
 from foreseen.core.ledger import read_ledger
 from foreseen.credit.run.pipeline import analyze_run, stable_part
-from foreseen.credit.run.runner import read_slot_records, run_plan
+from foreseen.credit.run.run_ledger import read_slot_records
+from foreseen.credit.run.runner import run_plan
 
 import support.spine as spine_support
 from support.paths import SRC, TESTS

@@ -11,7 +11,8 @@ from foreseen.core import ledger as ledger_module
 from foreseen.core.ledger import LedgerEvent, read_ledger, verify_ledger
 from foreseen.credit.run.events import is_terminal
 from foreseen.credit.run.pipeline import analyze_run, check_run, record_reveal
-from foreseen.credit.run.runner import open_run_ledger, read_slot_records, run_keep, run_plan
+from foreseen.credit.run.run_ledger import open_run_ledger, read_slot_records, run_keep
+from foreseen.credit.run.runner import run_plan
 
 import support.spine as spine_support
 from support.spine import make_plan

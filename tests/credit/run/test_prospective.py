@@ -33,7 +33,8 @@ from foreseen.credit.run.calibrated import run_with_signal_plan
 from foreseen.credit.run.events import OutcomesExecuted, entry
 from foreseen.credit.run.pipeline import analyze_run, record_reveal
 from foreseen.credit.run.prospective import executed_outcomes, record_outcome_execution
-from foreseen.credit.run.runner import open_run_ledger, read_run_ledger, run_plan
+from foreseen.credit.run.run_ledger import open_run_ledger, read_run_ledger
+from foreseen.credit.run.runner import run_plan
 
 import support.spine as spine_support
 

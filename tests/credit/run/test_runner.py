@@ -15,13 +15,8 @@ from foreseen.core.errors import UserInputError
 from foreseen.core.ledger import Ledger, read_ledger, verify_ledger
 from foreseen.credit.backends.base import Backend, BackendResponse, ForecastRequest, TransportError
 from foreseen.credit.plan.freeze import FrozenPlan
-from foreseen.credit.run.runner import (
-    ForecastParseError,
-    parse_forecast,
-    read_slot_records,
-    run_plan,
-    run_plan_async,
-)
+from foreseen.credit.run.run_ledger import read_slot_records
+from foreseen.credit.run.runner import ForecastParseError, parse_forecast, run_plan, run_plan_async
 
 import support.spine as spine_support
 from support.spine import make_plan

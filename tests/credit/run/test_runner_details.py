@@ -13,14 +13,13 @@ import pytest
 from foreseen.core.errors import ConfigError, IntegrityError, UserInputError
 from foreseen.core.ledger import Ledger, read_ledger
 from foreseen.credit.model import Forecast
+from foreseen.credit.run.run_ledger import check_ledger_plan, read_slot_records
 from foreseen.credit.run.runner import (
     ForecastParseError,
     _retry_delay,
     build_backend,
-    check_ledger_plan,
     fallback_forecast,
     parse_forecast,
-    read_slot_records,
 )
 
 from support.spine import NAME, make_plan

@@ -158,12 +158,8 @@ def run_command(
     from foreseen.credit.run.batch import run_plan_either
     from foreseen.credit.run.cache import CachingBackend, ResponseCache
     from foreseen.credit.run.faults import FaultInjectingBackend
-    from foreseen.credit.run.runner import (
-        build_backend,
-        confirm_program,
-        halt_message,
-        slots_left,
-    )
+    from foreseen.credit.run.run_ledger import slots_left
+    from foreseen.credit.run.runner import build_backend, confirm_program, halt_message
 
     if budget_usd is not None and not budget_usd > 0:
         raise ConfigError("--budget-usd must be a positive number of USD")

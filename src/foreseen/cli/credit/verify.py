@@ -76,7 +76,7 @@ def kept_head(head: str | None, report: Path | None, ledger: Path) -> KeptHead |
 def verify_line(ledger: Path, plan_path: Path | None, expected: KeptHead | None) -> str:
     """Verify in one streamed pass; the one line ``credit verify`` prints (or an error)."""
     from foreseen.credit.plan.freeze import load_plan
-    from foreseen.credit.run.runner import check_ledger_plan
+    from foreseen.credit.run.run_ledger import check_ledger_plan
 
     plan = load_plan(plan_path) if plan_path is not None else None
     matches: list[int] = []

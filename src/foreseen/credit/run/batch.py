@@ -80,6 +80,7 @@ from foreseen.credit.run.events import (
     SlotIdentity,
     entry,
 )
+from foreseen.credit.run.run_ledger import open_run_ledger, terminal_slots
 from foreseen.credit.run.runner import (
     RunSummary,
     Sleep,
@@ -90,9 +91,7 @@ from foreseen.credit.run.runner import (
     _Writer,
     build_backend,
     build_requests,
-    open_run_ledger,
     run_plan,
-    terminal_slots,
 )
 
 #: seconds between polls of an open batch (Anthropic and OpenAI answer within 24 h)

@@ -64,7 +64,7 @@ from foreseen.credit.run.post_hoc import (
 from foreseen.credit.run.prospective import executed_outcomes
 from foreseen.credit.run.quality import spend_of
 from foreseen.credit.run.reference import ReferenceReport, checked_reference
-from foreseen.credit.run.runner import (
+from foreseen.credit.run.run_ledger import (
     check_ledger_plan,
     read_run_ledger,
     slot_records,
@@ -143,7 +143,7 @@ class RunInputs:
 def check_run(plan: FrozenPlan, ledger_path: str | os.PathLike[str]) -> RunInputs:
     """Verify the ledger, that it belongs to ``plan``, and that every slot is accounted for once.
 
-    Reads the ledger once (streamed, :func:`~foreseen.credit.run.runner.read_run_ledger`).
+    Reads the ledger once (streamed, :func:`~foreseen.credit.run.run_ledger.read_run_ledger`).
     """
     path = Path(ledger_path)
     view = read_run_ledger(path)

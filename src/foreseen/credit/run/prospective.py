@@ -33,7 +33,7 @@ from foreseen.credit.plan.freeze import (
     write_outcomes,
 )
 from foreseen.credit.run.events import OutcomesExecuted, entry
-from foreseen.credit.run.runner import check_ledger_plan, read_run_ledger, terminal_slots
+from foreseen.credit.run.run_ledger import check_ledger_plan, read_run_ledger, terminal_slots
 
 OutcomeExecutor = Callable[[], Mapping[str, float]]
 

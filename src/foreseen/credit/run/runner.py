@@ -36,7 +36,7 @@ import random
 import shlex
 import threading
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,7 +46,7 @@ from foreseen.core.digest import canonical_json, sha256_text
 from foreseen.core.errors import ConfigError, IntegrityError, UserInputError
 from foreseen.core.errors import RequestRejected as RequestRejectedError
 from foreseen.core.extras import BACKEND_KIND_EXTRAS, require_extra
-from foreseen.core.ledger import Ledger, LedgerEvent, VerifiedLedger
+from foreseen.core.ledger import Ledger
 from foreseen.core.progress import Bar, progress_bar
 from foreseen.core.retry import RetryPolicy
 from foreseen.credit.backends.base import (
@@ -58,7 +58,7 @@ from foreseen.credit.backends.base import (
 from foreseen.credit.backends.http.common import legacy_answer_tokens
 from foreseen.credit.backends.registry import backend_entry
 from foreseen.credit.backends.registry import build_backend as registry_build_backend
-from foreseen.credit.model import Forecast, SlotRecord
+from foreseen.credit.model import Forecast
 from foreseen.credit.plan.committed_files import check_committed_files
 from foreseen.credit.plan.freeze import FrozenPlan, load_contexts_module, slot_seed
 from foreseen.credit.run.answers import ForecastParseError, parse_forecast
@@ -74,17 +74,14 @@ from foreseen.credit.run.events import (
     CallFailed,
     CallStarted,
     FallbackAssigned,
-    OutcomesExecuted,
-    OutcomesRevealed,
-    PlanFrozen,
     RequestRejected,
     RunHaltedEvent,
     SlotHalted,
     SlotIdentity,
     Usage,
     entry,
-    is_terminal,
 )
+from foreseen.credit.run.run_ledger import open_run_ledger, terminal_slots
 
 FLUSH_EVENTS = 64
 #: events written at most in one append while coalescing (bounds the memory of one write)
@@ -311,135 +308,6 @@ def _fallback(plan: FrozenPlan, identity: SlotIdentity, reason: str) -> Fallback
                             forecast=fallback_forecast(plan, reason).to_json())
 
 
-#: event types a run or an analysis needs from a ledger (everything else is only counted)
-_KEPT_TYPES = frozenset({PlanFrozen.TYPE, OutcomesRevealed.TYPE, OutcomesExecuted.TYPE,
-                         CallCompleted.TYPE, CallFailed.TYPE, FallbackAssigned.TYPE,
-                         "batch_submitted", "batch_closed"})
-
-
-def run_keep(event: LedgerEvent) -> LedgerEvent | None:
-    """What a run or an analysis keeps of a ledger event while reading it once.
-
-    Kept: ``plan_frozen``, ``outcomes_revealed``, ``outcomes_executed``, ``call_completed``,
-    ``call_failed``, ``fallback_assigned``, ``batch_submitted`` and ``batch_closed`` (a batch
-    run's, :mod:`foreseen.credit.run.batch`) events, each **without** its
-    ``raw`` answer text (the bulk of a ledger; nothing downstream reads it from
-    memory). Everything else (``call_started``, repairs, …) is verified and
-    counted, not kept. A kept event's ``hash`` is the hash of the full line.
-    """
-    if event.type not in _KEPT_TYPES:
-        return None
-    if "raw" not in event.payload:
-        return event
-    payload = {k: v for k, v in event.payload.items() if k != "raw"}
-    return LedgerEvent(event.seq, event.type, payload, event.prev, event.hash)
-
-
-def read_run_ledger(ledger_path: str | os.PathLike[str]) -> VerifiedLedger:
-    """Verify a run's ledger in one streamed pass, keeping what :func:`run_keep` keeps."""
-    return VerifiedLedger.read(ledger_path, run_keep)
-
-
-def slots_left(plan: FrozenPlan, ledger_path: str | os.PathLike[str]) -> int:
-    """How many of the plan's slots have no terminal event in the ledger (all: no ledger).
-
-    What the probe before a run asks first: with nothing left to run it is not sent
-    (it would cost a call for nothing). A ledger this read cannot take as it is (a
-    torn last line, a head file behind after a kill) counts as work left: the run
-    itself repairs or refuses it when it opens the ledger.
-    """
-    if not Path(ledger_path).exists():
-        return len(plan.body["slots"])
-    planned = {str(slot["slot_id"]) for slot in plan.body["slots"]}
-    try:
-        done = terminal_slots(read_run_ledger(ledger_path).kept)
-    except UserInputError:
-        return len(planned)
-    return len(planned - set(done))
-
-
-def open_run_ledger(plan: FrozenPlan, ledger_path: str | os.PathLike[str]) -> Ledger:
-    """Open (or start) the plan's ledger; refuse a ledger that belongs to another plan.
-
-    The ledger is read once (streamed); ``ledger.events`` holds what
-    :func:`run_keep` keeps of the events read (not of those the run appends).
-    """
-    ledger = Ledger.open(ledger_path, run_keep, keep_appended=False)
-    try:
-        if not ledger.count:
-            ledger.append(*entry(PlanFrozen(plan.plan_id, plan.parent, plan.post_outcome,
-                                            len(plan.body["slots"]))))
-            return ledger
-        check_ledger_plan(ledger.events, plan, Path(ledger_path))
-        revealed = any(e.type in (OutcomesRevealed.TYPE, OutcomesExecuted.TYPE)
-                       for e in ledger.events)
-        if revealed and not plan.post_outcome and len(terminal_slots(ledger.events)) < len(
-                plan.body["slots"]):
-            raise UserInputError(
-                f"ledger {Path(ledger_path).name}: outcomes were executed or revealed before"
-                " the run finished; open slots may not be forecast after that"
-            )
-    except BaseException:
-        ledger.close()
-        raise
-    return ledger
-
-
-#: the plan keys an amendment may change and still analyse its ancestors' ledgers
-ANALYSIS_ONLY_KEYS = frozenset({"analysis", "analysis_code_sha256", "analysis_modules"})
-
-
-def analysis_ancestor(plan: FrozenPlan, ledger_plan_id: object) -> bool:
-    """Whether ``ledger_plan_id`` is an ancestor of ``plan`` through analysis-only amendments.
-
-    An amendment changes no slot, prompt or commitment; one that changed only
-    :data:`ANALYSIS_ONLY_KEYS` (since that ancestor) may analyse the ancestor's
-    ledger: the calls are the same calls, only what is computed from them differs.
-    """
-    amendments = plan.body.get("amendments")
-    if not isinstance(amendments, list):
-        return False
-    for index, amendment in enumerate(amendments):
-        if isinstance(amendment, dict) and amendment.get("parent") == ledger_plan_id:
-            later = amendments[index:]
-            return all(isinstance(a, dict) and isinstance(a.get("changed"), list)
-                       and set(a["changed"]) <= ANALYSIS_ONLY_KEYS for a in later)
-    return False
-
-
-def check_ledger_plan(events: Sequence[LedgerEvent], plan: FrozenPlan, path: Path, *,
-                      analysis: bool = False) -> None:
-    """The first event must be ``plan_frozen`` with this plan's id.
-
-    With ``analysis`` (reading a ledger to reveal or analyse it, never to run
-    it) the ledger of an ancestor reached through analysis-only amendments is
-    accepted too (:func:`analysis_ancestor`).
-    """
-    first = events[0] if events else None
-    if first is None or first.seq != 0 or first.type != PlanFrozen.TYPE:
-        raise IntegrityError(f"ledger {path.name} does not start with a plan_frozen event")
-    ledger_plan = first.payload.get("plan_id")
-    if analysis and ledger_plan != plan.plan_id and analysis_ancestor(plan, ledger_plan):
-        return
-    if ledger_plan != plan.plan_id:
-        raise IntegrityError(
-            f"ledger {path.name} belongs to plan {str(first.payload.get('plan_id'))[:12]}…,"
-            f" not to plan {plan.plan_id[:12]}… (plan or ledger changed?)"
-        )
-
-
-def terminal_slots(events: Sequence[LedgerEvent]) -> dict[str, LedgerEvent]:
-    """Slot id → its terminal event; raises if a slot has two."""
-    terminal: dict[str, LedgerEvent] = {}
-    for event in events:
-        if is_terminal(event):
-            sid = str(event.payload["slot_id"])
-            if sid in terminal:
-                raise IntegrityError(f"slot {sid} has more than one terminal event")
-            terminal[sid] = event
-    return terminal
-
-
 Sleep = Callable[[float], Awaitable[None]]
 
 
@@ -550,20 +418,12 @@ async def run_plan_async(plan: FrozenPlan, ledger_path: str | os.PathLike[str],
                                       accept_failures=accept_failures)
 
 
-async def _run_open_ledger(plan: FrozenPlan, ledger: Ledger,
-                           prepared: list[tuple[dict[str, Any], ForecastRequest]],
-                           backend: Backend, *, concurrency: int | None, progress: bool,
-                           sleep: Sleep, budget_usd: float | None,
-                           accept_failures: bool) -> RunSummary:
-    """:func:`run_plan_async` once the ledger is open (and locked)."""
+def _pending(plan: FrozenPlan, ledger: Ledger,
+             prepared: list[tuple[dict[str, Any], ForecastRequest]], writer: _Writer,
+             summary: RunSummary) -> asyncio.Queue[tuple[dict[str, Any], ForecastRequest]]:
+    """The slots still to call, in plan order; an answer already recorded as invalid gets
+    its fallback now (intention to treat: it is never re-asked)."""
     done = terminal_slots(ledger.events)
-    known = {slot["slot_id"] for slot, _ in prepared}
-    stray = sorted(set(done) - known)
-    if stray:
-        raise UserInputError(f"ledger holds slot {stray[0]!r}, which is not in the plan")
-    summary = RunSummary(plan.plan_id, assigned=len(prepared), skipped=len(done))
-    budget = None if budget_usd is None else Budget.from_ledger(budget_usd, ledger.events)
-    writer = _Writer(ledger)
     pending_invalid = {str(e.payload["slot_id"]): e for e in ledger.events
                        if e.type == CallCompleted.TYPE and not e.payload.get("valid")}
     queue: asyncio.Queue[tuple[dict[str, Any], ForecastRequest]] = asyncio.Queue()
@@ -576,89 +436,140 @@ async def _run_open_ledger(plan: FrozenPlan, ledger: Ledger,
             _count_fallback(summary, reason)
             continue
         queue.put_nowait((slot, request))
-    workers = max(1, concurrency if concurrency is not None else plan.execution.concurrency)
-    execution = plan.execution
-    breaker: CircuitBreaker[str] = CircuitBreaker(
-        execution.breaker_consecutive, execution.breaker_window, execution.breaker_share)
-    identities = {slot["slot_id"]: SlotIdentity.of(slot) for slot, _ in prepared}
-    unstarted: list[str] = []
-    rejections: list[RequestRejectedError] = []
+    return queue
 
-    def settle(fallbacks: list[str], halted: list[str], reason: str) -> None:
+
+def _details(summary: RunSummary) -> str:
+    """The status line's details: money spent, fallbacks, transport failures."""
+    parse_failures = summary.fallbacks - summary.fallback_reasons.get("transport_exhausted", 0)
+    saved = (f" (prompt caching saved {summary.saved_by_cache_usd:.4f})"
+             if summary.saved_by_cache_usd else "")
+    spent = (f"spent {summary.spent_so_far_usd:.4f} USD{saved}; "
+             if summary.spent_so_far_usd else "")
+    return (f"{spent}{summary.fallbacks} fallbacks ({parse_failures} answers not"
+            f" readable), {summary.transport_failures} transport failures")
+
+
+@dataclass
+class _OnlineRun:
+    """The workers' shared state: the queue, the breaker, the budget, what did not start."""
+
+    plan: FrozenPlan
+    backend: Backend
+    writer: _Writer
+    summary: RunSummary
+    sleep: Sleep
+    budget: Budget | None
+    accept_failures: bool
+    queue: asyncio.Queue[tuple[dict[str, Any], ForecastRequest]]
+    identities: dict[str, SlotIdentity]
+    breaker: CircuitBreaker[str]
+    unstarted: list[str] = field(default_factory=list)
+    rejections: list[RequestRejectedError] = field(default_factory=list)
+
+    def settle(self, fallbacks: list[str], halted: list[str], reason: str) -> None:
         for sid in fallbacks:
-            writer.add(entry(_fallback(plan, identities[sid], "transport_exhausted")))
-            _count_fallback(summary, "transport_exhausted")
+            self.writer.add(entry(_fallback(self.plan, self.identities[sid],
+                                            "transport_exhausted")))
+            _count_fallback(self.summary, "transport_exhausted")
         for sid in halted:
-            writer.add(entry(SlotHalted(**identities[sid].fields(), reason=reason)))
-        summary.halted += len(halted)
+            self.writer.add(entry(SlotHalted(**self.identities[sid].fields(), reason=reason)))
+        self.summary.halted += len(halted)
 
-    async def worker(bar: Bar) -> None:
+    def _stopping(self) -> bool:
+        return bool(self.rejections) or self.breaker.tripped or (
+            self.budget is not None and self.budget.exhausted)
+
+    def _after_exhausted(self, slot_id: str, answers_at_start: int) -> None:
+        """A slot's retries ran out: its fallback now, later, or a halt (the breaker decides)."""
+        if self.accept_failures:
+            self.settle([slot_id], [], "")
+            return
+        was_tripped = self.breaker.tripped
+        self.settle(self.breaker.exhausted(slot_id, answers_at_start), [], "")
+        if self.breaker.tripped:
+            self.settle([], self.breaker.halt_all(), "service outage (circuit breaker)")
+            if not was_tripped:
+                self.summary.halt_reason = self.breaker.trip_reason
+
+    async def worker(self, bar: Bar) -> None:
         while True:
             try:
-                slot, request = queue.get_nowait()
+                slot, request = self.queue.get_nowait()
             except asyncio.QueueEmpty:
                 return
-            if rejections or breaker.tripped or (budget is not None and budget.exhausted):
-                unstarted.append(request.slot_id)
+            if self._stopping():
+                self.unstarted.append(request.slot_id)
                 continue
-            answers_at_start = breaker.answers
+            answers_at_start = self.breaker.answers
             try:
-                outcome = await _run_slot(plan, backend, slot, request, writer, summary, sleep,
-                                          budget, stopped=lambda: bool(rejections))
+                outcome = await _run_slot(self.plan, self.backend, slot, request, self.writer,
+                                          self.summary, self.sleep, self.budget,
+                                          stopped=lambda: bool(self.rejections))
             except RequestRejectedError as error:
                 # the server says the request is wrong: no fallback, no outage; the calls in
                 # flight finish, no other call (nor retry) starts, and the run stops with its
                 # words
-                rejections.append(error)
-                unstarted.append(request.slot_id)
+                self.rejections.append(error)
+                self.unstarted.append(request.slot_id)
                 bar.advance()
                 continue
             if outcome in ("refused", "stopped"):
-                unstarted.append(request.slot_id)
+                self.unstarted.append(request.slot_id)
             elif outcome == "answered":
-                settle(breaker.answered(), [], "")
-            elif accept_failures:
-                settle([request.slot_id], [], "")
+                self.settle(self.breaker.answered(), [], "")
             else:
-                was_tripped = breaker.tripped
-                settle(breaker.exhausted(request.slot_id, answers_at_start), [], "")
-                if breaker.tripped:
-                    settle([], breaker.halt_all(), "service outage (circuit breaker)")
-                    if not was_tripped:
-                        summary.halt_reason = breaker.trip_reason
+                self._after_exhausted(request.slot_id, answers_at_start)
             bar.advance()
 
-    try:
-        def details() -> str:
-            parse_failures = summary.fallbacks - summary.fallback_reasons.get(
-                "transport_exhausted", 0)
-            saved = (f" (prompt caching saved {summary.saved_by_cache_usd:.4f})"
-                     if summary.saved_by_cache_usd else "")
-            spent = (f"spent {summary.spent_so_far_usd:.4f} USD{saved}; "
-                     if summary.spent_so_far_usd else "")
-            return (f"{spent}{summary.fallbacks} fallbacks ({parse_failures} answers not"
-                    f" readable), {summary.transport_failures} transport failures")
-
-        with progress_bar("forecast calls", queue.qsize(), show=progress, lines=True,
-                          details=details) as bar:
-            await asyncio.gather(*(worker(bar) for _ in range(workers)))
-        if rejections:
-            raise rejections[0]
-        fallbacks, halted = breaker.finish()
-        settle(fallbacks, halted, "failed while the service answered no other call")
+    def finish(self) -> None:
+        """After the workers: slots the breaker still holds, the halt and budget events."""
+        fallbacks, halted = self.breaker.finish()
+        self.settle(fallbacks, halted, "failed while the service answered no other call")
+        summary = self.summary
         if summary.halt_reason is None and halted:
             summary.halt_reason = (f"{len(halted)} slots failed at the end of the run while the"
                                    " service answered no other call")
         if summary.halt_reason is not None:
-            writer.add(entry(RunHaltedEvent(summary.halt_reason, summary.halted,
-                                            len(unstarted))))
-            summary.unstarted = len(unstarted)
-        if budget is not None:
-            summary.spent_usd = budget.spent_usd
-            if budget.exhausted:
+            self.writer.add(entry(RunHaltedEvent(summary.halt_reason, summary.halted,
+                                                 len(self.unstarted))))
+            summary.unstarted = len(self.unstarted)
+        if self.budget is not None:
+            summary.spent_usd = self.budget.spent_usd
+            if self.budget.exhausted:
                 summary.budget_exhausted = True
-                summary.unstarted = len(unstarted)
-                writer.add(entry(budget.event(len(unstarted))))
+                summary.unstarted = len(self.unstarted)
+                self.writer.add(entry(self.budget.event(len(self.unstarted))))
+
+
+async def _run_open_ledger(plan: FrozenPlan, ledger: Ledger,
+                           prepared: list[tuple[dict[str, Any], ForecastRequest]],
+                           backend: Backend, *, concurrency: int | None, progress: bool,
+                           sleep: Sleep, budget_usd: float | None,
+                           accept_failures: bool) -> RunSummary:
+    """:func:`run_plan_async` once the ledger is open (and locked)."""
+    done = terminal_slots(ledger.events)
+    stray = sorted(set(done) - {slot["slot_id"] for slot, _ in prepared})
+    if stray:
+        raise UserInputError(f"ledger holds slot {stray[0]!r}, which is not in the plan")
+    summary = RunSummary(plan.plan_id, assigned=len(prepared), skipped=len(done))
+    writer = _Writer(ledger)
+    execution = plan.execution
+    run = _OnlineRun(
+        plan, backend, writer, summary, sleep,
+        None if budget_usd is None else Budget.from_ledger(budget_usd, ledger.events),
+        accept_failures, _pending(plan, ledger, prepared, writer, summary),
+        {slot["slot_id"]: SlotIdentity.of(slot) for slot, _ in prepared},
+        CircuitBreaker(execution.breaker_consecutive, execution.breaker_window,
+                       execution.breaker_share))
+    workers = max(1, concurrency if concurrency is not None else execution.concurrency)
+    try:
+        with progress_bar("forecast calls", run.queue.qsize(), show=progress, lines=True,
+                          details=lambda: _details(summary)) as bar:
+            await asyncio.gather(*(run.worker(bar) for _ in range(workers)))
+        if run.rejections:
+            raise run.rejections[0]
+        run.finish()
     finally:
         writer.flush()
         await backend.aclose()
@@ -684,22 +595,3 @@ def halt_message(summary: RunSummary) -> str:
             " --accept-failures to give failing slots their fallback")
 
 
-def read_slot_records(ledger_path: str | os.PathLike[str]) -> list[SlotRecord]:
-    """The analysis view of a ledger: one :class:`SlotRecord` per terminal event, by slot id."""
-    return slot_records(read_run_ledger(ledger_path).kept)
-
-
-def slot_records(events: Sequence[LedgerEvent]) -> list[SlotRecord]:
-    """One :class:`SlotRecord` per terminal event among ``events``, sorted by slot id."""
-    records = []
-    for sid, event in terminal_slots(events).items():
-        payload = event.payload
-        forecast = Forecast.from_json(payload["forecast"])
-        records.append(SlotRecord(
-            slot_id=sid, state_id=str(payload["state_id"]),
-            context_id=str(payload["context_id"]), repeat=int(payload["repeat"]),
-            forecast=forecast, fallback=event.type == FallbackAssigned.TYPE,
-            explainer=payload.get("explainer"), delivered=payload.get("delivered"),
-            signal=payload.get("signal")))
-    records.sort(key=lambda r: r.slot_id)
-    return records

@@ -32,7 +32,7 @@ from foreseen.credit.model import SlotRecord
 from foreseen.credit.plan.freeze import FrozenPlan, load_plan, reveal
 from foreseen.credit.run.events import OutcomesRevealed
 from foreseen.credit.run.prospective import executed_outcomes
-from foreseen.credit.run.runner import read_slot_records
+from foreseen.credit.run.run_ledger import read_slot_records
 
 REPORT_FILE = "report.json"
 PLAN_FILE = "plan.json"
