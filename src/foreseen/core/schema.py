@@ -120,6 +120,13 @@ def _describe(cls: type) -> str | None:
     return " ".join(doc.split("\n\n", 1)[0].split())
 
 
+#: the JSON Schema of each scalar type
+SCALAR_SCHEMAS: dict[Any, dict[str, str]] = {
+    type(None): {"type": "null"}, bool: {"type": "boolean"}, int: {"type": "integer"},
+    float: {"type": "number"}, str: {"type": "string"},
+}
+
+
 class _SchemaBuilder:
     def __init__(self, for_input: bool = False) -> None:
         self.defs: dict[str, dict[str, Any]] = {}
@@ -128,16 +135,8 @@ class _SchemaBuilder:
     def of_type(self, hint: Any) -> dict[str, Any]:
         if hint is Any or hint is object:
             return {}
-        if hint is type(None) or hint is None:
-            return {"type": "null"}
-        if hint is bool:
-            return {"type": "boolean"}
-        if hint is int:
-            return {"type": "integer"}
-        if hint is float:
-            return {"type": "number"}
-        if hint is str:
-            return {"type": "string"}
+        if hint is None or hint in SCALAR_SCHEMAS:
+            return dict(SCALAR_SCHEMAS[type(None) if hint is None else hint])
         if isinstance(hint, type) and dataclasses.is_dataclass(hint):
             return self.of_dataclass(hint)
         if isinstance(hint, type) and issubclass(hint, enum.Enum):
@@ -145,17 +144,11 @@ class _SchemaBuilder:
         origin = typing.get_origin(hint)
         args = typing.get_args(hint)
         if origin is typing.Union or origin is types.UnionType:
-            options = [self.of_type(arg) for arg in args]
-            return {"anyOf": options}
+            return {"anyOf": [self.of_type(arg) for arg in args]}
         if origin is typing.Literal:
             return {"enum": list(args)}
         if origin is tuple:
-            if len(args) == 2 and args[1] is Ellipsis:
-                return {"type": "array", "items": self.of_type(args[0])}
-            if not args:
-                return {"type": "array"}
-            return {"type": "array", "prefixItems": [self.of_type(a) for a in args],
-                    "items": False, "minItems": len(args), "maxItems": len(args)}
+            return self._of_tuple(args)
         if origin in (list, Sequence, typing.Sequence) or (
                 isinstance(origin, type) and issubclass(origin, Sequence)
                 and not issubclass(origin, (str, bytes))):
@@ -169,6 +162,14 @@ class _SchemaBuilder:
         if hint in (list, tuple, Sequence):
             return {"type": "array"}
         raise TypeError(f"no JSON Schema for type {hint!r}")
+
+    def _of_tuple(self, args: tuple[Any, ...]) -> dict[str, Any]:
+        if len(args) == 2 and args[1] is Ellipsis:
+            return {"type": "array", "items": self.of_type(args[0])}
+        if not args:
+            return {"type": "array"}
+        return {"type": "array", "prefixItems": [self.of_type(a) for a in args],
+                "items": False, "minItems": len(args), "maxItems": len(args)}
 
     def of_dataclass(self, cls: type) -> dict[str, Any]:
         name = cls.__name__
@@ -252,68 +253,86 @@ def _kind(value: Any) -> str:
         type(value), type(value).__name__)
 
 
+def _read_union(args: tuple[Any, ...], value: Any, where: str, strict: bool) -> Any:
+    if value is None and type(None) in args:
+        return None
+    errors = []
+    for option in (a for a in args if a is not type(None)):
+        try:
+            return _read(option, value, where, strict)
+        except SchemaError as error:
+            errors.append(str(error))
+    raise SchemaError(errors[0] if len(errors) == 1 else
+                      f"{where}: {_kind(value)} is not allowed here")
+
+
+def _scalar_problem(hint: Any, value: Any) -> str | None:
+    """Why ``value`` is not a ``hint`` scalar (None when it is one)."""
+    if hint is type(None):
+        return None if value is None else f"expected null, got {_kind(value)}"
+    if hint is bool:
+        return None if isinstance(value, bool) else (
+            f"expected true or false, got {_kind(value)}")
+    if hint is int:
+        return None if isinstance(value, int) and not isinstance(value, bool) else (
+            f"expected an integer, got {_kind(value)}")
+    if hint is str:
+        return None if isinstance(value, str) else f"expected a string, got {_kind(value)}"
+    if isinstance(value, bool) or not isinstance(value, (int, float)):  # hint is float
+        return f"expected a number, got {_kind(value)}"
+    if value != value or value in (float("inf"), float("-inf")):
+        return "expected a finite number"
+    return None  # an integer stays an integer, so writing it back gives the same text
+
+
+SCALARS = (type(None), bool, int, float, str)
+
+
+def _read_dataclass(hint: Any, value: Any, where: str, strict: bool) -> Any:
+    own = getattr(hint, "from_json", None)
+    if getattr(hint, "__custom_json__", False) and callable(own):
+        try:  # a dataclass with its own JSON form reads itself
+            return own(value)
+        except (ValueError, UserInputError) as error:
+            raise SchemaError(f"{where}: {error}") from None
+    return from_json(hint, value, where, strict=strict)
+
+
+def _read_sequence(origin: Any, args: tuple[Any, ...], value: Any, where: str,
+                   strict: bool) -> Any:
+    if not isinstance(value, list):
+        raise SchemaError(f"{where}: expected a list, got {_kind(value)}")
+    if origin is tuple and not (len(args) == 2 and args[1] is Ellipsis):
+        if len(value) != len(args):
+            raise SchemaError(f"{where}: expected {len(args)} items, got {len(value)}")
+        return tuple(_read(a, v, f"{where}[{i}]", strict)
+                     for i, (a, v) in enumerate(zip(args, value, strict=True)))
+    item = args[0] if args else Any
+    items = [_read(item, v, f"{where}[{i}]", strict) for i, v in enumerate(value)]
+    return tuple(items) if origin is tuple else items
+
+
 def _read(hint: Any, value: Any, where: str, strict: bool = False) -> Any:
     if hint is Any or hint is object:
         return value
     origin = typing.get_origin(hint)
     args = typing.get_args(hint)
     if origin is typing.Union or origin is types.UnionType:
-        if value is None and type(None) in args:
-            return None
-        errors = []
-        for option in (a for a in args if a is not type(None)):
-            try:
-                return _read(option, value, where, strict)
-            except SchemaError as error:
-                errors.append(str(error))
-        raise SchemaError(errors[0] if len(errors) == 1 else
-                          f"{where}: {_kind(value)} is not allowed here")
-    if hint is type(None):
-        if value is not None:
-            raise SchemaError(f"{where}: expected null, got {_kind(value)}")
-        return None
-    if hint is bool:
-        if not isinstance(value, bool):
-            raise SchemaError(f"{where}: expected true or false, got {_kind(value)}")
-        return value
-    if hint is int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise SchemaError(f"{where}: expected an integer, got {_kind(value)}")
-        return value
-    if hint is float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise SchemaError(f"{where}: expected a number, got {_kind(value)}")
-        if value != value or value in (float("inf"), float("-inf")):
-            raise SchemaError(f"{where}: expected a finite number")
-        return value  # an integer stays an integer, so writing it back gives the same text
-    if hint is str:
-        if not isinstance(value, str):
-            raise SchemaError(f"{where}: expected a string, got {_kind(value)}")
+        return _read_union(args, value, where, strict)
+    if hint in SCALARS:
+        problem = _scalar_problem(hint, value)
+        if problem is not None:
+            raise SchemaError(f"{where}: {problem}")
         return value
     if isinstance(hint, type) and dataclasses.is_dataclass(hint):
-        own = getattr(hint, "from_json", None)
-        if getattr(hint, "__custom_json__", False) and callable(own):
-            try:  # a dataclass with its own JSON form reads itself
-                return own(value)
-            except (ValueError, UserInputError) as error:
-                raise SchemaError(f"{where}: {error}") from None
-        return from_json(hint, value, where, strict=strict)
+        return _read_dataclass(hint, value, where, strict)
     if origin is typing.Literal:
         if value not in args:
             raise SchemaError(f"{where}: expected one of {', '.join(map(repr, args))},"
                               f" got {value!r}")
         return value
     if origin is tuple or origin in (list, Sequence, typing.Sequence):
-        if not isinstance(value, list):
-            raise SchemaError(f"{where}: expected a list, got {_kind(value)}")
-        if origin is tuple and not (len(args) == 2 and args[1] is Ellipsis):
-            if len(value) != len(args):
-                raise SchemaError(f"{where}: expected {len(args)} items, got {len(value)}")
-            return tuple(_read(a, v, f"{where}[{i}]", strict)
-                         for i, (a, v) in enumerate(zip(args, value, strict=True)))
-        item = args[0] if args else Any
-        items = [_read(item, v, f"{where}[{i}]", strict) for i, v in enumerate(value)]
-        return tuple(items) if origin is tuple else items
+        return _read_sequence(origin, args, value, where, strict)
     if origin in (dict, Mapping, typing.Mapping):
         if not isinstance(value, dict):
             raise SchemaError(f"{where}: expected an object, got {_kind(value)}")
