@@ -228,3 +228,12 @@ def test_cli_and_report_have_a_sub_package_per_instrument_not_prefix_families() 
     for folder in BY_INSTRUMENT:
         for instrument in ("teams", "credit"):
             assert (PACKAGE / folder / instrument / "__init__.py").is_file()
+
+
+def test_the_lint_configuration_bounds_complexity_without_exemptions() -> None:
+    import tomllib
+
+    lint = tomllib.loads((SRC.parent / "pyproject.toml").read_text(encoding="utf-8"))[
+        "tool"]["ruff"]["lint"]
+    assert "C90" in lint["select"] and lint["mccabe"]["max-complexity"] <= 15
+    assert "per-file-ignores" not in lint and "C901" not in lint.get("ignore", [])

@@ -358,44 +358,8 @@ class FakeLLMServer:
         messages = request.get("messages")
         if not isinstance(messages, list) or not messages or messages[-1].get("role") != "user":
             return "messages must end with a user message"
-        if api == "anthropic":
-            marks = [piece for piece in prefix_pieces(request) if piece[1]]
-            if len(marks) > 4:
-                return "at most 4 blocks may carry cache_control"
-            for message in messages:
-                for block in _blocks(message.get("content")):
-                    control = block.get("cache_control")
-                    if block.get("type") != "text" or not isinstance(block.get("text"), str) \
-                            or control not in (None, {"type": "ephemeral"}):
-                        return "content blocks must be text with an ephemeral cache_control"
-            tools = request.get("tools")
-            choice = request.get("tool_choice")
-            if tools is None:
-                return None if choice is None else "tool_choice without tools"
-            if not (isinstance(tools, list) and tools and "input_schema" in tools[0]):
-                return "tools with input_schema missing"
-            if not (isinstance(choice, dict) and choice.get("type") == "tool"
-                    and choice.get("name") == tools[0].get("name")):
-                return "tool_choice must force the tool"
-        else:
-            fmt = request.get("response_format")
-            if fmt is not None and not (
-                    isinstance(fmt, dict) and (
-                        (fmt.get("type") == "json_schema"
-                         and "schema" in fmt.get("json_schema", {}))
-                        or (fmt.get("type") == "json_object"
-                            and isinstance(fmt.get("schema"), dict)))):
-                return "response_format malformed"
-            tools = request.get("tools")
-            if tools is not None:
-                function = tools[0].get("function", {}) if isinstance(tools, list) else {}
-                choice = request.get("tool_choice")
-                if not ("parameters" in function and isinstance(choice, dict)
-                        and choice.get("function", {}).get("name") == function.get("name")):
-                    return "tools must force one function with parameters"
-            if "grammar" in request and not isinstance(request["grammar"], str):
-                return "grammar must be a string"
-        return None
+        return (_anthropic_shape(request, messages) if api == "anthropic"
+                else _openai_shape(request))
 
     async def _handle(self, method: str, path: str, headers: Mapping[str, str],
                       raw: bytes) -> tuple[int, dict[str, str], bytes] | None:
@@ -505,18 +469,9 @@ class FakeLLMServer:
             if fault == "timeout":
                 await asyncio.sleep(self.hang_s)
             return None
-        if fault == "http_429":
-            extra = ({"retry-after": f"{RETRY_AFTER_S:g}"} if anthropic
-                     else {"retry-after-ms": str(int(RETRY_AFTER_S * 1000))})
-            return 429, extra, _error(anthropic, "rate_limit_error", "slow down")
-        if fault == "http_500":
-            return 500, {}, _error(anthropic, "api_error", "internal server error")
-        if fault == "http_overloaded":
-            return (529 if anthropic else 503), {}, _error(anthropic, "overloaded_error",
-                                                           "overloaded")
-        if fault == "http_400_error_body":
-            return 400, {}, _error(anthropic, "invalid_request_error",
-                                   f"request refused for key {self.key}")
+        http_error = _http_fault(anthropic, fault, self.key)
+        if http_error is not None:
+            return http_error
         if fault == "slow":
             await asyncio.sleep(self.slow_s)
         name, schema = requested_schema(api, request)
@@ -729,3 +684,63 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def _anthropic_shape(request: Mapping[str, Any], messages: list[Any]) -> str | None:
+    """What is wrong with an Anthropic Messages request's blocks and tools (None: nothing)."""
+    marks = [piece for piece in prefix_pieces(request) if piece[1]]
+    if len(marks) > 4:
+        return "at most 4 blocks may carry cache_control"
+    for message in messages:
+        for block in _blocks(message.get("content")):
+            control = block.get("cache_control")
+            if block.get("type") != "text" or not isinstance(block.get("text"), str) \
+                    or control not in (None, {"type": "ephemeral"}):
+                return "content blocks must be text with an ephemeral cache_control"
+    tools = request.get("tools")
+    choice = request.get("tool_choice")
+    if tools is None:
+        return None if choice is None else "tool_choice without tools"
+    if not (isinstance(tools, list) and tools and "input_schema" in tools[0]):
+        return "tools with input_schema missing"
+    if not (isinstance(choice, dict) and choice.get("type") == "tool"
+            and choice.get("name") == tools[0].get("name")):
+        return "tool_choice must force the tool"
+    return None
+
+
+def _openai_shape(request: Mapping[str, Any]) -> str | None:
+    """What is wrong with a chat-completions request's constraint fields (None: nothing)."""
+    fmt = request.get("response_format")
+    if fmt is not None and not (
+            isinstance(fmt, dict) and (
+                (fmt.get("type") == "json_schema" and "schema" in fmt.get("json_schema", {}))
+                or (fmt.get("type") == "json_object" and isinstance(fmt.get("schema"), dict)))):
+        return "response_format malformed"
+    tools = request.get("tools")
+    if tools is not None:
+        function = tools[0].get("function", {}) if isinstance(tools, list) else {}
+        choice = request.get("tool_choice")
+        if not ("parameters" in function and isinstance(choice, dict)
+                and choice.get("function", {}).get("name") == function.get("name")):
+            return "tools must force one function with parameters"
+    if "grammar" in request and not isinstance(request["grammar"], str):
+        return "grammar must be a string"
+    return None
+
+
+def _http_fault(anthropic: bool, fault: str, key: str) -> tuple[int, dict[str, str], bytes] | None:
+    """The HTTP error a scripted fault answers with (None: the fault is not an HTTP error)."""
+    if fault == "http_429":
+        extra = ({"retry-after": f"{RETRY_AFTER_S:g}"} if anthropic
+                 else {"retry-after-ms": str(int(RETRY_AFTER_S * 1000))})
+        return 429, extra, _error(anthropic, "rate_limit_error", "slow down")
+    if fault == "http_500":
+        return 500, {}, _error(anthropic, "api_error", "internal server error")
+    if fault == "http_overloaded":
+        return (529 if anthropic else 503), {}, _error(anthropic, "overloaded_error",
+                                                       "overloaded")
+    if fault == "http_400_error_body":
+        return 400, {}, _error(anthropic, "invalid_request_error",
+                               f"request refused for key {key}")
+    return None
