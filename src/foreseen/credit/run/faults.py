@@ -59,10 +59,6 @@ def fault_schedule(seed: int, slot_id: str, attempt: int, *, dead_rate: float = 
     return NONE
 
 
-def is_transport(fault: str) -> bool:
-    return fault in (TRANSPORT, TRANSPORT_RETRY_NOW)
-
-
 def _mangle(text: str, fault: str) -> str:
     try:
         obj: Any = json.loads(text)
@@ -111,4 +107,3 @@ class FaultInjectingBackend(WrappingBackend):
             returned_model_reason=response.returned_model_reason,
             input_tokens=response.input_tokens, output_tokens=response.output_tokens,
             cost_usd=response.cost_usd)
-

@@ -430,11 +430,3 @@ def _backend(plan: FrozenPlan, forecaster: BackendSpec, inject_faults: int | Non
 
     backend = plan_backend(plan, forecaster.backend)
     return backend if inject_faults is None else FaultInjectingBackend(backend, inject_faults)
-
-
-def explainer_summary(runs: Mapping[str, ExplainerRun]) -> dict[str, Any]:
-    """Per LLM explainer: calls, failures, proposals valid/total, issue counts."""
-    return {name: {"calls": run.calls, "transport_failures": run.transport_failures,
-                   "proposals_valid": sum(1 for p in run.proposals.values() if p.valid),
-                   "proposals": len(run.proposals), "issues": run.issue_counts()}
-            for name, run in sorted(runs.items())}

@@ -419,22 +419,6 @@ def _build(seed: int, n_tasks: int, executor: Executor, with_outcomes: bool = Tr
     return ControlledBuild(study, tuple(outcomes), explanations, mechanisms, probes)
 
 
-def _build_task(seed: int, task_index: int, prior: Mapping[str, Mapping[str, float]],
-                states: list[State], probes: dict[str, Probe], outcomes: list[Outcome]) -> None:
-    """Propose, probe and execute one task's states; append them to the build's lists."""
-    task_states, task_probes = _states_of_task(seed, task_index, prior)
-    states.extend(task_states)
-    probes.update(task_probes)
-    groups: dict[tuple[int, int], list[str]] = {}
-    for state in task_states:
-        groups.setdefault((int(state.budget), state.seed), []).append(state.intervention_id)
-    executed = {key: execute_outcomes(seed, "study", task_index, key[0], key[1], ids)
-                for key, ids in groups.items()}
-    outcomes.extend(
-        Outcome(state.id, executed[(int(state.budget), state.seed)][state.intervention_id])
-        for state in task_states)
-
-
 def verify_outcomes(study: Study, outcomes: Sequence[Outcome], fraction: float = 0.1,
                     seed: int = 0) -> dict[str, Any]:
     """Re-execute a seeded ``fraction`` of states from scratch; check bitwise-equal outcomes.

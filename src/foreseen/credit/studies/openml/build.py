@@ -413,29 +413,3 @@ def verify_outcomes(build: OpenMLBuild, fraction: float = 0.1, seed: int = 0,
             "reproduced": len(fresh) - len(mismatches), "ok": not mismatches,
             "state_ids": [job.state_id for job in fresh], "mismatches": mismatches,
             "zero_outcome_share": zero_outcome_share(build.build.study, build.build.outcomes)}
-
-
-def timing_table(build: OpenMLBuild) -> str:
-    """Per-dataset table of per-state seconds (Markdown)."""
-    by_task: dict[str, list[float]] = {}
-    for state, record in zip(build.build.study.states, build.records, strict=True):
-        by_task.setdefault(state.task_id, []).append(float(record["seconds"]))
-    lines = ["| dataset | kind | states | sum s | mean s | max s |", "|---|---|---|---|---|---|"]
-    kinds = {t.id: t.kind for t in build.build.study.tasks}
-    for task_id, seconds in by_task.items():
-        lines.append(f"| {task_id} | {kinds[task_id]} | {len(seconds)} | {sum(seconds):.1f} | "
-                     f"{sum(seconds) / len(seconds):.2f} | {max(seconds):.2f} |")
-    total = [float(r["seconds"]) for r in build.records]
-    lines.append(f"| all | | {len(total)} | {sum(total):.1f} | {sum(total) / len(total):.2f} | "
-                 f"{max(total):.2f} |")
-    return "\n".join(lines)
-
-
-def summarise_zero_share(study: Study, outcomes: Sequence[Outcome]) -> list[str]:
-    """One line per change: states, y = 0 exactly, share."""
-    lines = []
-    for change, row in zero_outcome_share(study, outcomes).items():
-        share = row["share"]
-        lines.append(f"{change}: {row['zero']}/{row['states']} y = 0"
-                     + ("" if share is None else f" ({share:.1%})"))
-    return lines

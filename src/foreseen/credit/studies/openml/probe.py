@@ -193,8 +193,3 @@ def llm_explanations(study: Study, backend: Backend, *, seed: int = 0,
     generator = f"llm/{backend.name}"
     return {sid: Explanation(sid, "llm", generator, text, extract_card(text))
             for sid, text in sorted(replies.items()) if text is not None}
-
-
-def explainer_configuration(backend: Backend) -> dict[str, Any]:
-    """What the plan records about an LLM explainer (never a secret)."""
-    return {"backend": backend.name, "configuration": backend.configuration()}

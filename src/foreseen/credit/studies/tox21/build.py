@@ -410,12 +410,6 @@ def build_tox21(endpoints: Sequence[str] = ENDPOINTS, *, executor: Executor | No
                       parse_report)
 
 
-def build_tox21_study(endpoints: Sequence[str] = ENDPOINTS, *, executor: Executor | None = None,
-                      cache: Path | None = None, data_path: str | None = None) -> StudyBuild:
-    """The :class:`StudyBuild` of :func:`build_tox21` (same shape as the controlled study's)."""
-    return build_tox21(endpoints, executor=executor, cache=cache, data_path=data_path).build
-
-
 def execute_study_outcomes(build: StudyBuild, *, executor: Executor | None = None,
                            data_path: str | None = None) -> StudyBuild:
     """Execute the outcomes of a public build (one job per state); the build with them.
