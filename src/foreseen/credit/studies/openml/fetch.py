@@ -14,7 +14,8 @@ Each dataset becomes ``OUT/<suite>/<name>/data.csv.gz`` (gzip with mtime 0; the
 features OpenML uses, in file order, then the target; ``?`` → empty cell) and a
 ``meta.json`` in the mirror's format (``family`` = the dataset name unless a
 later curation says otherwise); ``OUT/index.tsv`` is (re)written from every
-``meta.json`` found under ``OUT``. Plain :mod:`urllib`, no API key. A
+``meta.json`` found under ``OUT``. Downloads go through the one HTTP client
+(:class:`foreseen.core.http.HttpGetter`), no API key. A
 connection failure or an HTTP error raises one
 :class:`~foreseen.core.errors.UserInputError` line naming the URL (no network →
 one clear error); nothing is half-written (atomic writes).
@@ -29,36 +30,43 @@ import io
 import json
 import os
 import re
-import urllib.error
-import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from foreseen.core.digest import sha256_bytes, write_json_atomic, write_text_atomic
-from foreseen.core.errors import UserInputError
+from foreseen.core.errors import SourceError, UserInputError
+from foreseen.core.http import HttpGetter, NotFoundError
+from foreseen.core.retry import RetryPolicy
 from foreseen.credit.studies.openml.mirror import INDEX_COLUMNS, SUITE_TASK_TYPE, SUITES
 
 DEFAULT_API = "https://www.openml.org/api/v1/json"
 TIMEOUT_S = 60.0
+#: three attempts, 0.5 s then 1 s apart (a dropped connection or a 5xx is retried)
+RETRY = RetryPolicy(max_attempts=3, base_s=0.5)
 _ATTRIBUTE = re.compile(r"^@attribute\s+('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|\S+)\s+(.+)$",
                         re.IGNORECASE)
 
 
 def _get(url: str) -> bytes:
+    """The body of ``url`` through the project's one HTTP client (:mod:`foreseen.core.http`:
+    timeouts, bounded retries of 429/5xx and connection failures), as one OpenML line."""
     if not url.startswith(("http://", "https://")):
         raise UserInputError(f"OpenML: refusing a non-HTTP URL {url!r}")
-    request = urllib.request.Request(url, headers={"User-Agent": "foreseen-openml-mirror"})
+    client = HttpGetter(RETRY, headers={"User-Agent": "foreseen-openml-mirror"},
+                        timeout=TIMEOUT_S)
     try:
-        with urllib.request.urlopen(request, timeout=TIMEOUT_S) as response:
-            body: bytes = response.read()
-            return body
-    except urllib.error.HTTPError as error:
-        raise UserInputError(f"OpenML: HTTP {error.code} for {url}") from None
-    except (urllib.error.URLError, TimeoutError, OSError) as error:
-        reason = getattr(error, "reason", error)
-        raise UserInputError(f"OpenML is not reachable ({reason}) at {url}; "
-                             "use an offline mirror with --mirror") from None
+        body = client.get(url)
+    except NotFoundError:
+        raise UserInputError(f"OpenML: HTTP 404 for {url}") from None
+    except SourceError as error:
+        if str(error).startswith("cannot reach"):
+            raise UserInputError(f"OpenML is not reachable ({error}) at {url}; "
+                                 "use an offline mirror with --mirror") from None
+        raise UserInputError(f"OpenML: {error}") from None
+    if body is None:  # not reached: without missing_ok a 404 raises NotFoundError
+        raise UserInputError(f"OpenML: HTTP 404 for {url}")
+    return body
 
 
 def _get_json(url: str) -> Any:
