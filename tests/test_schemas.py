@@ -90,9 +90,14 @@ def test_the_plan_schema_knows_exactly_the_readable_plan_formats() -> None:
         READABLE_PLAN_FORMATS)
 
 
+#: every run folder shipped under examples/runs (real models through real servers)
+EXAMPLE_RUNS = sorted(path.parent for path in (REPO / "examples" / "runs").glob("*/plan.json"))
+
+
 @pytest.mark.parametrize("name", sorted(FILE_KINDS))
-def test_the_shipped_example_run_fits_the_schemas(name: str) -> None:
-    jsonschema.validate(json.loads((EXAMPLE_RUN / name).read_text(encoding="utf-8")),
+@pytest.mark.parametrize("run", EXAMPLE_RUNS, ids=[run.name for run in EXAMPLE_RUNS])
+def test_the_shipped_example_runs_fit_the_schemas(run: Path, name: str) -> None:
+    jsonschema.validate(json.loads((run / name).read_text(encoding="utf-8")),
                         schemas()[FILE_KINDS[name]])
 
 
