@@ -12,7 +12,8 @@ commitment of :func:`~foreseen.credit.plan.freeze.outcome_execution_commitment`;
 the folder then has no outcome file yet), and optionally ``scopes``
 (explainer → the state ids its slots cover, :mod:`foreseen.credit.plan.scopes`)
 and ``committed_files`` (names of folder files the plan freezes by digest,
-:mod:`foreseen.credit.plan.committed_files`).
+:mod:`foreseen.credit.plan.committed_files`), and ``followups`` (the declared
+controlled follow-ups, :mod:`foreseen.credit.plan.followups`).
 """
 
 from __future__ import annotations
@@ -131,4 +132,5 @@ def freeze_study_dir(directory: str | os.PathLike[str]) -> FrozenPlan:
         contexts_module=str(design.get("contexts_module", DEFAULT_CONTEXTS_MODULE)),
         lottery=design.get("lottery"),
         scopes={str(k): list(v) for k, v in scopes.items()},
-        committed_files=commit_files(folder, committed))
+        committed_files=commit_files(folder, committed),
+        followups=design.get("followups"))

@@ -5,7 +5,8 @@ For every role — the forecaster, and each LLM explainer — and every context
 cost, and the least time the rate limits allow. Nothing is called.
 
 * **Forecaster calls** = the slots of the plan (states × contexts × repeats of
-  every explainer, plus the description arm), each priced once at its first
+  every explainer, plus the description arm, plus one ``followup`` call per
+  preselected state when the study declares controlled follow-ups), each priced once at its first
   attempt; retries are not counted (a run's budget stops it if they add up).
   Prompts of the description arm and of the offline explainers are rendered
   exactly from a plan frozen over them. A slot of an LLM explainer shows an
@@ -45,10 +46,12 @@ from foreseen.credit.analysis.config import cluster_shortfall
 from foreseen.credit.backends.base import Backend, ForecastRequest
 from foreseen.credit.backends.registry import build_backend
 from foreseen.credit.explainers.llm import LLMExplainer
+from foreseen.credit.plan.followups import followup_outcome_id
 from foreseen.credit.plan.freeze import FrozenPlan
 from foreseen.credit.plan.study_folder import freeze_study_dir
 from foreseen.credit.run.runner import build_requests
 from foreseen.credit.studies.base import BuiltStudy, StudyDefinition
+from foreseen.credit.studies.followup_outcomes import selected_states
 from foreseen.credit.studies.pipeline import (
     BackendSpec,
     ExplainerSpec,
@@ -168,8 +171,14 @@ def _offline_plan(definition: StudyDefinition, built: BuiltStudy, settings: Stud
     design = definition.design(built, replicates=settings.replicates, seed=settings.seed,
                                repeats=settings.repeats)
     forecaster = settings.forecaster or default_forecaster(design)
+    commitment = prospective_commitment(definition, settings)
+    # the scratch plan only counts calls: its follow-up outcomes are placeholders (never
+    # executed, never revealed), so a dry run trains no follow-up model
+    placeholders = None if commitment is not None or design.followups is None else {
+        **built.build.outcome_map(),
+        **{followup_outcome_id(sid): 0.0 for sid in selected_states(built, design)}}
     write_study_folder(folder, replace(built, files={}), built.build.explanations, design,
-                       forecaster, commitment=prospective_commitment(definition, settings))
+                       forecaster, placeholders, commitment=commitment)
     return freeze_study_dir(folder), forecaster
 
 

@@ -88,6 +88,7 @@ from foreseen.credit.run.faults import FaultInjectingBackend
 from foreseen.credit.run.pipeline import LEAK_CHECK_FILE, STUDY_SECTION_FILE, analyze_run
 from foreseen.credit.run.reference import REFERENCE_REPORT, read_reference_run
 from foreseen.credit.studies.base import BuiltStudy, StudyDefinition, StudyDesign, Verification
+from foreseen.credit.studies.followup_outcomes import sealed_followups
 from foreseen.credit.studies.note_delivery import with_note_delivery
 from foreseen.credit.studies.primary import primary_explainer_of, with_primary_explainer
 from foreseen.credit.studies.registry import committed_study_section
@@ -236,7 +237,8 @@ def design_json(design: StudyDesign, forecaster: BackendSpec) -> dict[str, Any]:
             **({} if not design.scopes else {
                 "scopes": {k: list(v) for k, v in sorted(design.scopes.items())}}),
             **({} if not design.committed_files else {
-                "committed_files": list(design.committed_files)})}
+                "committed_files": list(design.committed_files)}),
+            **({} if design.followups is None else {"followups": dict(design.followups)})}
 
 
 def prospective_commitment(definition: StudyDefinition,
@@ -358,7 +360,11 @@ def run_study(definition: StudyDefinition, out: str | Path, settings: StudySetti
                                          executor=executor)
     staging = folder / STAGING
     shutil.rmtree(staging, ignore_errors=True)
-    write_study_folder(staging, built, explanations, design, forecaster, outcomes_override,
+    followups = {} if commitment is not None else sealed_followups(
+        definition, built, design, executor=executor)
+    sealed_values = None if outcomes_override is None and not followups else {
+        **(outcomes_override or built.build.outcome_map()), **followups}
+    write_study_folder(staging, built, explanations, design, forecaster, sealed_values,
                        commitment)
     extra = [*built.files]
     if reference is not None:
@@ -380,8 +386,9 @@ def run_study(definition: StudyDefinition, out: str | Path, settings: StudySetti
     public = built
 
     def execute() -> Mapping[str, float]:
-        return definition.execute_outcomes(public, options, executor=executor).build \
-            .outcome_map()
+        executed = definition.execute_outcomes(public, options, executor=executor)
+        return {**executed.build.outcome_map(),
+                **sealed_followups(definition, executed, design, executor=executor)}
 
     calibrated = run_with_signal_plan(plan, folder, sealed, progress=progress,
                                       backend=backend, concurrency=settings.concurrency,

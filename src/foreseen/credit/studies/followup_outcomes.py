@@ -1,0 +1,38 @@
+"""The follow-up outcomes a study run seals beside its outcomes (docs/paper-parts.md).
+
+A study whose design declares follow-ups (``StudyDesign.followups``) gets them
+executed for real by its own outcome code
+(:meth:`~foreseen.credit.studies.base.StudyDefinition.followup_outcomes`) for
+the states the plan will preselect: the preselection is a pure function of
+the base states' ids, the plan seed and the declared share
+(:func:`foreseen.credit.plan.followups.preselect`), so it is known before the
+plan is frozen, and the freeze checks that the sealed file holds exactly these
+follow-ups. A sealed-file run seals them before the freeze; a prospective run
+executes them after the last call, with the other outcomes.
+"""
+
+from __future__ import annotations
+
+from foreseen.core.parallel import Executor
+from foreseen.credit.plan.followups import FollowupDesign, followup_outcome_id, preselect
+from foreseen.credit.plan.scopes import base_study
+from foreseen.credit.studies.base import BuiltStudy, StudyDefinition, StudyDesign
+
+
+def selected_states(built: BuiltStudy, design: StudyDesign) -> tuple[str, ...]:
+    """The states the plan will preselect (none when the design declares no follow-ups)."""
+    if design.followups is None:
+        return ()
+    declared = FollowupDesign.from_json(design.followups)
+    base = base_study(built.build.study, {k: list(v) for k, v in design.scopes.items()})
+    return preselect([state.id for state in base.states], design.seed, declared.share)
+
+
+def sealed_followups(definition: StudyDefinition, built: BuiltStudy, design: StudyDesign, *,
+                     executor: Executor | None) -> dict[str, float]:
+    """``<state>#followup`` → ``y_f`` for every preselected state (empty: no follow-ups)."""
+    selected = selected_states(built, design)
+    if not selected:
+        return {}
+    values = definition.followup_outcomes(built, selected, executor=executor)
+    return {followup_outcome_id(sid): float(values[sid]) for sid in selected}
