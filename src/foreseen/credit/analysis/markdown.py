@@ -48,6 +48,7 @@ from foreseen.credit.analysis.analyze import CreditAnalysis
 from foreseen.credit.analysis.checks import CommitmentCheck, FiveChecks
 from foreseen.credit.analysis.config import AnalysisConfig
 from foreseen.credit.analysis.contrasts import ContrastRow, Equivalence
+from foreseen.credit.analysis.followups_markdown import followup_lines
 from foreseen.credit.analysis.gates import GateCondition, GateResult
 from foreseen.credit.analysis.metrics import ArmMetrics
 from foreseen.credit.analysis.report import CreditReport, SpendSummary
@@ -853,6 +854,8 @@ def render_markdown(report: CreditAnalysis, *,
     if by_task:
         lines += ["## Primary contrast by task", "", *by_task]
 
+    if isinstance(report, CreditReport) and report.followups is not None:
+        lines += followup_lines(report.followups)
     lines += ["## Gates", "", *gate_lines(report)]
 
     lines += ["## Integrity", ""]
