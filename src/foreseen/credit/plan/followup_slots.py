@@ -16,7 +16,7 @@ for exactly the selected states (:func:`check_sealed_followups`, at freeze).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,12 +73,10 @@ def followup_slot_id(explainer: str, state_id: str) -> str:
 def followup_slots(study: Study, design: FollowupDesign,
                    explanations: Mapping[str, Mapping[str, Explanation]],
                    donors: Mapping[str, Mapping[str, str]], contexts: ContextRenderer,
-                   forecaster_sha256: str, seed: int,
+                   forecaster_sha256: str, seed_of: Callable[[str], int],
                    prompts: list[RenderedPrompt]) -> list[dict[str, Any]]:
     """One slot per selected state for the judged explainer (its prompt appended to
-    ``prompts`` for the freeze checks)."""
-    from foreseen.credit.plan.freeze import slot_seed
-
+    ``prompts`` for the freeze checks); ``seed_of`` is the plan's per-slot seed."""
     explainer = design.explainer
     if explainer is None or explainer not in explanations:
         raise UserInputError(f"follow-ups: the judged explainer {explainer!r} has no"
@@ -94,7 +92,7 @@ def followup_slots(study: Study, design: FollowupDesign,
                       "context_id": FOLLOWUP_CONTEXT, "repeat": 1, "donor_state_id": None,
                       "delivered": rendered.delivered, "signal": None,
                       "prompt_sha256": sha256_text(rendered.prompt),
-                      "forecaster_sha256": forecaster_sha256, "seed": slot_seed(seed, sid)})
+                      "forecaster_sha256": forecaster_sha256, "seed": seed_of(sid)})
     return slots
 
 
@@ -115,7 +113,8 @@ def check_sealed_followups(path: str | os.PathLike[str], study: Study,
 def freeze_followups(study: Study, declared: Mapping[str, Any],
                      explanations: Mapping[str, Mapping[str, Explanation]],
                      donors: Mapping[str, Mapping[str, str]], contexts: ContextRenderer,
-                     forecaster_sha256: str, seed: int, analysis: Mapping[str, Any],
+                     forecaster_sha256: str, seed: int, seed_of: Callable[[str], int],
+                     analysis: Mapping[str, Any],
                      base: Study, prompts: list[RenderedPrompt],
                      outcomes_path: str | os.PathLike[str] | None
                      ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -133,7 +132,7 @@ def freeze_followups(study: Study, declared: Mapping[str, Any],
                              " primary_explainer)")
     frozen = design.frozen([state.id for state in base.states], seed, explainer)
     slots = followup_slots(study, frozen, explanations, donors, contexts, forecaster_sha256,
-                           seed, prompts)
+                           seed_of, prompts)
     if outcomes_path is not None:
         check_sealed_followups(outcomes_path, study, frozen.selected)
     return frozen.to_json(), slots

@@ -486,7 +486,8 @@ def freeze_plan(
     if followups is not None:
         followup_block, more = freeze_followups(
             study, followups, explanations, donors, contexts, sha256_json(forecaster_json),
-            seed, analysis, base_study(study, scoped), prompts, outcomes_path)
+            seed, lambda sid: slot_seed(seed, sid), analysis, base_study(study, scoped), prompts,
+            outcomes_path)
         slots = sorted([*slots, *more], key=lambda s: s["slot_id"])
     checks = run_freeze_checks(study, prompts, outcomes_path)
     modules = ANALYSIS_MODULES

@@ -63,6 +63,7 @@ from foreseen.credit.plan.committed_files import check_committed_files
 from foreseen.credit.plan.followups import FOLLOWUP_CONTEXT, is_followup_slot
 from foreseen.credit.plan.freeze import FrozenPlan, load_contexts_module, slot_seed
 from foreseen.credit.run.answers import ForecastParseError
+from foreseen.credit.run.answers import parse_forecast as parse_forecast
 from foreseen.credit.run.breaker import CircuitBreaker
 from foreseen.credit.run.budget import (
     Budget,
