@@ -8,15 +8,23 @@ the base states' ids, the plan seed and the declared share
 (:func:`foreseen.credit.plan.followups.preselect`), so it is known before the
 plan is frozen, and the freeze checks that the sealed file holds exactly these
 follow-ups. A sealed-file run seals them before the freeze; a prospective run
-executes them after the last call, with the other outcomes.
+executes them after the last call, with the other outcomes. ``--verify-outcomes``
+re-executes a seeded share of the sealed follow-ups (:func:`verify_followups`).
 """
 
 from __future__ import annotations
 
+import math
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
 from foreseen.core.parallel import Executor
 from foreseen.credit.plan.followups import FollowupDesign, followup_outcome_id, preselect
+from foreseen.credit.plan.outcome_file import read_followup_outcomes
 from foreseen.credit.plan.scopes import base_study
-from foreseen.credit.studies.base import BuiltStudy, StudyDefinition, StudyDesign
+from foreseen.credit.studies.base import BuiltStudy, StudyDefinition, StudyDesign, Verification
 
 
 def selected_states(built: BuiltStudy, design: StudyDesign) -> tuple[str, ...]:
@@ -36,3 +44,26 @@ def sealed_followups(definition: StudyDefinition, built: BuiltStudy, design: Stu
         return {}
     values = definition.followup_outcomes(built, selected, executor=executor)
     return {followup_outcome_id(sid): float(values[sid]) for sid in selected}
+
+
+def verify_followups(definition: StudyDefinition, built: BuiltStudy, sealed: Path,
+                     verification: Verification, fraction: float, *,
+                     executor: Executor | None) -> Verification:
+    """``--verify-outcomes`` for the sealed follow-ups: a seeded ``fraction`` of them
+    (``max(1, ⌈fraction · k⌉)``, ``default_rng(0)``) re-executed from scratch and compared
+    bit for bit with the sealed file; the verification with ``record["followups"]`` and
+    ``ok`` false on any mismatch (unchanged when the file holds no follow-up)."""
+    sealed_y = read_followup_outcomes(sealed, built.build.study)
+    if not sealed_y:
+        return verification
+    ids = sorted(sealed_y)
+    count = max(1, math.ceil(fraction * len(ids)))
+    chosen = sorted(ids[int(i)] for i in np.random.default_rng(0).choice(
+        len(ids), size=count, replace=False))
+    again = definition.followup_outcomes(built, chosen, executor=executor)
+    mismatches = [{"state_id": sid, "sealed": sealed_y[sid], "recomputed": again[sid]}
+                  for sid in chosen if float(again[sid]).hex() != sealed_y[sid].hex()]
+    record = {"checked": len(chosen), "reproduced": len(chosen) - len(mismatches),
+              "state_ids": chosen, "mismatches": mismatches, "ok": not mismatches}
+    return replace(verification, ok=verification.ok and not mismatches,
+                   record={**verification.record, "followups": record})

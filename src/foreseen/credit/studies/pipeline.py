@@ -88,7 +88,7 @@ from foreseen.credit.run.faults import FaultInjectingBackend
 from foreseen.credit.run.pipeline import LEAK_CHECK_FILE, STUDY_SECTION_FILE, analyze_run
 from foreseen.credit.run.reference import REFERENCE_REPORT, read_reference_run
 from foreseen.credit.studies.base import BuiltStudy, StudyDefinition, StudyDesign, Verification
-from foreseen.credit.studies.followup_outcomes import sealed_followups
+from foreseen.credit.studies.followup_outcomes import sealed_followups, verify_followups
 from foreseen.credit.studies.note_delivery import with_note_delivery
 from foreseen.credit.studies.primary import primary_explainer_of, with_primary_explainer
 from foreseen.credit.studies.registry import committed_study_section
@@ -401,6 +401,9 @@ def run_study(definition: StudyDefinition, out: str | Path, settings: StudySetti
             verification = definition.verify(built, options,
                                              fraction=settings.verify_fraction,
                                              executor=executor)
+    if verification is not None and settings.verify_fraction is not None:
+        verification = verify_followups(definition, built, sealed, verification,
+                                        settings.verify_fraction, executor=executor)
     section = with_note_delivery(definition.section(built, calibrated.outcomes, verification),
                                  design, built.build.study, explanations, runs)
     if section is not None:
