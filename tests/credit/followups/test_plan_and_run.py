@@ -216,3 +216,21 @@ def test_a_changed_followup_prompt_is_refused_at_run(tmp_path: Path) -> None:
     tampered = FrozenPlan(body, "x" * 64)
     with pytest.raises(IntegrityError, match="rendered prompt differs"):
         run_plan(tampered, tmp_path / "l.jsonl", backend=ClassBackend({}))
+
+
+def test_the_slot_cache_replays_followup_answers(tmp_path: Path) -> None:
+    from foreseen.credit.run.cache import CachingBackend, ResponseCache
+
+    plan = _freeze(tmp_path)
+    selected = plan.body["followups"]["selected"]
+    first = ClassBackend({sid: "grows" for sid in selected})
+    run_plan(plan, tmp_path / "a.jsonl", backend=CachingBackend(first, ResponseCache(
+        tmp_path / "cache")))
+    assert len(first.followup_calls) == len(selected)
+    second = ClassBackend({sid: "shrinks" for sid in selected})
+    run_plan(plan, tmp_path / "b.jsonl", backend=CachingBackend(second, ResponseCache(
+        tmp_path / "cache")))
+    assert second.followup_calls == []  # every follow-up answer replayed from the cache
+    answers = [e.payload["forecast"]["effect_change"] for e in read_ledger(tmp_path / "b.jsonl")
+               if e.type == "call_completed" and e.payload["context_id"] == "followup"]
+    assert answers == ["grows"] * len(selected)

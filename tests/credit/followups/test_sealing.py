@@ -24,6 +24,7 @@ from foreseen.credit.studies.followup_outcomes import (
     sealed_followups,
     selected_states,
     verify_followups,
+    with_judged_explainer,
 )
 
 from support.spine import tiny_study
@@ -108,3 +109,17 @@ def test_verify_outcomes_reexecutes_the_sealed_followups(tmp_path: Path) -> None
     # a file without follow-ups leaves the verification as it was
     write_outcomes(sealed, study, outcomes)
     assert verify_followups(FakeStudy(), built, sealed, base, 1.0, executor=None) == base
+
+
+def test_a_proposing_primary_hands_the_followups_to_the_study_s_own_primary() -> None:
+    declared = FollowupDesign("doubled").to_json()
+    scoped = _design(declared, {"proposer": ("s1",)})
+    scoped = StudyDesign(**{**scoped.__dict__,
+                            "analysis": AnalysisConfig(bootstrap_b=100,
+                                                       primary_explainer="stand_in")})
+    assert with_judged_explainer(scoped, "proposer").followups == {
+        **declared, "explainer": "stand_in"}
+    assert with_judged_explainer(scoped, "llm") == scoped       # explains every state
+    assert with_judged_explainer(scoped, None) == scoped        # the study's own primary
+    assert with_judged_explainer(_design(None, {"proposer": ("s1",)}), "proposer").followups \
+        is None

@@ -67,3 +67,14 @@ def verify_followups(definition: StudyDefinition, built: BuiltStudy, sealed: Pat
               "state_ids": chosen, "mismatches": mismatches, "ok": not mismatches}
     return replace(verification, ok=verification.ok and not mismatches,
                    record={**verification.record, "followups": record})
+
+
+def with_judged_explainer(design: StudyDesign, primary: str | None) -> StudyDesign:
+    """The follow-ups judge the run's primary explainer (the freeze takes the analysis's);
+    a primary that explains only its own proposal states (a scope) has no card for the
+    preselected base states, so the follow-ups then judge the study's own primary
+    (declared in the block, so the freeze does not take the proposing one)."""
+    if design.followups is None or primary is None or primary not in design.scopes:
+        return design
+    return replace(design, followups={**design.followups,
+                                      "explainer": design.analysis.primary_explainer})

@@ -88,7 +88,11 @@ from foreseen.credit.run.faults import FaultInjectingBackend
 from foreseen.credit.run.pipeline import LEAK_CHECK_FILE, STUDY_SECTION_FILE, analyze_run
 from foreseen.credit.run.reference import REFERENCE_REPORT, read_reference_run
 from foreseen.credit.studies.base import BuiltStudy, StudyDefinition, StudyDesign, Verification
-from foreseen.credit.studies.followup_outcomes import sealed_followups, verify_followups
+from foreseen.credit.studies.followup_outcomes import (
+    sealed_followups,
+    verify_followups,
+    with_judged_explainer,
+)
 from foreseen.credit.studies.note_delivery import with_note_delivery
 from foreseen.credit.studies.primary import primary_explainer_of, with_primary_explainer
 from foreseen.credit.studies.registry import committed_study_section
@@ -351,6 +355,7 @@ def run_study(definition: StudyDefinition, out: str | Path, settings: StudySetti
     primary = primary_explainer_of(settings.primary_explainer,
                                    [spec.name for spec in settings.explainers],
                                    definition.offline_explainers)
+    design = with_judged_explainer(design, primary)
     if primary is not None:
         design = replace(design, analysis=with_primary_explainer(
             design.analysis, primary, definition.offline_explainers))
