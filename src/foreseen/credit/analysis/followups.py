@@ -2,8 +2,7 @@
 
 Per judged explainer, over its ``n`` follow-up slots (one per preselected state):
 
-* the **realised class** of each state is
-  :func:`~foreseen.credit.plan.followups.classify_change` of ``(y, y_f)`` with the
+* the **realised class** of each state is :func:`classify_change` of ``(y, y_f)`` with the
   plan's threshold ``τ``; the forecaster's answer is **correct** when it names
   that class (a fallback names none: wrong, intention to treat);
 * **accuracy** ``k/n``;
@@ -28,11 +27,25 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from foreseen.credit.analysis.record import Record
-from foreseen.credit.plan.followups import CLASSES, classify_change
 
+#: the four effect-change classes, in the order they are checked
+CLASSES: tuple[str, ...] = ("unchanged", "reverses", "grows", "shrinks")
 CHANCE = 0.25
 #: relative tolerance of "no more likely than the observed count" (scipy's binomtest)
 LIKELIHOOD_TOLERANCE = 1e-7
+
+
+def classify_change(y: float, y_f: float, threshold: float) -> str:
+    """The effect-change class of ``y → y_f`` with threshold τ, the first rule that holds:
+    ``unchanged`` if ``|y_f − y| ≤ τ``; ``reverses`` if ``y · y_f < 0``; ``grows`` if
+    ``|y_f| > |y|``; ``shrinks`` otherwise (exhaustive and exclusive; spec credit.md §13)."""
+    if abs(y_f - y) <= threshold:
+        return "unchanged"
+    if y * y_f < 0:
+        return "reverses"
+    if abs(y_f) > abs(y):
+        return "grows"
+    return "shrinks"
 
 
 def binomial_pmf(i: int, n: int, p: float) -> float:

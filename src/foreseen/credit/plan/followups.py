@@ -13,9 +13,10 @@ majority baselines). Here (spec credit.md §13, docs/paper-parts.md):
   training budget doubled); its outcome ``y_f`` is sealed in the outcome file
   beside ``y`` under the id ``<state>#followup`` (:func:`followup_outcome_id`).
 * **Four classes** of the effect change, checked in this order with the
-  threshold ``τ`` (:func:`classify_change`): ``unchanged`` if ``|y_f − y| ≤ τ``;
-  ``reverses`` if ``y · y_f < 0``; ``grows`` if ``|y_f| > |y|``; ``shrinks``
-  otherwise. Exhaustive and exclusive by construction (the first that holds).
+  threshold ``τ`` (:func:`foreseen.credit.analysis.followups.classify_change`):
+  ``unchanged`` if ``|y_f − y| ≤ τ``; ``reverses`` if ``y · y_f < 0``; ``grows``
+  if ``|y_f| > |y|``; ``shrinks`` otherwise. Exhaustive and exclusive by
+  construction (the first that holds).
 * **One follow-up slot** per selected state and judged explainer (context
   ``followup``, slot id ``<explainer>|<state>|followup|1``): the explainer's
   matched-card prompt with its forecast request replaced by the follow-up
@@ -36,8 +37,9 @@ from typing import Any
 
 from foreseen.core.digest import canonical_json, sha256_json
 from foreseen.core.errors import ConfigError
+from foreseen.credit.analysis.followups import CLASSES as CLASSES
+from foreseen.credit.analysis.followups import classify_change as classify_change
 
-CLASSES: tuple[str, ...] = ("unchanged", "reverses", "grows", "shrinks")
 DEFAULT_SHARE = 0.25
 DEFAULT_THRESHOLD = 0.005
 #: the paper's controlled study: 30 follow-ups among 120 states (share 0.25)
@@ -69,17 +71,6 @@ def template_digest() -> str:
     """SHA-256 of the follow-up question, the classes and the answer schema (frozen)."""
     return sha256_json({"format": FORMAT, "question": QUESTION, "classes": list(CLASSES),
                         "schema": ANSWER_SCHEMA})
-
-
-def classify_change(y: float, y_f: float, threshold: float) -> str:
-    """The effect-change class of ``y → y_f`` (module docstring; the first rule that holds)."""
-    if abs(y_f - y) <= threshold:
-        return "unchanged"
-    if y * y_f < 0:
-        return "reverses"
-    if abs(y_f) > abs(y):
-        return "grows"
-    return "shrinks"
 
 
 def selection_size(states: int, share: float) -> int:
