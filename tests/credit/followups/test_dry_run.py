@@ -20,6 +20,7 @@ from foreseen.credit.studies.estimate import estimate_lines, estimate_study
 from foreseen.credit.studies.pipeline import StudySettings
 
 from support.cards_study import make_study
+from support.http import KEY, KEY_ENV
 
 NOTE = ("Adding squared features should improve accuracy by about 0.013, because the boundary "
         "is curved. We should see a lower training loss. The benefit should be largest at the "
@@ -52,3 +53,29 @@ def test_the_dry_run_counts_30_followup_calls_at_the_paper_s_size(
     assert estimate.slots == estimate.calls == forecasts + 30 == 2670
     assert any("plain_note|followup" in line and " 30 " in line
                for line in estimate_lines(estimate))
+
+
+def _llm(propose: bool) -> Any:
+    from foreseen.credit.studies.pipeline import BackendSpec, ExplainerSpec
+
+    options = {"model": "gpt-test", "api_key_env": KEY_ENV, "max_tokens": 300,
+               "timeout_s": 5, "base_url": "http://127.0.0.1:9/v1", "temperature": 1.0,
+               "pricing": {"gpt-test": {"input_per_mtok": 3.0, "output_per_mtok": 15.0}}}
+    return ExplainerSpec("llm", BackendSpec("openai_compatible", options), propose=propose)
+
+
+@pytest.mark.parametrize("propose,judged", [(False, "llm"), (True, "plain_note")])
+def test_the_dry_run_counts_the_judged_explainer_s_followups(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, propose: bool, judged: str) -> None:
+    """A primary LLM explainer's follow-ups are bounded like its other slots (its card does
+    not exist yet); a proposing one hands them to the study's own primary, as the run does."""
+    monkeypatch.setenv(KEY_ENV, KEY)
+    built = paper_sized_build()
+    settings = StudySettings(replicates=100, explainers=(_llm(propose),))
+    estimate = estimate_study(ControlledStudy(), built, settings, tmp_path / "dry")
+    followups = {g.context: g for g in estimate.groups if g.context.endswith("|followup")}
+    assert set(followups) == {f"{judged}|followup"}
+    assert followups[f"{judged}|followup"].calls == 30
+    if judged == "llm":  # bounded by the description + the allowance + the question
+        matched = next(g for g in estimate.groups if g.context == "llm|matched_card")
+        assert followups["llm|followup"].token_bound / 30 > matched.token_bound / 240
