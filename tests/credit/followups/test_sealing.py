@@ -22,6 +22,7 @@ from foreseen.credit.studies.base import (
 )
 from foreseen.credit.studies.followup_outcomes import (
     sealed_followups,
+    sealed_values,
     selected_states,
     verify_followups,
     with_judged_explainer,
@@ -65,7 +66,21 @@ def _design(followups: Mapping[str, Any] | None, scopes: Mapping[str, tuple[str,
 def test_no_followups_declared_seals_nothing() -> None:
     FakeStudy.calls = []
     assert sealed_followups(FakeStudy(), _built(), _design(None, {}), executor=None) == {}
+    assert sealed_values(FakeStudy(), _built(), _design(None, {}), None, None,
+                         executor=None) is None  # the build's outcomes as they are
     assert FakeStudy.calls == []
+
+
+def test_the_sealed_values_add_the_followups_to_the_outcomes() -> None:
+    built = _built()
+    design = _design(FollowupDesign("doubled").to_json(), {})
+    override = {s.id: 1.0 for s in built.build.study.states}
+    values = sealed_values(FakeStudy(), built, design, override, None, executor=None)
+    assert values is not None and len(values) == 24 + 6
+    assert all(values[s.id] == 1.0 for s in built.build.study.states)
+    # a prospective run seals nothing now (its outcomes are executed after the calls)
+    assert sealed_values(FakeStudy(), built, design, None, {"kind": "outcome_execution"},
+                         executor=None) is None
 
 
 def test_the_sealed_followups_are_the_preselection_of_the_base_states() -> None:
@@ -106,6 +121,11 @@ def test_verify_outcomes_reexecutes_the_sealed_followups(tmp_path: Path) -> None
     caught = verify_followups(FakeStudy(), built, sealed, base, 1.0, executor=None)
     assert not caught.ok
     assert [m["state_id"] for m in caught.record["followups"]["mismatches"]] == [chosen[2]]
+    # without --verify-outcomes nothing is re-executed
+    FakeStudy.calls = []
+    assert verify_followups(FakeStudy(), built, sealed, None, None, executor=None) is None
+    assert verify_followups(FakeStudy(), built, sealed, base, None, executor=None) == base
+    assert FakeStudy.calls == []
     # a file without follow-ups leaves the verification as it was
     write_outcomes(sealed, study, outcomes)
     assert verify_followups(FakeStudy(), built, sealed, base, 1.0, executor=None) == base

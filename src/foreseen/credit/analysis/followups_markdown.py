@@ -25,8 +25,11 @@ def _score_lines(score: FollowupScore) -> list[str]:
     return [*lines, "", f"Realised classes: {realised}. Predicted: {predicted}.", ""]
 
 
-def followup_lines(block: FollowupReport) -> list[str]:
-    """``## Controlled follow-ups``: the frozen design, then each judged explainer's score."""
+def followup_lines(block: FollowupReport | None) -> list[str]:
+    """``## Controlled follow-ups``: the frozen design, then each judged explainer's score
+    (nothing for a report without follow-ups)."""
+    if block is None:
+        return []
     lines = ["## Controlled follow-ups", "",
              f"{len(block.selected)} preselected states (frozen, seeded SHA-256 ranking) ran a"
              f" follow-up: {block.definition}. Classes, checked in order with"

@@ -854,8 +854,7 @@ def render_markdown(report: CreditAnalysis, *,
     if by_task:
         lines += ["## Primary contrast by task", "", *by_task]
 
-    if isinstance(report, CreditReport) and report.followups is not None:
-        lines += followup_lines(report.followups)
+    lines += followup_lines(getattr(report, "followups", None))
     lines += ["## Gates", "", *gate_lines(report)]
 
     lines += ["## Integrity", ""]

@@ -15,8 +15,10 @@ re-executes a seeded share of the sealed follow-ups (:func:`verify_followups`).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -46,13 +48,28 @@ def sealed_followups(definition: StudyDefinition, built: BuiltStudy, design: Stu
     return {followup_outcome_id(sid): float(values[sid]) for sid in selected}
 
 
+def sealed_values(definition: StudyDefinition, built: BuiltStudy, design: StudyDesign,
+                  override: Mapping[str, float] | None, commitment: Mapping[str, Any] | None,
+                  *, executor: Executor | None) -> dict[str, float] | None:
+    """What a sealed-file run writes to its outcome file when it is not the build's
+    outcomes alone: ``override`` (or the build's outcomes) plus the follow-ups (None: the
+    build's outcomes as they are; a prospective run — ``commitment`` — seals later)."""
+    followups = {} if commitment is not None else sealed_followups(
+        definition, built, design, executor=executor)
+    if override is None and not followups:
+        return None
+    return {**(override if override is not None else built.build.outcome_map()), **followups}
+
+
 def verify_followups(definition: StudyDefinition, built: BuiltStudy, sealed: Path,
-                     verification: Verification, fraction: float, *,
-                     executor: Executor | None) -> Verification:
+                     verification: Verification | None, fraction: float | None, *,
+                     executor: Executor | None) -> Verification | None:
     """``--verify-outcomes`` for the sealed follow-ups: a seeded ``fraction`` of them
     (``max(1, ⌈fraction · k⌉)``, ``default_rng(0)``) re-executed from scratch and compared
     bit for bit with the sealed file; the verification with ``record["followups"]`` and
     ``ok`` false on any mismatch (unchanged when the file holds no follow-up)."""
+    if verification is None or fraction is None:
+        return verification  # no --verify-outcomes
     sealed_y = read_followup_outcomes(sealed, built.build.study)
     if not sealed_y:
         return verification

@@ -90,6 +90,7 @@ from foreseen.credit.run.reference import REFERENCE_REPORT, read_reference_run
 from foreseen.credit.studies.base import BuiltStudy, StudyDefinition, StudyDesign, Verification
 from foreseen.credit.studies.followup_outcomes import (
     sealed_followups,
+    sealed_values,
     verify_followups,
     with_judged_explainer,
 )
@@ -365,12 +366,9 @@ def run_study(definition: StudyDefinition, out: str | Path, settings: StudySetti
                                          executor=executor)
     staging = folder / STAGING
     shutil.rmtree(staging, ignore_errors=True)
-    followups = {} if commitment is not None else sealed_followups(
-        definition, built, design, executor=executor)
-    sealed_values = None if outcomes_override is None and not followups else {
-        **(outcomes_override or built.build.outcome_map()), **followups}
-    write_study_folder(staging, built, explanations, design, forecaster, sealed_values,
-                       commitment)
+    write_study_folder(staging, built, explanations, design, forecaster,
+                       sealed_values(definition, built, design, outcomes_override, commitment,
+                                     executor=executor), commitment)
     extra = [*built.files]
     if reference is not None:
         write_bytes_atomic(staging / REFERENCE_REPORT, reference.data)
@@ -406,9 +404,8 @@ def run_study(definition: StudyDefinition, out: str | Path, settings: StudySetti
             verification = definition.verify(built, options,
                                              fraction=settings.verify_fraction,
                                              executor=executor)
-    if verification is not None and settings.verify_fraction is not None:
-        verification = verify_followups(definition, built, sealed, verification,
-                                        settings.verify_fraction, executor=executor)
+    verification = verify_followups(definition, built, sealed, verification,
+                                    settings.verify_fraction, executor=executor)
     section = with_note_delivery(definition.section(built, calibrated.outcomes, verification),
                                  design, built.build.study, explanations, runs)
     if section is not None:
