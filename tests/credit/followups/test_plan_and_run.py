@@ -158,9 +158,15 @@ def test_followup_answers_are_read_under_the_answer_rules() -> None:
     for text, reason in [('{"effect_change": "Grows"}', "not one of"),
                          ('{"effect_change": "doubles"}', "not one of"),
                          ('{"change": "grows"}', "missing field"),
-                         ("grows", "not valid JSON"), ("[1]", "not a JSON object")]:
+                         ("grows", "not valid JSON"), ("[1]", "not a JSON object"),
+                         ('{"effect_change": "grows", "point": NaN}', "non-finite")]:
         with pytest.raises(ForecastParseError, match=reason):
             parse_effect_change(text)
+    with pytest.raises(ForecastParseError, match="non-finite"):
+        parse_effect_change('{"effect_change": "grows", "point": NaN}', lenient)
+    # other fields are ignored: the answer is the class
+    assert parse_effect_change('{"effect_change": "grows", "lower": 1, "upper": 0}'
+                               ).effect_change == "grows"
     assert ANSWER_SCHEMA["properties"]["effect_change"]["enum"] == [
         "unchanged", "reverses", "grows", "shrinks"]
 

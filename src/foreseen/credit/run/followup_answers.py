@@ -11,7 +11,8 @@ events — and differs in three places only:
   rules: one JSON object ``{"effect_change": <class>}`` whose class is one of
   :data:`~foreseen.credit.plan.followups.CLASSES` (strict: the whole text;
   lenient: the object found in reasoning, fences or prose, the class compared
-  case-insensitively); anything else is a :class:`ForecastParseError`;
+  case-insensitively; other fields are ignored, a non-finite number anywhere is
+  refused); anything else is a :class:`ForecastParseError`;
 * its fallback (intention to treat) is ``{"effect_change": null}``: no class,
   scored wrong.
 
@@ -61,6 +62,10 @@ class FollowupAnswer:
                 "reason": self.reason}
 
 
+def _reject_constant(name: str) -> float:
+    raise ForecastParseError(f"non-finite number {name} in response")
+
+
 def parse_effect_change(text: str, rules: AnswerRules | None = None) -> FollowupAnswer:
     """Read ``{"effect_change": <class>}`` under ``rules`` (strict when None; docstring)."""
     lenient = (rules or AnswerRules(parsing="strict")).parsing == "lenient"
@@ -68,7 +73,7 @@ def parse_effect_change(text: str, rules: AnswerRules | None = None) -> Followup
         obj = read_answer_object(text)
     else:
         try:
-            obj = json.loads(text)
+            obj = json.loads(text, parse_constant=_reject_constant)
         except (json.JSONDecodeError, RecursionError):
             raise ForecastParseError("response is not valid JSON") from None
     if not isinstance(obj, dict):
