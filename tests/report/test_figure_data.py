@@ -234,6 +234,25 @@ def test_integrity_coverage_and_drift_bars_are_the_reports(artefacts: dict[str, 
     assert "shared" not in credit_page.drift_chart(run.report, stand_in=False).caption
 
 
+def test_followup_bars_are_the_reports_accuracies(artefacts: dict[str, Path]) -> None:
+    raw, run = _credit(artefacts)
+    chart = credit_page.followup_chart(run.report)
+    assert chart is not None
+    panel = chart.panels[0]
+    scores = raw["followups"]["scores"]
+    expected = [v for s in scores for v in
+                [s["accuracy"], *(b["accuracy"] for b in s["baselines"])]]
+    assert close(panel.named("accuracy").y, expected)
+    assert len(panel.ycategories) == len(expected) == 6 * len(scores)
+    assert panel.ycategories[0].startswith(f"{scores[0]['explainer']} · forecaster"
+                                           f" ({scores[0]['correct']}/{scores[0]['n']})")
+    assert close(panel.named("chance 0.25").x, [0.25])
+    # a report without follow-ups has no follow-up figure
+    from dataclasses import replace
+
+    assert credit_page.followup_chart(replace(run.report, followups=None)) is None
+
+
 def _ledger_means(folder: Path) -> dict[tuple[str, str], float]:
     """Mean point per (arm, state), read from the ledger's raw lines (terminal events)."""
     terminal: dict[str, dict[str, Any]] = {}
@@ -246,6 +265,8 @@ def _ledger_means(folder: Path) -> dict[tuple[str, str], float]:
     sums: dict[tuple[str, str], list[float]] = {}
     for payload in terminal.values():
         context = payload["context_id"]
+        if context == "followup":  # a follow-up answers a class, not a forecast
+            continue
         explainer = "-" if context == "description" else payload["explainer"]
         sums.setdefault((f"{explainer}|{context}", payload["state_id"]), []).append(
             payload["forecast"]["point"])

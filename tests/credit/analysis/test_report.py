@@ -87,7 +87,7 @@ def test_report_layout_is_header_then_analysis_then_section_and_metadata() -> No
     analysis = [f.name for f in fields(CreditAnalysis)]
     assert not set(header) & set(analysis)
     assert [f.name for f in fields(CreditReport)] == [*header, *analysis, "study_section",
-                                                      "post_hoc", "run_metadata"]
+                                                      "post_hoc", "followups", "run_metadata"]
     assert {"credit-report": CreditReport} == ARTEFACTS
 
 
@@ -95,7 +95,8 @@ def test_report_parts_reassemble_into_the_report(reports: dict[str, CreditReport
     report = reports["demo"]
     assert CreditReport.assemble(report.header(), report.analysis(),
                                  study_section=report.study_section,
-                                 run_metadata=report.run_metadata) == report
+                                 run_metadata=report.run_metadata,
+                                 followups=report.followups) == report
     assert "study_section" not in to_json(reports["edge"])
 
 

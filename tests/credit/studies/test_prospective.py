@@ -128,8 +128,16 @@ def test_a_prospective_run_executes_the_outcomes_after_the_forecasts(
     full = definition.build(definition.option_values(options), executor=SerialExecutor(),
                             cache=None)
     sealed = json.loads((run / "outcomes.sealed.json").read_text(encoding="utf-8"))
-    got = {o["state_id"]: float(o["y"]).hex() for o in sealed["outcomes"]}
+    got = {o["state_id"]: float(o["y"]).hex() for o in sealed["outcomes"]
+           if not o["state_id"].endswith("#followup")}
     assert got == {o.state_id: float(o.y).hex() for o in full.build.outcomes}
+    # a study with controlled follow-ups executes them with the outcomes, after every call
+    # (the follow-up slots included): the sealed file holds the preselected states' y_f
+    followups = {o["state_id"] for o in sealed["outcomes"] if o["state_id"].endswith("#followup")}
+    declared = result.plan.body.get("followups")
+    assert followups == ({f"{sid}#followup" for sid in declared["selected"]}
+                         if declared is not None else set())
+    assert (declared is not None) == (name == "controlled")
     assert result.plan.study.to_json() == full.build.study.to_json()
     assert result.verification is not None and result.verification.ok
     # a rerun resumes the same plan: nothing is executed or revealed twice

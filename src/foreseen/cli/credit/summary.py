@@ -66,8 +66,16 @@ def study_summary(result: StudyRunResult) -> str:
     ]
     if result.verification is not None:
         check = result.verification
-        lines.append(f"verify-outcomes: {check.reproduced}/{check.checked} reproduced"
+        followups = check.record.get("followups")
+        extra = (f"; follow-ups {followups['reproduced']}/{followups['checked']}"
+                 if isinstance(followups, dict) else "")
+        lines.append(f"verify-outcomes: {check.reproduced}/{check.checked} reproduced{extra}"
                      f" ({'ok' if check.ok else 'MISMATCH'})")
+    if report.followups is not None:
+        lines += [f"follow-ups ({score.explainer}): {score.correct}/{score.n} correct,"
+                  f" majority baseline {score.baselines[0].correct}/{score.n},"
+                  f" McNemar p {score.mcnemar_p:.3g}, binomial p vs 1/4 {score.binomial_p:.3g}"
+                  for score in report.followups.scores]
     lines += ["point-MAE contrasts (ITT, positive favours matched):",
               *contrast_lines(report),
               "gates:",

@@ -30,6 +30,7 @@ from foreseen.core.inputs import read_regular_text
 from foreseen.core.schema import SchemaError, from_json, json_schema, to_json
 from foreseen.credit.analysis.analyze import CreditAnalysis
 from foreseen.credit.analysis.config import AnalysisConfig
+from foreseen.credit.analysis.followups import FollowupReport
 from foreseen.credit.analysis.gates import GateResult
 from foreseen.credit.analysis.record import OPTIONAL, Record
 from foreseen.credit.analysis.verdicts import CheckVerdicts
@@ -257,18 +258,22 @@ class CreditReport(CreditAnalysis, ReportHeader):
 
     study_section: StudySection | None = field(default=None, metadata=OPTIONAL)
     post_hoc: PostHocAnalysis | None = field(default=None, metadata=OPTIONAL)
+    #: the controlled follow-ups' scores (:mod:`foreseen.credit.analysis.followups`; absent
+    #: when the plan has none)
+    followups: FollowupReport | None = field(default=None, metadata=OPTIONAL)
     run_metadata: RunMetadata
 
     @classmethod
     def assemble(cls, header: ReportHeader, analysis: CreditAnalysis, *,
                  study_section: StudySection | None, run_metadata: RunMetadata,
-                 post_hoc: PostHocAnalysis | None = None) -> CreditReport:
+                 post_hoc: PostHocAnalysis | None = None,
+                 followups: FollowupReport | None = None) -> CreditReport:
         """The report of ``analysis`` under ``header`` (``post_hoc``: an amended analysis
-        kept apart)."""
+        kept apart; ``followups``: the follow-up scores)."""
         values = {f.name: getattr(header, f.name) for f in fields(ReportHeader)}
         values.update({f.name: getattr(analysis, f.name) for f in fields(CreditAnalysis)})
         return cls(**values, study_section=study_section, post_hoc=post_hoc,
-                   run_metadata=run_metadata)
+                   followups=followups, run_metadata=run_metadata)
 
     def header(self) -> ReportHeader:
         """The provenance part of the report."""

@@ -28,6 +28,10 @@ slots of one state and repeat are paired (spec §5). ``request.seed`` is
 deliberately unused for that reason. direction_probability = the card's
 benefit probability when given, else ``Φ(point / (half_width / z₀.₉))``.
 
+A **follow-up** slot (context ``followup``, controlled follow-ups) is
+answered ``{"effect_change": …}`` by :func:`read_effect_change` from the same
+card (a labelled stand-in rule).
+
 ``zero`` (:class:`ConstantForecaster`) answers point 0 with a declared
 interval (default [0, 0]); ``catalog_prior`` answers the description-only
 prior for every context.
@@ -135,6 +139,23 @@ def read_forecast(context: Mapping[str, Any], context_kind: str, state_id: str, 
             "direction_probability": round(probability, 4)}
 
 
+def read_effect_change(context: Mapping[str, Any], *, read_explanations: bool = True
+                       ) -> dict[str, str]:
+    """The card reader's follow-up answer (a labelled stand-in rule, not a model).
+
+    Its forecast point ``p`` of ``y`` (rules 2–4 above, without the per-slot
+    shift): ``unchanged`` when ``|p| <= τ`` (the plan's follow-up threshold),
+    else ``shrinks`` — the stand-in's one belief: with twice the training data an
+    intervention's effect moves towards zero.
+    """
+    followup = context.get("followup")
+    threshold = _number(followup.get("threshold")) if isinstance(followup, Mapping) else None
+    point = read_forecast(context, "matched_card", "", 0, jitter=0.0,
+                          read_explanations=read_explanations)["point"]
+    unchanged = abs(point) <= (threshold if threshold is not None else 0.0)
+    return {"effect_change": "unchanged" if unchanged else "shrinks"}
+
+
 class CardReadingForecaster(Backend):
     """Offline card-reading forecaster (``card_reader``); see the module docstring."""
 
@@ -157,9 +178,14 @@ class CardReadingForecaster(Backend):
                 "reads_explanations": self.read_explanations}
 
     async def complete(self, request: ForecastRequest) -> BackendResponse:
-        answer = read_forecast(request.context, request.context_kind, request.state_id,
-                               request.repeat, seed=self.seed, jitter=self.jitter,
-                               read_explanations=self.read_explanations)
+        answer: dict[str, Any]
+        if request.context_kind == "followup":
+            answer = read_effect_change(request.context,
+                                        read_explanations=self.read_explanations)
+        else:
+            answer = read_forecast(request.context, request.context_kind, request.state_id,
+                                   request.repeat, seed=self.seed, jitter=self.jitter,
+                                   read_explanations=self.read_explanations)
         return BackendResponse(text=json.dumps(answer, sort_keys=True), requested_model=self.name,
                                returned_model=self.name, input_tokens=0, output_tokens=0,
                                cost_usd=0.0)

@@ -113,6 +113,9 @@ class DesignFile:
         "doc": "explainer → the state ids its slots cover"})
     committed_files: list[str] = field(default_factory=list, metadata={
         "doc": "folder files the plan freezes by SHA-256"})
+    followups: dict[str, Any] | None = field(default=None, metadata={
+        "doc": "declared follow-ups: definition, share, threshold"
+               " (credit/plan/followups.py)"})
     brief: str | None = field(default=None, metadata={
         "doc": "the study's paragraph for the LLM explainer's prompts"
                " (foreseen credit explain; default: none)"})

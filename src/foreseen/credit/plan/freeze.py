@@ -72,6 +72,7 @@ from foreseen.credit.model import Explanation, Study
 from foreseen.credit.plan.answer_rules import AnswerRules
 from foreseen.credit.plan.committed_files import FIELD as COMMITTED_FILES
 from foreseen.credit.plan.committed_files import check_committed_files
+from foreseen.credit.plan.followup_slots import freeze_followups
 from foreseen.credit.plan.freeze_checks import FIELD as FREEZE_CHECKS
 from foreseen.credit.plan.freeze_checks import run_freeze_checks
 from foreseen.credit.plan.outcome_file import read_outcomes as read_outcomes
@@ -427,6 +428,7 @@ def freeze_plan(
     extra_donor_maps: Sequence[str] = (),
     scopes: Mapping[str, Sequence[str]] | None = None,
     committed_files: Mapping[str, str] | None = None,
+    followups: Mapping[str, Any] | None = None,
 ) -> FrozenPlan:
     """Freeze a plan.
 
@@ -481,6 +483,13 @@ def freeze_plan(
     if not slots:
         raise ConfigError("plan: no slots to freeze (the scopes leave no state for any"
                           " context); a plan with no slot measures nothing")
+    followup_block = None
+    if followups is not None:
+        followup_block, more = freeze_followups(
+            study, followups, explanations, donors, contexts, sha256_json(forecaster_json),
+            seed, lambda sid: slot_seed(seed, sid), analysis, base_study(study, scoped), prompts,
+            outcomes_path)
+        slots = sorted([*slots, *more], key=lambda s: s["slot_id"])
     checks = run_freeze_checks(study, prompts, outcomes_path)
     modules = ANALYSIS_MODULES
     body: dict[str, Any] = {
@@ -513,6 +522,8 @@ def freeze_plan(
         body["scopes"] = scoped
     if committed_files:
         body[COMMITTED_FILES] = dict(sorted(committed_files.items()))
+    if followup_block is not None:
+        body["followups"] = followup_block
     body[FREEZE_CHECKS] = checks
     return FrozenPlan(body, plan_id_of(body))
 

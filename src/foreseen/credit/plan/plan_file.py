@@ -114,6 +114,8 @@ class PlanFile:
     committed_files: dict[str, str] | None = field(default=None, metadata=OPTIONAL)
     freeze_checks: dict[str, Any] | None = field(default=None, metadata=OPTIONAL)
     signals: PlanSignals | None = field(default=None, metadata=OPTIONAL)
+    followups: dict[str, Any] | None = field(default=None, metadata={
+        **OPTIONAL, "doc": "the controlled follow-ups' frozen block (credit/plan/followups.py)"})
 
 
 def plan_schema() -> dict[str, Any]:

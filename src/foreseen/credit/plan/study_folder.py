@@ -12,7 +12,8 @@ commitment of :func:`~foreseen.credit.plan.freeze.outcome_execution_commitment`;
 the folder then has no outcome file yet), and optionally ``scopes``
 (explainer → the state ids its slots cover, :mod:`foreseen.credit.plan.scopes`)
 and ``committed_files`` (names of folder files the plan freezes by digest,
-:mod:`foreseen.credit.plan.committed_files`).
+:mod:`foreseen.credit.plan.committed_files`), and ``followups`` (the declared
+controlled follow-ups, :mod:`foreseen.credit.plan.followups`).
 
 The files' types and JSON Schemas are in :mod:`foreseen.credit.plan.folder_files`.
 Before anything is read for the freeze, :func:`~foreseen.credit.validate.require_valid_study_dir`
@@ -83,4 +84,5 @@ def freeze_study_dir(directory: str | os.PathLike[str]) -> FrozenPlan:
         contexts_module=design.contexts_module,
         lottery=design.lottery,
         scopes=dict(design.scopes),
-        committed_files=commit_files(folder, design.committed_files))
+        committed_files=commit_files(folder, design.committed_files),
+        followups=design.followups)

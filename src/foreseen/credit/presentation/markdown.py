@@ -31,6 +31,7 @@ from collections.abc import Mapping
 
 from foreseen.credit.analysis.analyze import CreditAnalysis
 from foreseen.credit.analysis.report import CreditReport
+from foreseen.credit.presentation.followups import followup_lines
 from foreseen.credit.presentation.headline import (
     check_lines,
     commitment_line,
@@ -257,6 +258,7 @@ def render_markdown(report: CreditAnalysis, *,
     if isinstance(report, CreditReport):
         lines += ["## Provenance", "", *provenance_lines(report)]
     lines += [*post_hoc_section(report), *_intervals_line(report), *_primary_contrasts(report),
+              *followup_lines(getattr(report, "followups", None)),
               "## Gates", "", *gate_lines(report), *_integrity_and_metrics(report),
               *_baselines(report), *_declared(report), *_appendix(report)]
     return "\n".join(lines)

@@ -26,6 +26,7 @@ from foreseen.core.ledger import Ledger, LedgerEvent, VerifiedLedger
 from foreseen.core.schema import SchemaError, from_json, to_json
 from foreseen.credit.analysis.analyze import CreditAnalysis, analyze
 from foreseen.credit.analysis.config import AnalysisConfig
+from foreseen.credit.analysis.followups import FollowupReport
 from foreseen.credit.analysis.gates import Estimate
 from foreseen.credit.analysis.report import (
     REPORT_FORMAT,
@@ -55,6 +56,7 @@ from foreseen.credit.run.events import (
     OutcomesRevealed,
     entry,
 )
+from foreseen.credit.run.followup_answers import followup_report
 from foreseen.credit.run.post_hoc import (
     POST_HOC_NOTE,
     changes_analysis,
@@ -321,7 +323,9 @@ def analyze_run(plan: FrozenPlan, ledger_path: str | os.PathLike[str],
     with _log_reveal(run, outcomes, outcomes_path) as ledger:
         return _analyze_checked(plan, run, ledger, observed, outcomes, out_dir,
                                 calibration=calibration, analyzer=analyzer, markdown=markdown,
-                                started=started, committed_section=committed_section)
+                                started=started, committed_section=committed_section,
+                                followups=followup_report(plan.body, run.ledger.kept,
+                                                          outcomes, outcomes_path))
 
 
 def _analyze_checked(plan: FrozenPlan, run: RunInputs, ledger: Ledger, observed: str | None,
@@ -329,7 +333,8 @@ def _analyze_checked(plan: FrozenPlan, run: RunInputs, ledger: Ledger, observed:
                      calibration: tuple[FrozenPlan, str | os.PathLike[str]] | None,
                      analyzer: Analyzer, markdown: MarkdownRenderer,
                      started: float,
-                     committed_section: SectionFromCommitted | None = None) -> CreditReport:
+                     committed_section: SectionFromCommitted | None = None,
+                     followups: FollowupReport | None = None) -> CreditReport:
     """:func:`analyze_run` after the reveal, with the ledger open (and locked) to append."""
     ledger_path = run.ledger_path
     child_run: RunInputs | None = None
@@ -359,7 +364,7 @@ def _analyze_checked(plan: FrozenPlan, run: RunInputs, ledger: Ledger, observed:
     analysis, post_hoc_block = _preregistered_and_post_hoc(plan, post_hoc, analysis_under)
     report = CreditReport.assemble(
         header, analysis, study_section=None if section is None else section.section,
-        post_hoc=post_hoc_block,
+        post_hoc=post_hoc_block, followups=followups,
         run_metadata=RunMetadata(
             varying_keys=VARYING_KEYS,
             host=platform.node(),

@@ -16,6 +16,7 @@ from pathlib import Path
 from foreseen.core.errors import IntegrityError, UserInputError
 from foreseen.core.ledger import Ledger, LedgerEvent, VerifiedLedger
 from foreseen.credit.model import Forecast, SlotRecord
+from foreseen.credit.plan.followups import is_followup_slot
 from foreseen.credit.plan.freeze import FrozenPlan
 from foreseen.credit.run.events import (
     CallCompleted,
@@ -177,6 +178,8 @@ def slot_records(events: Sequence[LedgerEvent]) -> list[SlotRecord]:
     records = []
     for sid, event in terminal_slots(events).items():
         payload = event.payload
+        if is_followup_slot(payload):
+            continue  # a follow-up's answer is a class (run.followup_answers)
         forecast = Forecast.from_json(payload["forecast"])
         records.append(SlotRecord(
             slot_id=sid, state_id=str(payload["state_id"]),

@@ -60,8 +60,10 @@ from foreseen.credit.backends.registry import backend_entry
 from foreseen.credit.backends.registry import build_backend as registry_build_backend
 from foreseen.credit.model import Forecast
 from foreseen.credit.plan.committed_files import check_committed_files
+from foreseen.credit.plan.followups import FOLLOWUP_CONTEXT, is_followup_slot
 from foreseen.credit.plan.freeze import FrozenPlan, load_contexts_module, slot_seed
-from foreseen.credit.run.answers import ForecastParseError, parse_forecast
+from foreseen.credit.run.answers import ForecastParseError
+from foreseen.credit.run.answers import parse_forecast as parse_forecast
 from foreseen.credit.run.breaker import CircuitBreaker
 from foreseen.credit.run.budget import (
     Budget,
@@ -80,6 +82,12 @@ from foreseen.credit.run.events import (
     SlotIdentity,
     Usage,
     entry,
+)
+from foreseen.credit.run.followup_answers import (
+    FollowupAnswer,
+    fallback_answer,
+    followup_request,
+    read_slot_answer,
 )
 from foreseen.credit.run.run_ledger import open_run_ledger, terminal_slots
 
@@ -171,6 +179,10 @@ def build_requests(plan: FrozenPlan, only: str | None = None
         example = plan.slots[0]["slot_id"] if plan.slots else "none"
         raise ConfigError(f"the plan has no slot {only!r} (slot ids look like {example!r})")
     for slot in slots:
+        if is_followup_slot(slot):
+            prepared.append((slot, followup_request(plan.body, slot, study, explanations,
+                                                    donors, contexts)))
+            continue
         explainer = slot["explainer"]
         rendered = contexts.render_context(
             study, states[slot["state_id"]], slot["context_id"], explainer,
@@ -286,7 +298,7 @@ class _Writer:
 
 
 def _completed(identity: SlotIdentity, attempt: int, response: BackendResponse, *,
-               forecast: Forecast | None, reason: str | None, latency: float,
+               forecast: Forecast | FollowupAnswer | None, reason: str | None, latency: float,
                charge: float | None) -> CallCompleted:
     """The ``call_completed`` event of an answer that arrived."""
     model_reason = response.returned_model_reason
@@ -304,8 +316,9 @@ def _completed(identity: SlotIdentity, attempt: int, response: BackendResponse, 
 
 
 def _fallback(plan: FrozenPlan, identity: SlotIdentity, reason: str) -> FallbackAssigned:
-    return FallbackAssigned(**identity.fields(), reason=reason,
-                            forecast=fallback_forecast(plan, reason).to_json())
+    answer = (fallback_answer(reason) if identity.context_id == FOLLOWUP_CONTEXT
+              else fallback_forecast(plan, reason))
+    return FallbackAssigned(**identity.fields(), reason=reason, forecast=answer.to_json())
 
 
 Sleep = Callable[[float], Awaitable[None]]
@@ -362,7 +375,7 @@ async def _run_slot(plan: FrozenPlan, backend: Backend, slot: Mapping[str, Any],
         try:
             if response.error is not None:
                 raise ForecastParseError(f"backend error: {response.error}")
-            forecast = parse_forecast(response.text, execution.answer_rules)
+            forecast = read_slot_answer(slot, response.text, execution.answer_rules)
         except ForecastParseError as error:
             reason = str(error)
             writer.add(entry(_completed(identity, attempt, response, forecast=None,
@@ -593,5 +606,3 @@ def halt_message(summary: RunSummary) -> str:
             f" {summary.unstarted} not started (nothing was spent on them). Resume with"
             " 'foreseen credit run' when the service answers again, or add"
             " --accept-failures to give failing slots their fallback")
-
-

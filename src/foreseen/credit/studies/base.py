@@ -100,6 +100,9 @@ class StudyDesign:
     #: count the delivery of every note explainer's notes into the study section
     #: (:mod:`foreseen.credit.studies.note_delivery`; the direct-text pipeline)
     note_delivery: bool = False
+    #: the declared controlled follow-ups (:class:`foreseen.credit.plan.followups.FollowupDesign`
+    #: JSON; None: none), executed by :meth:`StudyDefinition.followup_outcomes`
+    followups: Mapping[str, Any] | None = None
 
     def with_explainer(self, name: str, contexts: Sequence[str],
                        scope: Sequence[str] | None = None) -> StudyDesign:
@@ -231,6 +234,12 @@ class StudyDefinition(ABC):
                 "conditions": [{"estimate": n, "test": "within_reference_interval"}
                                for n in names],
                 "on_pass": "replication_supported", "on_fail": "replication_not_supported"}
+
+    def followup_outcomes(self, built: BuiltStudy, selected: Sequence[str], *,
+                          executor: Executor | None) -> dict[str, float]:
+        """The follow-up outcome ``y_f`` of each selected state, executed for real (a study
+        whose design declares follow-ups implements it)."""
+        raise ConfigError(f"study {self.name} declares no follow-ups")
 
     #: the contexts of an explainer whose proposals are executed (its proposal states)
     proposal_contexts: tuple[str, ...] = ()

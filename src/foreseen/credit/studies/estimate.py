@@ -5,7 +5,10 @@ For every role — the forecaster, and each LLM explainer — and every context
 cost, and the least time the rate limits allow. Nothing is called.
 
 * **Forecaster calls** = the slots of the plan (states × contexts × repeats of
-  every explainer, plus the description arm), each priced once at its first
+  every explainer, plus the description arm, plus one ``followup`` call per
+  preselected state when the study declares controlled follow-ups — the primary
+  LLM explainer's when the run has one, bounded like its other slots plus the
+  follow-up question), each priced once at its first
   attempt; retries are not counted (a run's budget stops it if they add up).
   Prompts of the description arm and of the offline explainers are rendered
   exactly from a plan frozen over them. A slot of an LLM explainer shows an
@@ -51,10 +54,12 @@ from foreseen.credit.analysis.config import cluster_shortfall
 from foreseen.credit.backends.base import Backend, ForecastRequest
 from foreseen.credit.backends.registry import build_backend
 from foreseen.credit.explainers.llm import LLMExplainer
+from foreseen.credit.plan.followups import FOLLOWUP_CONTEXT, followup_outcome_id, plan_followups
 from foreseen.credit.plan.freeze import FrozenPlan
 from foreseen.credit.plan.study_folder import freeze_study_dir
 from foreseen.credit.run.runner import build_requests
 from foreseen.credit.studies.base import BuiltStudy, StudyDefinition
+from foreseen.credit.studies.followup_outcomes import selected_states
 from foreseen.credit.studies.pipeline import (
     BackendSpec,
     ExplainerSpec,
@@ -63,6 +68,7 @@ from foreseen.credit.studies.pipeline import (
     prospective_commitment,
     write_study_folder,
 )
+from foreseen.credit.studies.primary import primary_explainer_of
 
 EXPLANATION_ALLOWANCE = 2
 BYTES_PER_TOKEN = 4
@@ -207,8 +213,14 @@ def _offline_plan(definition: StudyDefinition, built: BuiltStudy, settings: Stud
     design = definition.design(built, replicates=settings.replicates, seed=settings.seed,
                                repeats=settings.repeats)
     forecaster = settings.forecaster or default_forecaster(design)
+    commitment = prospective_commitment(definition, settings)
+    # the scratch plan only counts calls: its follow-up outcomes are placeholders (never
+    # executed, never revealed), so a dry run trains no follow-up model
+    placeholders = None if commitment is not None or design.followups is None else {
+        **built.build.outcome_map(),
+        **{followup_outcome_id(sid): 0.0 for sid in selected_states(built, design)}}
     write_study_folder(folder, replace(built, files={}), built.build.explanations, design,
-                       forecaster, commitment=prospective_commitment(definition, settings))
+                       forecaster, placeholders, commitment=commitment)
     return freeze_study_dir(folder), forecaster
 
 
@@ -233,6 +245,10 @@ def estimate_study(definition: StudyDefinition, built: BuiltStudy, settings: Stu
         "forecaster": (forecaster, list(groups))}
     design = definition.design(built, replicates=settings.replicates, seed=settings.seed,
                                repeats=settings.repeats)
+    judged = _judged_llm_explainer(definition, settings, plan)
+    if judged is not None:  # its follow-ups replace the stand-in's (bounded below)
+        groups = [g for g in groups if g.context.partition("|")[2] != FOLLOWUP_CONTEXT]
+        limits_by_role["forecaster"] = (forecaster, list(groups))
     for spec in settings.explainers:
         groups_here = _explainer_groups(definition, built, spec, design.seed)
         proposing = spec.propose and definition.proposal_hook(spec.name) is not None
@@ -243,6 +259,9 @@ def estimate_study(definition: StudyDefinition, built: BuiltStudy, settings: Stu
         if proposing:  # the description arm of its proposal states
             forecast_groups += _llm_arm_groups(spec, backend, forecaster, ("description",),
                                                design.repeats, descriptions, built)
+        if spec.name == judged:
+            forecast_groups.append(_followup_group(spec, backend, forecaster, plan,
+                                                   descriptions))
         groups += groups_here + forecast_groups
         limits_by_role["forecaster"][1].extend(forecast_groups)
         limits_by_role[f"explainer {spec.name}"] = (spec.backend, groups_here)
@@ -291,6 +310,37 @@ def _llm_arm_groups(spec: ExplainerSpec, backend: Backend, forecaster: BackendSp
         groups.append(_group("forecaster", f"{spec.name}|{context}", backend, forecaster,
                              requests))
     return groups
+
+
+def _judged_llm_explainer(definition: StudyDefinition, settings: StudySettings,
+                          plan: FrozenPlan) -> str | None:
+    """The LLM explainer whose follow-ups the run will ask (the primary, unless it proposes
+    its own states), or None: the scratch plan's own follow-up slots are the run's."""
+    if "followups" not in plan.body:
+        return None
+    names = [spec.name for spec in settings.explainers]
+    primary = primary_explainer_of(settings.primary_explainer, names,
+                                   definition.offline_explainers)
+    spec = next((s for s in settings.explainers if s.name == primary), None)
+    if spec is None or (spec.propose and definition.proposal_hook(spec.name) is not None):
+        return None
+    return spec.name
+
+
+def _followup_group(spec: ExplainerSpec, backend: Backend, forecaster: BackendSpec,
+                    plan: FrozenPlan, descriptions: Mapping[str, str]) -> CallGroup:
+    """An LLM explainer's follow-up calls: one per preselected state, each bounded by the
+    state's description prompt + the explanation allowance + the follow-up question."""
+    block = plan_followups(plan.body)
+    selected = block.selected if block is not None else ()
+    question = block.question() if block is not None else ""
+    allowance = "x" * (EXPLANATION_ALLOWANCE * _max_tokens(spec.backend) * BYTES_PER_TOKEN)
+    requests = [ForecastRequest(f"{spec.name}|{sid}|{FOLLOWUP_CONTEXT}|1", sid,
+                                FOLLOWUP_CONTEXT, 1,
+                                descriptions[sid] + allowance + question, 0)
+                for sid in selected]
+    return _group("forecaster", f"{spec.name}|{FOLLOWUP_CONTEXT}", backend, forecaster,
+                  requests)
 
 
 def estimate_lines(estimate: RunEstimate) -> list[str]:

@@ -88,6 +88,12 @@ from foreseen.credit.run.faults import FaultInjectingBackend
 from foreseen.credit.run.pipeline import LEAK_CHECK_FILE, STUDY_SECTION_FILE, analyze_run
 from foreseen.credit.run.reference import REFERENCE_REPORT, read_reference_run
 from foreseen.credit.studies.base import BuiltStudy, StudyDefinition, StudyDesign, Verification
+from foreseen.credit.studies.followup_outcomes import (
+    sealed_followups,
+    sealed_values,
+    verify_followups,
+    with_judged_explainer,
+)
 from foreseen.credit.studies.note_delivery import with_note_delivery
 from foreseen.credit.studies.primary import primary_explainer_of, with_primary_explainer
 from foreseen.credit.studies.registry import committed_study_section
@@ -238,7 +244,8 @@ def design_json(design: StudyDesign, forecaster: BackendSpec) -> dict[str, Any]:
             **({} if not design.scopes else {
                 "scopes": {k: list(v) for k, v in sorted(design.scopes.items())}}),
             **({} if not design.committed_files else {
-                "committed_files": list(design.committed_files)})}
+                "committed_files": list(design.committed_files)}),
+            **({} if design.followups is None else {"followups": dict(design.followups)})}
 
 
 def prospective_commitment(definition: StudyDefinition,
@@ -351,6 +358,7 @@ def run_study(definition: StudyDefinition, out: str | Path, settings: StudySetti
     primary = primary_explainer_of(settings.primary_explainer,
                                    [spec.name for spec in settings.explainers],
                                    definition.offline_explainers)
+    design = with_judged_explainer(design, primary)
     if primary is not None:
         design = replace(design, analysis=with_primary_explainer(
             design.analysis, primary, definition.offline_explainers))
@@ -360,8 +368,9 @@ def run_study(definition: StudyDefinition, out: str | Path, settings: StudySetti
                                          executor=executor)
     staging = folder / STAGING
     shutil.rmtree(staging, ignore_errors=True)
-    write_study_folder(staging, built, explanations, design, forecaster, outcomes_override,
-                       commitment)
+    write_study_folder(staging, built, explanations, design, forecaster,
+                       sealed_values(definition, built, design, outcomes_override, commitment,
+                                     executor=executor), commitment)
     extra = [*built.files]
     if reference is not None:
         write_bytes_atomic(staging / REFERENCE_REPORT, reference.data)
@@ -382,8 +391,9 @@ def run_study(definition: StudyDefinition, out: str | Path, settings: StudySetti
     public = built
 
     def execute() -> Mapping[str, float]:
-        return definition.execute_outcomes(public, options, executor=executor).build \
-            .outcome_map()
+        executed = definition.execute_outcomes(public, options, executor=executor)
+        return {**executed.build.outcome_map(),
+                **sealed_followups(definition, executed, design, executor=executor)}
 
     calibrated = run_with_signal_plan(plan, folder, sealed, progress=progress,
                                       backend=backend, concurrency=settings.concurrency,
@@ -397,6 +407,8 @@ def run_study(definition: StudyDefinition, out: str | Path, settings: StudySetti
             verification = definition.verify(built, options,
                                              fraction=settings.verify_fraction,
                                              executor=executor)
+    verification = verify_followups(definition, built, sealed, verification,
+                                    settings.verify_fraction, executor=executor)
     section = with_note_delivery(definition.section(built, calibrated.outcomes, verification),
                                  design, built.build.study, explanations, runs)
     if section is not None:

@@ -44,6 +44,7 @@ from foreseen.credit.presentation.rows import (
 from foreseen.credit.presentation.text import MERGED_VARIANT, gate_title
 from foreseen.credit.studies.controlled.proposals import proposal_line
 from foreseen.report.charts import Chart, Panel, Series
+from foreseen.report.credit.followups import followup_chart, followup_sections
 from foreseen.report.credit.inputs import OUTCOMES_FILE, RunFolder
 from foreseen.report.format import interval, num, verdict_tone
 from foreseen.report.page import Figure, Page, Section, Table, Tone, Verdict
@@ -322,7 +323,8 @@ def charts(run: RunFolder) -> tuple[Chart, ...]:
     """Every figure of the page, in page order."""
     report = run.report
     optional = tuple(chart for chart in (named_estimates_chart(report),
-                                         note_delivery_chart(report)) if chart is not None)
+                                         note_delivery_chart(report), followup_chart(report))
+                     if chart is not None)
     return (forest_chart(report), gates_chart(report), integrity_chart(report),
             forecast_outcome_chart(run), coverage_chart(report), signal_chart(run),
             drift_chart(report, run.report.stand_ins.forecaster), *optional)
@@ -528,6 +530,7 @@ def page(run: RunFolder, figures: Sequence[Figure]) -> Page:
                    f"; primary explainer {report.config.primary_explainer or '—'} only")),)),
             *role_sections,
             *_named_estimates_sections(report),
+            *followup_sections(report),
             *_post_hoc_sections(report),
             Section("Integrity", tables=(integrity,)),
             Section("Metrics", tables=(_metrics_table(report),)),

@@ -289,7 +289,14 @@ def _check_no_assigned_change_named(run: Path, public: Study, proposal_ids: dict
 def _check_scopes(plan: FrozenPlan, base_ids: list[str], proposal_ids: set[str]) -> None:
     by_explainer: dict[str | None, set[str]] = {}
     contexts: dict[str | None, set[str]] = {}
+    # the follow-ups judge the study's own primary (the proposing explainer has no card for
+    # the preselected base states)
+    followups = [s for s in plan.slots if s["context_id"] == "followup"]
+    assert {s["explainer"] for s in followups} == {"plain_note"}
+    assert {s["state_id"] for s in followups} <= set(base_ids)
     for slot in plan.slots:
+        if slot["context_id"] == "followup":
+            continue
         by_explainer.setdefault(slot["explainer"], set()).add(slot["state_id"])
         contexts.setdefault(slot["explainer"], set()).add(slot["context_id"])
         if slot["donor_state_id"] is not None:
@@ -402,7 +409,11 @@ def test_without_propose_the_plan_has_no_proposal_states(
                 for explainer, cids in design_contexts.items() for cid in cids
                 for state in plan.study.states for repeat in (1, 2)}
     assert {(s["explainer"], s["state_id"], s["context_id"], s["repeat"])
-            for s in plan.slots} == expected
+            for s in plan.slots if s["context_id"] != "followup"} == expected
+    # the follow-ups judge the primary explainer, the llm (it explains every state)
+    assert {(s["explainer"], s["state_id"]) for s in plan.slots
+            if s["context_id"] == "followup"} == {
+        ("llm", sid) for sid in plan.body["followups"]["selected"]}
 
 
 def test_the_dry_run_counts_the_proposal_states_slots(
@@ -421,7 +432,8 @@ def test_the_dry_run_counts_the_proposal_states_slots(
     repeats = 2
     offline = sum(len(cids) for cids in CONTEXTS.values()) * states * repeats
     proposing = (len(("matched_card", "matched_note")) + 1) * states * repeats
-    assert estimate.slots == offline + proposing
+    followups = 2  # the controlled follow-ups: a quarter of the 8 base states
+    assert estimate.slots == offline + proposing + followups
     labels = {g.context for g in estimate.groups if g.role == "forecaster"}
     assert {"llm|matched_card", "llm|matched_note", "llm|description"} <= labels
     assert "llm|donor_card@other_intervention" not in labels

@@ -238,7 +238,7 @@ def task_id(task_index: int) -> str:
     return f"ctl{task_index:02d}"
 
 
-def _task_index(study_task_id: str) -> int:
+def task_index_of(study_task_id: str) -> int:
     if not study_task_id.startswith("ctl") or not study_task_id[3:].isdigit():
         raise UserInputError(f"task {study_task_id!r} is not a controlled-study task")
     return int(study_task_id[3:])
@@ -353,7 +353,7 @@ def execute_task_outcomes(job: tuple[int, tuple[State, ...]]) -> tuple[Outcome, 
     """The outcomes of one task's public states ``job = (build seed, states)``."""
     seed, task_states = job
     with single_thread():
-        return _task_outcomes(seed, _task_index(task_states[0].task_id), task_states)
+        return _task_outcomes(seed, task_index_of(task_states[0].task_id), task_states)
 
 
 def execute_study_outcomes(build: ControlledBuild,
@@ -435,7 +435,7 @@ def verify_outcomes(study: Study, outcomes: Sequence[Outcome], fraction: float =
 
     def recompute(state: State) -> float:
         with single_thread():
-            return execute_outcome(build_seed, "study", _task_index(state.task_id),
+            return execute_outcome(build_seed, "study", task_index_of(state.task_id),
                                    int(state.budget), state.seed, state.intervention_id)
 
     return {

@@ -14,6 +14,7 @@ CODE_MODULES: tuple[str, ...] = (
     "foreseen.credit.studies.controlled.probes",
     "foreseen.credit.studies.fold_changes",
     "foreseen.credit.studies.controlled.build",
+    "foreseen.credit.studies.controlled.followups",
     "foreseen.credit.studies.controlled.explainers",
     "foreseen.credit.cards.render",
     "foreseen.credit.cards.extraction",

@@ -11,6 +11,11 @@ true`` gets ``matched_card`` and ``matched_note`` on its own proposal states
 only (:mod:`.proposals`: the proposal is executed; donor maps cover the
 assigned states, so a proposing explainer is measured description vs matched).
 
+Controlled follow-ups (docs/paper-parts.md): a seeded preselection of a
+quarter of the states (30 of the paper's 120) is executed again with the
+training budget doubled (:mod:`.followups`); the primary explainer's
+matched-card prompt asks for the four-class effect change.
+
 Gates: ``predictive_value`` on the plain notes (point-MAE Δ_desc and Δ_donor
 with positive one-sided lower bounds; role ``primary``) and the same gate on the
 mechanism explainer, reported beside it as the positive control (role
@@ -22,7 +27,7 @@ run with LLM explainers gates the primary LLM explainer instead
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -32,6 +37,7 @@ from foreseen.credit.analysis.config import AnalysisConfig
 from foreseen.credit.analysis.gates import predictive_value_gate
 from foreseen.credit.explainers.base import Proposal
 from foreseen.credit.explainers.llm import ProposalState
+from foreseen.credit.plan.followups import FollowupDesign
 from foreseen.credit.plan.freeze import ExecutionConfig
 from foreseen.credit.studies.base import (
     BuiltStudy,
@@ -43,6 +49,12 @@ from foreseen.credit.studies.base import (
 )
 from foreseen.credit.studies.controlled import proposals as proposing
 from foreseen.credit.studies.controlled.outcome_code import CODE_MODULES, LIBRARIES
+
+#: the controlled follow-up (:mod:`.followups`), as the plan freezes it (kept here so
+#: listing the study imports no build code)
+FOLLOWUP_DEFINITION = ("the same task, seed, intervention and held-out evaluation set with"
+                       " the training budget doubled (parent and child train on twice the"
+                       " rows, at most the seed's 1000-row training pool)")
 
 CARD_CONTEXTS: tuple[str, ...] = ("matched_card", "donor_card@other_intervention",
                                   "donor_card@seed_swap")
@@ -126,7 +138,13 @@ class ControlledStudy(StudyDefinition):
             analysis=analysis,
             execution=ExecutionConfig(concurrency=4, max_attempts=4, backoff_base_s=0.01,
                                       backoff_max_s=0.2),
-            llm_contexts=LLM_CONTEXTS)
+            llm_contexts=LLM_CONTEXTS, followups=FollowupDesign(FOLLOWUP_DEFINITION).to_json())
+
+    def followup_outcomes(self, built: BuiltStudy, selected: Sequence[str], *,
+                          executor: Executor | None) -> dict[str, float]:
+        from foreseen.credit.studies.controlled.followups import followup_outcomes
+
+        return followup_outcomes(built.build.study, selected, executor)
 
     proposal_contexts = proposing.PROPOSAL_CONTEXTS
 
