@@ -278,3 +278,17 @@ def test_an_unreadable_study_file_hides_the_comparisons_with_it(folder: Path) ->
     (folder / "study.json").write_text('{"states": []}', encoding="utf-8")
     assert _lines(folder)[-1] == ("study.json: $.states: at least one state (a study without"
                                   " states has no slots to freeze)")
+
+
+def test_a_follow_up_outcome_is_known_only_when_the_design_declares_follow_ups(
+        folder: Path) -> None:
+    def add_followup(outcomes: Any) -> None:
+        first = outcomes["outcomes"][0]
+        outcomes["outcomes"].append({**first, "state_id": f"{first['state_id']}#followup"})
+
+    _edit(folder / "outcomes.sealed.json", add_followup)
+    assert any("state ids of study.json (it has no" in line and "#followup" in line
+               for line in _lines(folder))
+    _edit(folder / "design.json", lambda design: design.update(
+        followups={"definition": "the same change with twice the data"}))
+    assert validate_study_dir(folder) == []

@@ -52,6 +52,7 @@ from foreseen.credit.plan.folder_files import (
     STUDY_FILE,
     folder_schemas,
 )
+from foreseen.credit.plan.followups import followup_outcome_id
 
 #: the folder's files in the order their problems are reported
 FOLDER_FILES: tuple[str, ...] = (STUDY_FILE, EXPLANATIONS_FILE, SEALED_OUTCOMES_FILE,
@@ -257,13 +258,19 @@ def _header(study: Any, outcomes: Any) -> Iterator[Problem]:
                           f"the study's {label} {expected!r} ({STUDY_FILE}), got {got!r}")
 
 
-def sealed_outcomes(study: Any, outcomes: Any) -> Iterator[Problem]:
-    """Outcomes for another study, unknown or repeated states, states without an outcome."""
+def sealed_outcomes(study: Any, outcomes: Any, followups: bool = False) -> Iterator[Problem]:
+    """Outcomes for another study, unknown or repeated states, states without an outcome.
+
+    With ``followups`` (the design declares controlled follow-ups) a state's follow-up
+    outcome ``<state>#followup`` is known too; the freeze checks that exactly the
+    preselected follow-ups are there (:mod:`foreseen.credit.plan.followup_slots`).
+    """
     if outcomes is None:
         return
     yield from _header(study, outcomes)
     state_ids = _ids(study, "states")
-    known = set(state_ids)
+    known = set(state_ids) | ({followup_outcome_id(sid) for sid in state_ids} if followups
+                              else set())
     seen: dict[str, int] = {}
     unknown: list[tuple[int, str]] = []
     for index, entry in _items(outcomes, "outcomes"):
@@ -391,7 +398,8 @@ def _rules(reading: FolderReading, folder: Path) -> Iterable[Problem]:
     if EXPLANATIONS_FILE in docs:
         yield from explanation_states(study, explanations, design)
         yield from design_references(study, explanations, design)
-    yield from sealed_outcomes(study, docs.get(SEALED_OUTCOMES_FILE))
+    yield from sealed_outcomes(study, docs.get(SEALED_OUTCOMES_FILE),
+                               isinstance(design, dict) and design.get("followups") is not None)
 
 
 def validate_study_dir(directory: str | os.PathLike[str]) -> list[Problem]:

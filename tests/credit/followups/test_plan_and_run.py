@@ -30,7 +30,8 @@ from foreseen.credit.plan.outcome_file import read_followup_outcomes
 from foreseen.credit.run.answers import ForecastParseError
 from foreseen.credit.run.followup_answers import parse_effect_change
 from foreseen.credit.run.pipeline import analyze_run
-from foreseen.credit.run.runner import read_slot_records, run_plan, slots_left
+from foreseen.credit.run.run_ledger import read_slot_records, slots_left
+from foreseen.credit.run.runner import run_plan
 
 import support.spine as spine_support
 from support.paths import REPO
