@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import replace
 
 from foreseen.credit.analysis.analyze import AnalysisConfig, analyze
-from foreseen.credit.analysis.gates import tox21_harm_gate
 from foreseen.credit.analysis.markdown import (
     MERGED_VARIANT,
     drop_repeats,
@@ -15,6 +14,7 @@ from foreseen.credit.analysis.markdown import (
     render_markdown,
 )
 from foreseen.credit.analysis.report import CreditReport, OutcomeCommitment
+from foreseen.credit.studies.tox21.gates import tox21_harm_gate
 
 from support.analysis_fixtures import make_explanations, make_outcomes, make_slots, make_study
 from support.report_fixtures import demo_report, edge_report
