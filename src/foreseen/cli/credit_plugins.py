@@ -33,6 +33,10 @@ if TYPE_CHECKING:
         StudyShortcut,
     )
 
+Cache = Annotated[Path | None, typer.Option("--cache", help="Cache folder for the build.")]
+InjectFaults = Annotated[int | None, typer.Option(
+    "--inject-faults", help="Seeded transport/content faults in the main run (tests the"
+    " machinery).")]
 _TYPES: dict[str, Any] = {"int": int, "float": float, "str": str, "path": Path,
                           "out": Path, "str_list": list[str]}
 
@@ -93,11 +97,10 @@ def study_command(command: StudyCommand) -> Callable[..., None]:
     return signed(run, generated, command.name, command.help)
 
 
-def shortcut_command(definition: StudyDefinition,
-                     shortcut: StudyShortcut) -> Callable[..., None]:
-    """``foreseen credit SHORTCUT``: the study with the offline stand-ins on one worker."""
-    from foreseen.cli.credit_study import Cache, InjectFaults, run_and_print
-
+def shortcut_command(definition: StudyDefinition, shortcut: StudyShortcut,
+                     run_and_print: Callable[..., None]) -> Callable[..., None]:
+    """``foreseen credit SHORTCUT``: the study with the offline stand-ins on one worker
+    (``run_and_print``: :func:`foreseen.cli.credit_study.run_and_print`)."""
     own = [p.name for p in definition.parameters()]
 
     def run(*, out: Path, replicates: int, cache: Path | None, inject_faults: int | None,
@@ -126,8 +129,10 @@ def broken_command(problem: str) -> Callable[..., None]:
     return signed(run, [], "broken", f"Cannot be loaded: {problem}")
 
 
-def register_plugins(app: typer.Typer, definitions: Mapping[str, StudyDefinition]) -> None:
-    """Add every study's own commands (grouped as it declares) and its shortcut."""
+def register_plugins(app: typer.Typer, definitions: Mapping[str, StudyDefinition],
+                     run_and_print: Callable[..., None]) -> None:
+    """Add every study's own commands (grouped as it declares), its shortcut (run by
+    ``run_and_print``) and ``studies``."""
     groups: dict[str, typer.Typer] = {}
     for definition in definitions.values():
         for command in definition.commands():
@@ -142,7 +147,7 @@ def register_plugins(app: typer.Typer, definitions: Mapping[str, StudyDefinition
             target.command(command.name)(study_command(command))
         if definition.shortcut is not None:
             app.command(definition.shortcut.name)(
-                shortcut_command(definition, definition.shortcut))
+                shortcut_command(definition, definition.shortcut, run_and_print))
     app.command("studies")(studies_command)
 
 

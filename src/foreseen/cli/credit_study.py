@@ -22,7 +22,14 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import typer
 
 from foreseen.cli import options
-from foreseen.cli.credit_plugins import broken_command, option, register_plugins, signed
+from foreseen.cli.credit_plugins import (
+    Cache,
+    InjectFaults,
+    broken_command,
+    option,
+    register_plugins,
+    signed,
+)
 from foreseen.cli.report import NoHtml
 from foreseen.core.errors import ConfigError
 from foreseen.core.extras import require_extra
@@ -31,6 +38,8 @@ if TYPE_CHECKING:
     from foreseen.credit.studies.base import StudyDefinition
 
 VERIFY_FRACTION = 0.1
+#: a broken plugin's command accepts any options (it fails with its one line first)
+ANY_ARGUMENTS = {"allow_extra_args": True, "ignore_unknown_options": True}
 
 Out = Annotated[Path, typer.Option("--out", help="Run folder (created; a previous run with"
                                    " another plan moves to OUT/previous/<n>).",
@@ -84,7 +93,6 @@ Repeats = Annotated[int | None, typer.Option(
     "--repeats", min=1, help="Forecasts per slot (default: the study's).")]
 OptionalSeed = Annotated[int | None, typer.Option(
     "--seed", help="Plan seed (default: the study's).")]
-Cache = Annotated[Path | None, typer.Option("--cache", help="Cache folder for the build.")]
 ExecutorSpec = Annotated[str | None, typer.Option(
     "--executor", help="Where the build runs: local:N (N worker processes; local:1 in this"
     " process), dask (a private local Dask cluster) or dask:tcp://HOST:8786 (a running"
@@ -94,9 +102,6 @@ VerifyOutcomes = Annotated[bool, typer.Option(
 Prospective = Annotated[bool, typer.Option(
     "--prospective", help="Build the public part only, freeze the plan committing to the"
     " outcome-execution code and seeds, and execute the outcomes only after every forecast.")]
-InjectFaults = Annotated[int | None, typer.Option(
-    "--inject-faults", help="Seeded transport/content faults in the main run (tests the"
-    " machinery).")]
 
 
 def run_and_print(name: str, out: Path | None, values: Mapping[str, Any], *,
@@ -260,6 +265,7 @@ def register(app: typer.Typer) -> None:
         study_app.command(name)(_study_command(definition))
     for entry in installed():
         if entry.problem is not None and entry.name not in loaded:
-            study_app.command(entry.name)(broken_command(entry.problem))
+            study_app.command(entry.name, context_settings=ANY_ARGUMENTS)(
+                broken_command(entry.problem))
     app.add_typer(study_app, name="study")
-    register_plugins(app, loaded)
+    register_plugins(app, loaded, run_and_print)
