@@ -149,6 +149,7 @@ def register_plugins(app: typer.Typer, definitions: Mapping[str, StudyDefinition
             app.command(definition.shortcut.name)(
                 shortcut_command(definition, definition.shortcut, run_and_print))
     app.command("studies")(studies_command)
+    app.command("new-study")(new_study_command)
 
 
 def studies_command() -> None:
@@ -164,3 +165,23 @@ def studies_command() -> None:
     for entry in installed():
         if entry.problem is not None:
             typer.echo(entry.problem, err=True)
+
+
+def new_study_command(
+    name: Annotated[str, typer.Argument(help="The study's name (lowercase letters, digits, _).")],
+    out: Annotated[Path, typer.Option(
+        "--out", help="Folder to write the study (or the plugin package) into.")] = Path("."),
+    plugin: Annotated[bool, typer.Option(
+        "--plugin", help="Write an installable plugin package (a definition in code, needed"
+        " for prospective runs) instead of a folder-only study.")] = False,
+) -> None:
+    """Write a study to start from: a folder `credit plan` accepts, or a plugin package."""
+    from foreseen.credit.studies.scaffold import write_folder, write_plugin
+
+    if plugin:
+        folder = write_plugin(name, out)
+        typer.echo(f"plugin package -> {folder} (install it: pip install -e {folder})")
+    else:
+        folder = write_folder(name, out)
+        typer.echo(f"study folder -> {folder} (freeze it: foreseen credit plan {folder}"
+                   f" --out {folder / 'plan.json'})")

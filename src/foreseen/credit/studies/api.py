@@ -52,14 +52,29 @@ The contract of :class:`StudyDefinition` (each point is a method or attribute):
   commands (:class:`StudyCommand`) and ``shortcut`` a top-level
   ``foreseen credit NAME`` (:class:`StudyShortcut`).
 
-Errors a user can cause are raised as
+The module also exports the pieces a definition builds from (the data model,
+:class:`AnalysisConfig`, :class:`ExecutionConfig`, :func:`predictive_value_gate`,
+:func:`render_card`). Errors a user can cause are raised as
 :class:`~foreseen.core.errors.ConfigError` (one line, exit 2).
 """
 
 from __future__ import annotations
 
 from foreseen.core.errors import ConfigError
-from foreseen.credit.model import Explanation, Outcome, State, Study, Task
+from foreseen.credit.analysis.config import AnalysisConfig
+from foreseen.credit.analysis.gates import predictive_value_gate
+from foreseen.credit.cards.render import render_card
+from foreseen.credit.model import (
+    Card,
+    Explanation,
+    Intervention,
+    Outcome,
+    State,
+    Study,
+    Target,
+    Task,
+)
+from foreseen.credit.plan.freeze import ExecutionConfig
 from foreseen.credit.studies.base import (
     BuiltStudy,
     StudyBuild,
@@ -73,6 +88,8 @@ from foreseen.credit.studies.base import (
 )
 from foreseen.credit.studies.discovery import GROUP
 
-__all__ = ["GROUP", "BuiltStudy", "ConfigError", "Explanation", "Outcome", "State", "Study",
-           "StudyBuild", "StudyCommand", "StudyDefinition", "StudyDesign", "StudyParameter",
-           "StudySection", "StudyShortcut", "Task", "Verification"]
+__all__ = ["GROUP", "AnalysisConfig", "BuiltStudy", "Card", "ConfigError", "ExecutionConfig",
+           "Explanation", "Intervention", "Outcome", "State", "Study", "StudyBuild",
+           "StudyCommand", "StudyDefinition", "StudyDesign", "StudyParameter", "StudySection",
+           "StudyShortcut", "Target", "Task", "Verification", "predictive_value_gate",
+           "render_card"]
