@@ -147,3 +147,21 @@ def test_a_missing_or_foreign_pyproject_gives_no_fallback(tmp_path: Path) -> Non
     foreign.write_text('[project]\nname = "other"\n[project.entry-points."foreseen.studies"]\n'
                        'a = "m:A"\n', encoding="utf-8")
     assert discovery.shipped_entry_points(foreign) == []
+
+
+def test_report_lines_come_only_from_the_study_that_wrote_the_section() -> None:
+    counts = {"made": 2, "valid": 1, "fallbacks": 1, "fallbacks_by_reason": {"unparsed": 1},
+              "matching_assigned": 1, "matching_heuristic": 0}
+    definition = study_named("controlled")
+    lines = definition.section_lines("proposals", {"proposals": {"llm": counts}})
+    assert lines == ("proposals executed: llm: 2 proposals made, 1 valid, 1 fallbacks"
+                     " (unparsed: 1); of the valid, 1 match the assigned intervention,"
+                     " 0 the heuristic proposer's choices",)
+    assert definition.section_lines("tox21_study", {"proposals": {"llm": counts}}) == ()
+    assert study_named("tox21").section_lines("proposals", {"proposals": {"llm": counts}}) == ()
+
+
+def test_a_plan_committing_no_file_gets_no_recomputed_section(tmp_path: Path) -> None:
+    from foreseen.credit.studies.registry import committed_study_section
+
+    assert committed_study_section({"committed_files": {}}, tmp_path, {}) is None
