@@ -36,7 +36,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from foreseen.core.errors import ConfigError
 from foreseen.core.parallel import Executor
@@ -45,7 +45,9 @@ from foreseen.credit.explainers.base import Proposal
 from foreseen.credit.explainers.llm import ProposalState
 from foreseen.credit.model import Explanation, Outcome, Study
 from foreseen.credit.plan.freeze import ExecutionConfig
-from foreseen.credit.run.pipeline import StudySectionFile
+
+if TYPE_CHECKING:  # the run pipeline is imported when a run needs it, not to list studies
+    from foreseen.credit.run.pipeline import StudySectionFile
 
 
 @dataclass(frozen=True)

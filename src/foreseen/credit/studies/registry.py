@@ -13,12 +13,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from foreseen.core.errors import ConfigError
-from foreseen.credit.run.pipeline import StudySectionFile
 from foreseen.credit.studies.base import StudyDefinition
 from foreseen.credit.studies.discovery import InstalledStudy, discover
+
+if TYPE_CHECKING:  # the run pipeline is imported when a run needs it, not to list studies
+    from foreseen.credit.run.pipeline import StudySectionFile
 
 
 @cache
