@@ -66,6 +66,7 @@ from foreseen.credit.analysis.gates import predictive_value_gate
 from foreseen.credit.cards.render import render_card
 from foreseen.credit.model import (
     Card,
+    Direction,
     Explanation,
     Intervention,
     Outcome,
@@ -88,8 +89,8 @@ from foreseen.credit.studies.base import (
 )
 from foreseen.credit.studies.discovery import GROUP
 
-__all__ = ["GROUP", "AnalysisConfig", "BuiltStudy", "Card", "ConfigError", "ExecutionConfig",
-           "Explanation", "Intervention", "Outcome", "State", "Study", "StudyBuild",
-           "StudyCommand", "StudyDefinition", "StudyDesign", "StudyParameter", "StudySection",
-           "StudyShortcut", "Target", "Task", "Verification", "predictive_value_gate",
-           "render_card"]
+__all__ = ["GROUP", "AnalysisConfig", "BuiltStudy", "Card", "ConfigError", "Direction",
+           "ExecutionConfig", "Explanation", "Intervention", "Outcome", "State", "Study",
+           "StudyBuild", "StudyCommand", "StudyDefinition", "StudyDesign", "StudyParameter",
+           "StudySection", "StudyShortcut", "Target", "Task", "Verification",
+           "predictive_value_gate", "render_card"]

@@ -56,7 +56,7 @@ def split() -> tuple[Any, Any]:
     """Row indices of the training pool and of the held-out rows (fixed seed)."""
     _, labels = _data()
     order = np.random.default_rng(SPLIT_SEED).permutation(len(labels))
-    cut = int(round(len(labels) * HELD_OUT_SHARE))
+    cut = round(len(labels) * HELD_OUT_SHARE)
     return np.sort(order[cut:]), np.sort(order[:cut])
 
 
@@ -91,16 +91,6 @@ def _log_loss(fitted: Any, features: Any, labels: Any) -> float:
     return float(log_loss(labels, fitted.predict_proba(features), labels=[0, 1, 2]))
 
 
-def _change_effect(change: str, train: Any, test: Any, columns: tuple[int, ...]) -> float:
-    """Log-loss of the parent minus the child's on ``test``, both fitted on ``train``."""
-    features, labels = _data()
-    x_train, y_train = features[np.ix_(train, columns)], labels[train]
-    x_test, y_test = features[np.ix_(test, columns)], labels[test]
-    parent = model(None).fit(x_train, y_train)
-    child = model(change).fit(x_train, y_train)
-    return round(_log_loss(parent, x_test, y_test) - _log_loss(child, x_test, y_test), 6)
-
-
 def _validation_split(rows: Any, seed: int) -> tuple[Any, Any]:
     rng = np.random.default_rng([seed, len(rows)])
     shuffled = rng.permutation(rows)
@@ -108,13 +98,42 @@ def _validation_split(rows: Any, seed: int) -> tuple[Any, Any]:
     return np.sort(shuffled[:cut]), np.sort(shuffled[cut:])
 
 
+def _rows(task: str, budget: int, seed: int, part: str) -> Any:
+    """The rows a model is fitted on: all the state's training rows, or the 70 % ``fit``
+    part of them (the rest is the public validation split)."""
+    rows = training_rows(task, budget, seed)
+    return rows if part == "all" else _validation_split(rows, seed)[0]
+
+
+def fit(change: str | None, task: str, budget: int, seed: int, part: str) -> Any:
+    """The parent (``change`` None) or child fitted on the state's rows (``part``)."""
+    features, labels = _data()
+    rows = _rows(task, budget, seed, part)
+    return model(change).fit(features[np.ix_(rows, TASKS[task])], labels[rows])
+
+
+#: one fit per (model, rows) within a process: a build's public part, probe and outcomes
+#: share them; a verification calls :func:`fit` afresh
+cached_fit = cache(fit)
+
+
+def _change_effect(change: str, task: str, budget: int, seed: int, part: str, test: Any,
+                   fitter: Callable[..., Any]) -> float:
+    """Log-loss of the parent minus the child's on ``test`` rows, both fitted on ``part``."""
+    features, labels = _data()
+    x_test, y_test = features[np.ix_(test, TASKS[task])], labels[test]
+    parent = fitter(None, task, budget, seed, part)
+    child = fitter(change, task, budget, seed, part)
+    return round(_log_loss(parent, x_test, y_test) - _log_loss(child, x_test, y_test), 6)
+
+
 def public_part(task: str, budget: int, seed: int) -> dict[str, Any]:
     """What explainers and forecasters may see: computed from the training rows only."""
     features, labels = _data()
     columns = TASKS[task]
     rows = training_rows(task, budget, seed)
-    fit_rows, validation = _validation_split(rows, seed)
-    parent = model(None).fit(features[np.ix_(fit_rows, columns)], labels[fit_rows])
+    validation = _validation_split(rows, seed)[1]
+    parent = cached_fit(None, task, budget, seed, "fit")
     spread = features[np.ix_(rows, columns)].std(axis=0)
     return {"task": task, "features": list(columns), "n_train": int(budget),
             "classes": 3, "feature_scale_ratio": round(float(spread.max() / spread.min()), 3),
@@ -127,13 +146,14 @@ def public_part(task: str, budget: int, seed: int) -> dict[str, Any]:
 def probe_estimate(task: str, budget: int, change: str, seed: int) -> float:
     """The change's effect on a validation split of the training rows (public; no held-out
     row is used): what the offline ``probe`` explainer reports."""
-    rows = training_rows(task, budget, seed)
-    fit_rows, validation = _validation_split(rows, seed)
-    return _change_effect(change, fit_rows, validation, TASKS[task])
+    validation = _validation_split(training_rows(task, budget, seed), seed)[1]
+    return _change_effect(change, task, budget, seed, "fit", validation, cached_fit)
 
 
-def outcome(task: str, budget: int, change: str, seed: int) -> float:
+def outcome(task: str, budget: int, change: str, seed: int, *, fresh: bool = False) -> float:
     """The state's outcome: held-out log-loss(parent) − log-loss(child), both trained on
-    the state's budgeted training rows. SEALED: never shown to an explainer."""
+    the state's budgeted training rows (``fresh``: refit, never reuse a fit). SEALED:
+    never shown to an explainer."""
     _, held_out = split()
-    return _change_effect(change, training_rows(task, budget, seed), held_out, TASKS[task])
+    return _change_effect(change, task, budget, seed, "all", held_out,
+                          fit if fresh else cached_fit)

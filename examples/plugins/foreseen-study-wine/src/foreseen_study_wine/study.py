@@ -15,6 +15,7 @@ from foreseen.credit.studies.api import (
     AnalysisConfig,
     BuiltStudy,
     Card,
+    Direction,
     ExecutionConfig,
     Explanation,
     Intervention,
@@ -83,8 +84,8 @@ def probe_explanations(study: Study) -> dict[str, Explanation]:
         estimate = probe_estimate(state.task_id, int(state.budget), state.intervention_id,
                                   state.seed)
         half = max(abs(estimate), 0.01)
-        direction = "improve" if estimate > 0.005 else "worsen" if estimate < -0.005 else (
-            "no_change")
+        direction: Direction = ("improve" if estimate > 0.005 else "worsen"
+                                 if estimate < -0.005 else "no_change")
         card = Card(direction=direction, target=Target(
             point=estimate, intervals=((round(estimate - half, 4), round(estimate + half, 4)),)),
             observable="held-out log-loss of the child against the parent",
@@ -143,7 +144,8 @@ class WineStudy(StudyDefinition):
 
     def verify(self, built: BuiltStudy, options: Mapping[str, Any], *, fraction: float,
                executor: Any) -> Verification:
-        """Re-execute every k-th state (k = 1 / fraction) and compare bit for bit."""
+        """Re-execute every k-th state (k = 1 / fraction), refitting every model, and
+        compare bit for bit."""
         from foreseen_study_wine.experiment import outcome
 
         step = max(1, round(1 / fraction))
@@ -151,7 +153,7 @@ class WineStudy(StudyDefinition):
         chosen = study.states[::step]
         sealed = built.build.outcome_map()
         same = [s.id for s in chosen if float(outcome(
-            s.task_id, int(s.budget), s.intervention_id, s.seed)).hex() == float(
+            s.task_id, int(s.budget), s.intervention_id, s.seed, fresh=True)).hex() == float(
             sealed[s.id]).hex()]
         return Verification(len(chosen), len(same), len(same) == len(chosen),
                             {"checked": len(chosen), "reproduced": len(same)})
