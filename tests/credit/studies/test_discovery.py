@@ -165,3 +165,25 @@ def test_a_plan_committing_no_file_gets_no_recomputed_section(tmp_path: Path) ->
     from foreseen.credit.studies.registry import committed_study_section
 
     assert committed_study_section({"committed_files": {}}, tmp_path, {}) is None
+
+
+DISCOVERED = ("import sys\nfrom importlib import metadata\nfrom foreseen.cli.app import main\n"
+              "read = []\nreal = metadata.entry_points\n"
+              "metadata.entry_points = lambda **k: read.append(k) or real(**k)\n"
+              "try:\n    main({argv!r})\nexcept SystemExit:\n    pass\n"
+              "print(any(m.startswith('foreseen.credit.studies') for m in sys.modules))\n"
+              "print(any(k.get('group') == 'foreseen.studies' for k in read))\n")
+
+
+@pytest.mark.parametrize(("argv", "expected"), [
+    (["--help"], ["False", "False"]),
+    (["teams", "--help"], ["False", "False"]),
+    (["credit", "studies"], ["True", "True"]),  # the control: discovery does run here
+])
+def test_help_and_teams_never_discover_studies(argv: list[str], expected: list[str]) -> None:
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-c", DISCOVERED.format(argv=argv)],
+                            capture_output=True, text=True, check=True)
+    assert result.stdout.strip().splitlines()[-2:] == expected

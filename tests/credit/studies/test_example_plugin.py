@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import filecmp
 import json
+import runpy
 import tomllib
 from collections import Counter
 from collections.abc import Iterator
@@ -64,3 +65,12 @@ def test_the_example_runs_sealed_and_prospective(
         types = Counter(e.type for e in read_ledger(run / "ledger.jsonl"))
         assert types["outcomes_executed"] == (1 if mode == "prospective" else 0)
         assert types["outcomes_revealed"] == 1
+
+
+def test_the_examples_own_tests_pass(installed_example: str) -> None:
+    """The package's ``tests/`` (what a plugin author runs with ``pytest tests``)."""
+    names = runpy.run_path(str(EXAMPLE / "tests" / f"test_{installed_example}.py"))
+    tests = [function for name, function in names.items() if name.startswith("test_")]
+    assert tests
+    for test in tests:
+        test()
