@@ -39,8 +39,10 @@ def test_the_example_is_what_new_study_writes(tmp_path: Path,
     assert code == 0, err
     written = tmp_path / EXAMPLE.name
     mine = sorted(p.relative_to(written) for p in written.rglob("*") if p.is_file())
+    # what a checkout holds (not the caches and metadata a local run or install leaves)
     shipped = sorted(p.relative_to(EXAMPLE) for p in EXAMPLE.rglob("*") if p.is_file()
-                     and "__pycache__" not in p.parts and ".egg-info" not in str(p))
+                     and not any(part.startswith(".") or part == "__pycache__"
+                                 or part.endswith(".egg-info") for part in p.parts))
     assert mine == shipped
     assert all(filecmp.cmp(written / p, EXAMPLE / p, shallow=False) for p in mine)
 
