@@ -40,9 +40,10 @@ def test_the_example_is_what_new_study_writes(tmp_path: Path,
     written = tmp_path / EXAMPLE.name
     mine = sorted(p.relative_to(written) for p in written.rglob("*") if p.is_file())
     # what a checkout holds (not the caches and metadata a local run or install leaves)
-    shipped = sorted(p.relative_to(EXAMPLE) for p in EXAMPLE.rglob("*") if p.is_file()
-                     and not any(part.startswith(".") or part == "__pycache__"
-                                 or part.endswith(".egg-info") for part in p.parts))
+    shipped = sorted(r for r in (p.relative_to(EXAMPLE) for p in EXAMPLE.rglob("*")
+                                 if p.is_file())
+                     if not any(part.startswith(".") or part == "__pycache__"
+                                or part.endswith(".egg-info") for part in r.parts))
     assert mine == shipped
     assert all(filecmp.cmp(written / p, EXAMPLE / p, shallow=False) for p in mine)
 
