@@ -89,6 +89,11 @@ def test_a_plugin_on_the_path_is_listed_with_its_distribution_and_version(
      "gives a Study, not a foreseen StudyDefinition"),
     ({"named_else": GOOD}, "named_else:Tiny",
      "defines a study named 'tiny'; the entry point's name must equal it"),
+    ({"nameless": GOOD.replace('    name = "tiny"\n', "")}, "nameless:Tiny",
+     "defines a study named None; the entry point's name must equal it"),
+    ({"abstract": "from foreseen.credit.studies.api import StudyDefinition\n"
+                  "class Half(StudyDefinition):\n    name = 'broken'\n"}, "abstract:Half",
+     "cannot be loaded: TypeError: Can't instantiate abstract class Half"),
 ])
 def test_a_broken_plugin_is_one_line_and_hides_nothing(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],

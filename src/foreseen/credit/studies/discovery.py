@@ -119,9 +119,10 @@ def load_entry(declared: _Declared) -> InstalledStudy:
     if not isinstance(definition, StudyDefinition):
         return _broken(base, f"{where} gives a {type(definition).__name__}, not a"
                              " foreseen StudyDefinition")
-    if definition.name != entry.name:
-        return _broken(base, f"{where} defines a study named {definition.name!r}; the"
-                             " entry point's name must equal it")
+    name = getattr(definition, "name", None)
+    if name != entry.name:
+        return _broken(base, f"{where} defines a study named {name!r}; the entry point's"
+                             " name must equal it")
     return InstalledStudy(base.name, base.target, base.distribution, base.version, definition)
 
 
