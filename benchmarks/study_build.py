@@ -25,7 +25,7 @@ from typing import Any
 from foreseen.cli.credit.summary import study_summary
 from foreseen.core.parallel import parse_executor
 from foreseen.credit.studies.pipeline import StudySettings, build_study, run_study
-from foreseen.credit.studies.registry import STUDIES, study_named
+from foreseen.credit.studies.registry import studies, study_named
 
 
 def _load() -> str:
@@ -52,7 +52,7 @@ def _option(text: str) -> tuple[str, str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("study", choices=sorted(STUDIES))
+    parser.add_argument("study", choices=sorted(studies()))
     parser.add_argument("--executor", default="local:2")
     parser.add_argument("--b", type=int, default=10_000, help="bootstrap replicates")
     parser.add_argument("--option", type=_option, action="append", default=[],

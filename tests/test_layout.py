@@ -16,6 +16,8 @@
 from __future__ import annotations
 
 import ast
+import re
+import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -237,3 +239,101 @@ def test_the_lint_configuration_bounds_complexity_without_exemptions() -> None:
         "tool"]["ruff"]["lint"]
     assert "C90" in lint["select"] and lint["mccabe"]["max-complexity"] <= 15
     assert "per-file-ignores" not in lint and "C901" not in lint.get("ignore", [])
+
+
+# -- studies are plugins: nothing outside a shipped study's own package names it -------------
+
+STUDIES_PACKAGE = PACKAGE / "credit" / "studies"
+#: modules outside a study's package allowed to name a shipped study (none: the command
+#: line, the registry and the reports get every study-specific piece through discovery)
+MAY_NAME_A_STUDY: frozenset[str] = frozenset()
+
+
+def shipped_study_names() -> dict[str, str]:
+    """Entry-point name → target of the ``foreseen.studies`` group in pyproject.toml."""
+    project = tomllib.loads((SRC.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    return dict(project["project"]["entry-points"]["foreseen.studies"])
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            first = node.body[0] if node.body else None
+            if (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+                    and isinstance(first.value.value, str)):
+                found.add(id(first.value))
+    return found
+
+
+def _names_a_study(text: str, names: frozenset[str]) -> bool:
+    """``text`` holds a study name as a word (underscores, dots and dashes separate words)."""
+    return bool(set(re.split(r"[^a-z0-9]+", text.lower())) & names)
+
+
+def study_mentions(source: str, names: frozenset[str]) -> list[str]:
+    """Where ``source`` names a study: an import of its package, a string literal (not a
+    docstring: prose may cite the paper's studies) or an identifier holding its name."""
+    tree = ast.parse(source)
+    docstrings = _docstrings(tree)
+    found = []
+    for node in ast.walk(tree):
+        texts: list[str] = []
+        if isinstance(node, ast.Import):
+            texts = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            texts = [node.module or "", *(alias.name for alias in node.names)]
+        elif (isinstance(node, ast.Constant) and isinstance(node.value, str)
+              and id(node) not in docstrings):
+            texts = [node.value]
+        elif isinstance(node, ast.Name):
+            texts = [node.id]
+        elif isinstance(node, ast.FunctionDef | ast.ClassDef | ast.AsyncFunctionDef):
+            texts = [node.name]
+        elif isinstance(node, ast.Attribute):
+            texts = [node.attr]
+        found += [f"{getattr(node, 'lineno', 0)}: {text[:60]!r}" for text in texts
+                  if _names_a_study(text, names)]
+    return found
+
+
+def test_the_shipped_studies_are_entry_points_into_their_own_packages() -> None:
+    shipped = shipped_study_names()
+    assert shipped, "pyproject.toml declares no foreseen.studies entry point"
+    for name, target in shipped.items():
+        assert target.startswith(f"foreseen.credit.studies.{name}."), (name, target)
+        assert (STUDIES_PACKAGE / name).is_dir()
+
+
+def test_no_module_outside_a_study_package_names_a_shipped_study() -> None:
+    names = frozenset(shipped_study_names())
+    offenders = {}
+    for name, path in ALL.items():
+        inside = any(_in(name, f"foreseen.credit.studies.{study}") for study in names)
+        if inside or name in MAY_NAME_A_STUDY:
+            continue
+        found = study_mentions(path.read_text(encoding="utf-8"), names)
+        if found:
+            offenders[name] = found
+    assert offenders == {}
+
+
+@pytest.mark.parametrize("source", [
+    "from foreseen.credit.studies.tox21.study import Tox21Study\n",
+    "import foreseen.credit.studies.openml.fetch\n",
+    "NAME = 'controlled'\n",
+    "def gate():\n    return {'name': 'tox21_harm'}\n",
+    "def openml_joint_gate():\n    pass\n",
+    "x = registry.tox21\n",
+])
+def test_a_mention_of_a_study_is_seen(source: str) -> None:
+    assert study_mentions(source, frozenset({"controlled", "tox21", "openml"}))
+
+
+@pytest.mark.parametrize("source", [
+    '"""A docstring may cite the controlled study."""\n',
+    "NAME = 'uncontrolled'\n",  # a word that merely contains a name
+    "# a comment on tox21\nx = 1\n",
+])
+def test_prose_and_longer_words_are_not_mentions(source: str) -> None:
+    assert study_mentions(source, frozenset({"controlled", "tox21", "openml"})) == []

@@ -116,6 +116,8 @@ COMMANDS: tuple[Command, ...] = (
     _c("credit probe --config probe.toml", "llm", code=3),
     # serves until stopped: run only where it must refuse
     _c("credit serve-local --port 9", "local-server", cheap=False),
+    _c("credit studies"),  # lists the installed studies; imports none of their extras
+    _c("credit new-study s --out new"),  # writes a folder study (numpy only)
 )
 
 

@@ -96,8 +96,11 @@ def test_code_digest_changes_when_one_byte_of_a_module_changes(
     path = copy / "core" / "stats.py"
     path.write_bytes(path.read_bytes() + b" ")
     assert code_digest(["foreseen.core.stats"]) != before
-    with pytest.raises(ValueError, match="not a module of the foreseen package"):
-        code_digest(["numpy.linalg"])
+    # another distribution's module (a study plugin's outcome code) is read from sys.path;
+    # one that is nowhere raises
+    assert code_digest(["numpy.linalg"]) != before
+    with pytest.raises(ValueError, match="has no source file"):
+        code_digest(["numpy.no_such_module"])
 
 
 def test_atomic_write_uses_a_hidden_temporary_file_beside_the_target(
@@ -272,3 +275,18 @@ def test_without_orjson_every_function_gives_the_same_results(
     assert without == with_orjson
     with pytest.raises(NonFiniteNumberError):
         digest.parse_strict_json(b"[NaN]")
+
+
+def test_a_plugins_module_is_found_on_the_path_without_importing_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    package = tmp_path / "plugin_pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("raise RuntimeError('imported')\n", encoding="utf-8")
+    (package / "outcome.py").write_text("y = 1\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert digest.module_source_path("plugin_pkg.outcome") == package / "outcome.py"
+    assert digest.module_source_path("plugin_pkg") == package / "__init__.py"
+    with pytest.raises(ValueError, match="has no source file"):
+        digest.module_source_path("plugin_pkg.absent")
+    with pytest.raises(ValueError, match="is not a module name"):
+        digest.module_source_path("plugin_pkg.not-a-name")

@@ -26,7 +26,7 @@ from foreseen.credit.backends.base import Backend, BackendResponse, ForecastRequ
 from foreseen.credit.backends.registry import BACKENDS, backend_entry, build_backend
 from foreseen.credit.explainers.base import PrecomputedExplainer
 from foreseen.credit.explainers.llm import LLMExplainer
-from foreseen.credit.studies.registry import STUDIES
+from foreseen.credit.studies.registry import studies
 
 from support.http import KEY, KEY_ENV
 from support.spine import tiny_study
@@ -185,9 +185,9 @@ def test_explainer_answers_every_state_from_the_public_state_only(kind: str) -> 
 # --------------------------------------------------------------------------- studies
 
 
-@pytest.mark.parametrize("name", sorted(STUDIES))
+@pytest.mark.parametrize("name", sorted(studies()))
 def test_study_definition_is_complete(name: str) -> None:
-    study = STUDIES[name]
+    study = studies()[name]
     assert study.name == name and study.title and study.extra in {"learn", "chem", "tabular"}
     assert study.llm_brief and "version" in study.llm_brief
     for parameter in study.parameters():
@@ -206,12 +206,12 @@ def _small(name: str, tmp_path: Path) -> dict[str, Any]:
     return {"mirror": copy_mirror(tmp_path / "mirror"), "classification": 1, "regression": 1}
 
 
-@pytest.mark.parametrize("name", sorted(STUDIES))
+@pytest.mark.parametrize("name", sorted(studies()))
 def test_sealed_outcomes_never_reach_public_states_or_explanations(
         name: str, tmp_path: Path, study_cache: Path) -> None:
     from foreseen.core.parallel import SerialExecutor
 
-    definition = STUDIES[name]
+    definition = studies()[name]
     built = definition.build(definition.option_values(_small(name, tmp_path)),
                              executor=SerialExecutor(), cache=study_cache)
     build = built.build

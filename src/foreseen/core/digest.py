@@ -52,6 +52,7 @@ import hashlib
 import json
 import math
 import os
+import sys
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
@@ -258,14 +259,22 @@ PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 
 
 def module_source_path(module_name: str) -> Path:
-    """The source file of one of foreseen's own modules, found without importing it."""
+    """The source file of a module, found without importing it.
+
+    foreseen's own modules are looked up in this package; another distribution's
+    (a study plugin's outcome code) in the ``sys.path`` entries, first match wins,
+    as the import system would for a plain or editable (src-path) install.
+    """
     parts = module_name.split(".")
-    if parts[0] != "foreseen" or not all(part.isidentifier() for part in parts):
-        raise ValueError(f"{module_name!r} is not a module of the foreseen package")
-    base = PACKAGE_ROOT.joinpath(*parts[1:])
-    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
-        if candidate.is_file():
-            return candidate
+    if not parts or not all(part.isidentifier() for part in parts):
+        raise ValueError(f"{module_name!r} is not a module name")
+    roots = ([PACKAGE_ROOT] if parts[0] == "foreseen"
+             else [Path(entry or ".").joinpath(parts[0]) for entry in sys.path])
+    for root in roots:
+        base = root.joinpath(*parts[1:])
+        for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+            if candidate.is_file():
+                return candidate
     raise ValueError(f"module {module_name} has no source file")
 
 

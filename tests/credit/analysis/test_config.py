@@ -6,7 +6,7 @@ import pytest
 
 from foreseen.core.errors import UserInputError
 from foreseen.credit.analysis.config import AnalysisConfig, normalise_analysis_config
-from foreseen.credit.analysis.gates import tox21_harm_gate
+from foreseen.credit.studies.tox21.gates import tox21_harm_gate
 
 EVERY_FIELD_CHANGED = AnalysisConfig(
     alpha=0.1, bootstrap_b=500, bootstrap_seed=7, stratify_by_kind=True,

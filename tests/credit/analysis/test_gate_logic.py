@@ -13,11 +13,11 @@ from foreseen.credit.analysis.gates import (
     GateResult,
     evaluate_gate,
     gate_outcome,
-    openml_joint_gate,
     predictive_value_gate,
     replication_gate,
-    tox21_harm_gate,
 )
+from foreseen.credit.studies.openml.gates import openml_joint_gate
+from foreseen.credit.studies.tox21.gates import tox21_harm_gate
 
 MIN_TASKS, MIN_INTEGRITY = 6, 0.9
 

@@ -13,12 +13,12 @@ from foreseen.credit.analysis.gates import (
     GateResult,
     ObservedEstimate,
     evaluate_gate,
-    openml_joint_gate,
     predictive_value_gate,
     replication_gate,
-    tox21_harm_gate,
     validate_gate,
 )
+from foreseen.credit.studies.openml.gates import openml_joint_gate
+from foreseen.credit.studies.tox21.gates import tox21_harm_gate
 
 ENTRY = Estimate(estimate=0.02, lower_bound_one_sided=0.01, ci90=(0.005, 0.03),
                  ci95=(0.0, 0.04), n_clusters=9, integrity=0.95)

@@ -10,10 +10,10 @@ from foreseen.credit.analysis.gates import (
     MARGINS_NOTE,
     Estimate,
     evaluate_gate,
-    openml_joint_gate,
     replication_gate,
-    tox21_harm_gate,
 )
+from foreseen.credit.studies.openml.gates import openml_joint_gate
+from foreseen.credit.studies.tox21.gates import tox21_harm_gate
 
 DESC = "delta_desc/probe/matched_card/interval_score/itt"
 DONOR = "delta_donor/probe/donor_card@seed_swap/interval_score/itt"

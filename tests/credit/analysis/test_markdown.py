@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import replace
 
 from foreseen.credit.analysis.analyze import AnalysisConfig, analyze
-from foreseen.credit.analysis.gates import tox21_harm_gate
 from foreseen.credit.analysis.report import CreditReport, OutcomeCommitment
 from foreseen.credit.presentation.markdown import render_markdown
 from foreseen.credit.presentation.rows import drop_repeats, merge_variants
 from foreseen.credit.presentation.text import MERGED_VARIANT, fmt, fmt_interval
+from foreseen.credit.studies.tox21.gates import tox21_harm_gate
 
 from support.analysis_fixtures import make_explanations, make_outcomes, make_slots, make_study
 from support.report_fixtures import demo_report, edge_report

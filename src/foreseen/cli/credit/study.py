@@ -1,33 +1,45 @@
-"""``foreseen credit study NAME …`` for every registered study, ``credit demo``, ``openml mirror``.
+"""``foreseen credit study NAME …`` for every installed study, and the studies' own commands.
 
-One command per entry of :data:`foreseen.credit.studies.registry.STUDIES`, all
-with the same shared options (``--out``, ``--replicates``, ``--seed``,
-``--repeats``, ``--workers``, ``--executor``, ``--cache``, ``--verify-outcomes``,
-``--inject-faults``) plus the study's own build options (generated from its
-:class:`~foreseen.credit.studies.base.StudyParameter` list). ``credit demo`` is
-the documented shortcut for the controlled study.
+One command per installed study (entry-point group ``foreseen.studies``,
+:mod:`foreseen.credit.studies.registry`), all with the same shared options
+(``--out``, ``--replicates``, ``--seed``, ``--repeats``, ``--workers``,
+``--executor``, ``--cache``, ``--verify-outcomes``, ``--inject-faults``) plus the
+study's own build options (generated from its
+:class:`~foreseen.credit.studies.base.StudyParameter` list). A study's own
+commands and shortcut, and ``credit studies``, come from
+:mod:`foreseen.cli.credit.plugins`.
 """
 
 from __future__ import annotations
 
-import inspect
 import sys
 import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
 from foreseen.cli import options
-from foreseen.cli.credit.synthetic import synthetic_truth_command
+from foreseen.cli.credit.plugins import (
+    Cache,
+    InjectFaults,
+    broken_command,
+    option,
+    register_plugins,
+    signed,
+)
 from foreseen.cli.report import NoHtml
 from foreseen.core.errors import ConfigError
 from foreseen.core.extras import require_extra
 
+if TYPE_CHECKING:
+    from foreseen.credit.studies.base import StudyDefinition
+
 VERIFY_FRACTION = 0.1
-_KINDS: dict[str, Any] = {"int": int, "str": str, "path": Path, "str_list": list[str]}
+#: a broken plugin's command accepts any options (it fails with its one line first)
+ANY_ARGUMENTS = {"allow_extra_args": True, "ignore_unknown_options": True}
 
 Out = Annotated[Path, typer.Option("--out", help="Run folder (created; a previous run with"
                                    " another plan moves to OUT/previous/<n>).",
@@ -84,7 +96,6 @@ Repeats = Annotated[int | None, typer.Option(
     "--repeats", min=1, help="Forecasts per slot (default: the study's).")]
 OptionalSeed = Annotated[int | None, typer.Option(
     "--seed", help="Plan seed (default: the study's).")]
-Cache = Annotated[Path | None, typer.Option("--cache", help="Cache folder for the build.")]
 ExecutorSpec = Annotated[str | None, typer.Option(
     "--executor", help="Where the build runs: local:N (N worker processes; local:1 in this"
     " process), dask (a private local Dask cluster) or dask:tcp://HOST:8786 (a running"
@@ -94,9 +105,6 @@ VerifyOutcomes = Annotated[bool, typer.Option(
 Prospective = Annotated[bool, typer.Option(
     "--prospective", help="Build the public part only, freeze the plan committing to the"
     " outcome-execution code and seeds, and execute the outcomes only after every forecast.")]
-InjectFaults = Annotated[int | None, typer.Option(
-    "--inject-faults", help="Seeded transport/content faults in the main run (tests the"
-    " machinery).")]
 
 
 def run_and_print(name: str, out: Path | None, values: Mapping[str, Any], *,
@@ -208,16 +216,10 @@ def _confirm_cost(bound: float | None, budget: float | None) -> None:
         raise typer.Abort()
 
 
-def _shown(value: Any) -> str:
-    if isinstance(value, (tuple, list)):
-        return ", ".join(str(v) for v in value)
-    return str(value)
-
-
-def _study_command(name: str, title: str,
-                   parameters: tuple[tuple[str, str, Any, str], ...]) -> Callable[..., None]:
+def _study_command(definition: StudyDefinition) -> Callable[..., None]:
     """A typer command for one study, its signature built from the study's parameters."""
-    own = [p[0] for p in parameters]
+    own = [p.name for p in definition.parameters()]
+    name = definition.name
 
     def command(**kwargs: Any) -> None:
         values = {key: kwargs.pop(key) for key in own}
@@ -226,7 +228,7 @@ def _study_command(name: str, title: str,
                 values[key] = tuple(value) if value else None
         run_and_print(name, values=values, **kwargs)
 
-    shared = [
+    shared: list[tuple[str, Any, Any]] = [
         ("config", Config, None),
         ("out", OptionalOut, None),
         ("replicates", OptionalReplicates, None),
@@ -255,75 +257,27 @@ def _study_command(name: str, title: str,
         ("no_html", NoHtml, False),
         ("prospective", Prospective, False),
     ]
-    signature = [inspect.Parameter(param, inspect.Parameter.KEYWORD_ONLY, annotation=kind,
-                                   default=default) for param, kind, default in shared]
-    for param, kind, default, help_text in parameters:
-        # no default on the command line: an option not given leaves the configuration
-        # file's value (or the study's default) in force
-        flag = "--" + param.replace("_", "-")
-        shown = "" if default is None else f" [default: {_shown(default)}]"
-        if kind == "str_list":
-            annotation: Any = Annotated[list[str] | None, typer.Option(
-                flag, help=f"{help_text} (repeatable){shown}")]
-        else:
-            annotation = Annotated[_KINDS[kind] | None, typer.Option(
-                flag, help=help_text + shown)]
-        signature.append(inspect.Parameter(param, inspect.Parameter.KEYWORD_ONLY,
-                                           annotation=annotation, default=None))
-    command.__signature__ = inspect.Signature(signature)  # type: ignore[attr-defined]
-    command.__doc__ = f"{title}: build, explain, freeze, run, reveal, report."
-    command.__name__ = f"study_{name}"
-    return command
+    # no default on the command line for the study's own options: an option not given
+    # leaves the configuration file's value (or the study's default) in force
+    generated = [(p.name, *option(p, keep_default=False)) for p in definition.parameters()]
+    return signed(command, shared + generated, f"study_{name}",
+                  f"{definition.title}: build, explain, freeze, run, reveal, report.")
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``study NAME`` (one per registered study), ``demo`` and ``openml mirror``."""
-    from foreseen.credit.studies.registry import STUDIES
+    """Add ``study NAME`` (one per installed study; a broken plugin's name fails with its
+    one line), ``studies``, and every study's own commands and shortcut."""
+    from foreseen.credit.studies.registry import installed, studies
 
     study_app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False,
                             help="Run a study end to end: build, explain, freeze, run, reveal,"
                                  " report.")
-    for name, definition in STUDIES.items():
-        parameters = tuple((p.name, p.kind, p.default, p.help)
-                           for p in definition.parameters())
-        study_app.command(name)(_study_command(name, definition.title, parameters))
+    loaded = studies()
+    for name, definition in loaded.items():
+        study_app.command(name)(_study_command(definition))
+    for entry in installed():
+        if entry.problem is not None and entry.name not in loaded:
+            study_app.command(entry.name, context_settings=ANY_ARGUMENTS)(
+                broken_command(entry.problem))
     app.add_typer(study_app, name="study")
-    app.command("demo")(demo_command)
-    app.command("synthetic-truth")(synthetic_truth_command)
-    openml_app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False,
-                             help="OpenML mirror tools.")
-    openml_app.command("mirror")(mirror_command)
-    app.add_typer(openml_app, name="openml")
-
-
-def demo_command(
-    out: Out = Path("out/credit"),
-    replicates: options.Replicates = 10_000,
-    tasks: Annotated[int, typer.Option("--tasks", help="Tasks in the controlled study.")] = 24,
-    cache: Cache = None,
-    inject_faults: InjectFaults = None,
-    no_html: NoHtml = False,
-) -> None:
-    """The controlled study end to end with the offline stand-ins (a check of the machinery).
-
-    The shortcut for ``foreseen credit study controlled``; use that command with
-    ``--config`` or ``--forecaster`` to run a real model.
-    """
-    run_and_print("controlled", out, {"tasks": tasks}, replicates=replicates, workers=1,
-                  cache=cache, inject_faults=inject_faults, no_html=no_html)
-
-
-def mirror_command(
-    suite: Annotated[str, typer.Option("--suite", help="OpenML-CC18 or OpenML-CTR23.")],
-    out: Annotated[Path, typer.Option("--out", help="Mirror folder to write.",
-                                      callback=options.checked_out_folder)],
-    api: Annotated[str | None, typer.Option(
-        "--api", help="OpenML API base URL (default: the public server).")] = None,
-    limit: Annotated[int | None, typer.Option(
-        "--limit", min=1, help="Fetch at most this many datasets.")] = None,
-) -> None:
-    """Fetch an OpenML suite into the mirror format (needs the network)."""
-    from foreseen.credit.studies.openml.fetch import DEFAULT_API, fetch_suite
-
-    written = fetch_suite(suite, out, api=api or DEFAULT_API, limit=limit)
-    typer.echo(f"{len(written)} datasets of {suite} -> {out} (index.tsv updated)")
+    register_plugins(app, loaded, run_and_print)

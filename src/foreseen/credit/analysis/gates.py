@@ -341,40 +341,6 @@ def evaluate_gate(spec: Mapping[str, Any], estimates: Mapping[str, Estimate], *,
                       passed=outcome)
 
 
-def tox21_harm_gate(explainer: str = "probe", donor_map: str = "seed_swap",
-                    minimum_gain: float = 0.005) -> dict[str, Any]:
-    """Tox21 harm gate: Δ_desc and Δ_donor of the ROC-AUC interval score ≥ 0.005, bounds > 0."""
-    desc = f"delta_desc/{explainer}/matched_card/interval_score/itt"
-    donor = f"delta_donor/{explainer}/donor_card@{donor_map}/interval_score/itt"
-    return {
-        "name": "tox21_harm", "join": "all",
-        "conditions": [
-            {"estimate": desc, "test": "estimate_at_least", "value": minimum_gain},
-            {"estimate": desc, "test": "lower_bound_positive"},
-            {"estimate": donor, "test": "estimate_at_least", "value": minimum_gain},
-            {"estimate": donor, "test": "lower_bound_positive"},
-        ],
-        "on_pass": "confirmed", "on_fail": "confirmation_no_go", "margins_source": MARGINS_NOTE,
-    }
-
-
-def openml_joint_gate(explainer: str = "plain_note", context: str = "matched_card",
-                      point_margin: float = 0.005) -> dict[str, Any]:
-    """OpenML joint gate: formation ∧ point equivalence (±0.005) ∧ repeatability."""
-    return {
-        "name": "openml_joint", "join": "all",
-        "conditions": [
-            {"estimate": f"commitment/{explainer}/complete_rate_difference",
-             "test": "lower_bound_positive"},
-            {"estimate": f"delta_desc/{explainer}/{context}/point_mae/itt",
-             "test": "ci90_inside", "margin": point_margin},
-            {"estimate": f"drift_reduction/{explainer}/{context}/itt",
-             "test": "lower_bound_positive"},
-        ],
-        "on_pass": "confirmed", "on_fail": "confirmation_no_go", "margins_source": MARGINS_NOTE,
-    }
-
-
 def replication_gate(explainer: str = "probe", donor_map: str = "seed_swap",
                      interval_margin: float = 0.005) -> dict[str, Any]:
     """Replication gate: each estimate inside the reference run's 95 % interval; Δ_donor

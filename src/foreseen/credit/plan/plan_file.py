@@ -115,7 +115,7 @@ class PlanFile:
     freeze_checks: dict[str, Any] | None = field(default=None, metadata=OPTIONAL)
     signals: PlanSignals | None = field(default=None, metadata=OPTIONAL)
     followups: dict[str, Any] | None = field(default=None, metadata={
-        **OPTIONAL, "doc": "the controlled follow-ups' frozen block (credit/plan/followups.py)"})
+        **OPTIONAL, "doc": "the follow-ups' frozen block (credit/plan/followups.py)"})
 
 
 def plan_schema() -> dict[str, Any]:

@@ -26,11 +26,11 @@ def _score_lines(score: FollowupScore) -> list[str]:
 
 
 def followup_lines(block: FollowupReport | None) -> list[str]:
-    """``## Controlled follow-ups``: the frozen design, then each judged explainer's score
+    """``## Follow-ups``: the frozen design, then each judged explainer's score
     (nothing for a report without follow-ups)."""
     if block is None:
         return []
-    lines = ["## Controlled follow-ups", "",
+    lines = ["## Follow-ups", "",
              f"{len(block.selected)} preselected states (frozen, seeded SHA-256 ranking) ran a"
              f" follow-up: {block.definition}. Classes, checked in order with"
              f" τ = {block.threshold:g}: unchanged if |y_f − y| ≤ τ; reverses if y·y_f < 0;"

@@ -1,6 +1,7 @@
-"""Studies executed for real: controlled learning, Tox21, OpenML.
+"""Studies executed for real: controlled learning, Tox21, OpenML — and any installed plugin.
 
-One ``Study`` interface and the ``STUDIES`` registry; shared build pieces in
-``base``. Import rule: anything in ``credit`` and ``foreseen.core``; only the
-command line imports a study.
+One ``StudyDefinition`` interface (public: ``api``); studies are found through the
+``foreseen.studies`` entry-point group (``discovery``, ``registry``); shared build
+pieces in ``base``; ``scaffold`` writes a new study. Import rule: anything in
+``credit`` and ``foreseen.core``; nothing outside a study's own package names it.
 """

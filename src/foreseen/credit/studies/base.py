@@ -24,16 +24,19 @@ cached — and :meth:`StudyDefinition.execute_outcomes` executes the outcomes of
 that build later, from the code :attr:`StudyDefinition.outcome_modules` names
 and the inputs :meth:`StudyDefinition.outcome_inputs` returns, both committed
 by the plan); :data:`foreseen.credit.studies.registry.STUDIES`
-lists them, and the command line is generated from that registry.
+lists them (discovered through the ``foreseen.studies`` entry-point group,
+:mod:`foreseen.credit.studies.discovery`), and the command line is generated
+from them. The public face of this module for a plugin author is
+:mod:`foreseen.credit.studies.api`.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from foreseen.core.errors import ConfigError
 from foreseen.core.parallel import Executor
@@ -42,6 +45,9 @@ from foreseen.credit.explainers.base import Proposal
 from foreseen.credit.explainers.llm import ProposalState
 from foreseen.credit.model import Explanation, Outcome, Study
 from foreseen.credit.plan.freeze import ExecutionConfig
+
+if TYPE_CHECKING:  # the run pipeline is imported when a run needs it, not to list studies
+    from foreseen.credit.run.pipeline import StudySectionFile
 
 
 @dataclass(frozen=True)
@@ -128,14 +134,49 @@ class StudySection:
         return {"name": self.name, "data": dict(self.data), "markdown": self.markdown}
 
 
+ParameterKind = Literal["int", "float", "bool", "str", "path", "out", "str_list"]
+
+
 @dataclass(frozen=True)
 class StudyParameter:
-    """A study-specific build option (its command-line flag is ``--<name with dashes>``)."""
+    """A study-specific option (its command-line flag is ``--<name with dashes>``).
+
+    ``kind`` ``out`` is a folder the command creates (checked like every ``--out``);
+    ``required`` options have no default; ``minimum`` bounds a number from below.
+    """
 
     name: str
-    kind: Literal["int", "str", "path", "str_list"]
+    kind: ParameterKind
     default: Any
     help: str
+    required: bool = False
+    minimum: float | None = None
+
+
+@dataclass(frozen=True)
+class StudyCommand:
+    """A study's own command: ``foreseen credit [GROUP] NAME`` with ``parameters`` as options.
+
+    ``run`` is called with every parameter's value by name and returns the lines
+    printed on standard output; user errors are raised as
+    :class:`~foreseen.core.errors.UserInputError` (one line, exit 2).
+    """
+
+    name: str
+    help: str
+    parameters: tuple[StudyParameter, ...]
+    run: Callable[..., Sequence[str]]
+    group: str | None = None
+
+
+@dataclass(frozen=True)
+class StudyShortcut:
+    """``foreseen credit NAME``: the study end to end with the offline stand-ins, one
+    worker, the study's own options and ``--out`` defaulting to ``default_out``."""
+
+    name: str
+    help: str
+    default_out: str
 
 
 @dataclass(frozen=True)
@@ -223,6 +264,26 @@ class StudyDefinition(ABC):
                 verification: Verification | None) -> StudySection | None:
         """The study's extra report section, computed after the reveal (None: no section)."""
         return None
+
+    def committed_section(self, body: Mapping[str, Any], folder: Path,
+                          outcomes: Mapping[str, float]) -> StudySectionFile | None:
+        """The study section recomputed at analyze time from the files a plan ``body``
+        commits by digest (``committed_files``), or None: the run folder's
+        ``study_section.json`` is read instead."""
+        return None
+
+    def section_lines(self, name: str, data: Mapping[str, Any]) -> tuple[str, ...]:
+        """Lines the HTML report shows under its headline for a study section ``name``
+        with ``data`` (as written in ``report.json``); empty for a section the study
+        did not write (every installed study is asked)."""
+        return ()
+
+    def commands(self) -> tuple[StudyCommand, ...]:
+        """The study's own commands beside ``credit study NAME`` (none by default)."""
+        return ()
+
+    #: a top-level ``foreseen credit`` shortcut for the study (None: no shortcut)
+    shortcut: StudyShortcut | None = None
 
     def replication_gate(self, design: StudyDesign) -> dict[str, Any]:
         """The gate a run with a reference run adds: every estimate the design's gates

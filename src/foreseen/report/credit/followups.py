@@ -28,7 +28,7 @@ def followup_chart(report: CreditReport) -> Chart | None:
             labels.append(f"{score.explainer} · {baseline.name.replace('_', ' ')}"
                           f" ({baseline.correct}/{score.n})")
             values.append(baseline.accuracy)
-    return Chart("followups", "Controlled follow-ups: effect-change accuracy",
+    return Chart("followups", "Follow-ups: effect-change accuracy",
                  "Share of preselected follow-ups whose four-class effect change was named"
                  " correctly: the forecaster, the leave-one-out majority baseline and each"
                  " constant class; the dashed line is chance (1/4).",
@@ -50,7 +50,7 @@ def followup_sections(report: CreditReport) -> tuple[Section, ...]:
                            if b.name == "majority_leave_one_out")),
                   num(s.mcnemar_p), num(s.binomial_p)) for s in block.scores)
     return (Section(
-        "Controlled follow-ups",
+        "Follow-ups",
         paragraphs=(f"{len(block.selected)} preselected states ran a follow-up:"
                     f" {block.definition}. Classes in order, τ = {block.threshold:g}:"
                     " unchanged if |y_f − y| ≤ τ; reverses if y·y_f < 0; grows if"

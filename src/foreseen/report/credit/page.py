@@ -42,7 +42,6 @@ from foreseen.credit.presentation.rows import (
     primary_losses,
 )
 from foreseen.credit.presentation.text import MERGED_VARIANT, gate_title
-from foreseen.credit.studies.controlled.proposals import proposal_line
 from foreseen.report.charts import Chart, Panel, Series
 from foreseen.report.credit.followups import followup_chart, followup_sections
 from foreseen.report.credit.inputs import OUTCOMES_FILE, RunFolder
@@ -451,14 +450,17 @@ def _post_hoc_sections(report: CreditReport) -> tuple[Section, ...]:
                     tables=(gates, checks)),)
 
 
-def _proposal_lines(report: CreditReport) -> tuple[str, ...]:
-    """Per proposing explainer: proposals made / valid / fallbacks / matches (executed)."""
+def _section_lines(report: CreditReport) -> tuple[str, ...]:
+    """The lines the installed studies provide for the report's study section (each
+    study's :meth:`~foreseen.credit.studies.base.StudyDefinition.section_lines` answers
+    for the sections it wrote; none when no installed study recognises it)."""
+    from foreseen.credit.studies.registry import studies
+
     section = report.study_section
-    proposals = section.data.get("proposals") if section is not None else None
-    if not isinstance(proposals, dict):
+    if section is None:
         return ()
-    return tuple("proposals executed: " + proposal_line(name, counts).removeprefix("- ")
-                 for name, counts in sorted(proposals.items()))
+    return tuple(line for definition in studies().values()
+                 for line in definition.section_lines(section.name, section.data))
 
 
 def page(run: RunFolder, figures: Sequence[Figure]) -> Page:
@@ -482,7 +484,7 @@ def page(run: RunFolder, figures: Sequence[Figure]) -> Page:
         f"analysis code {'matches' if report.analysis_code_matches_plan else 'DIFFERS FROM'} "
         "the plan",
         *((leak,) if (leak := leak_line(report)) is not None else ()),
-        *_proposal_lines(report),
+        *_section_lines(report),
     )
     stand_ins = (*stand_in_lines(report), *post_hoc_lines(report))
     checks = tuple(Verdict(v.name, v.word, _check_tone(v.word), _check_detail(v))

@@ -58,7 +58,7 @@ def test_demo_writes_every_artefact_and_a_consistent_report(
     assert {s["explainer"] for s in followups} == {"plain_note"}
     score = report["followups"]["scores"][0]
     assert (score["explainer"], score["n"], score["fallbacks"]) == ("plain_note", 48, 0)
-    assert "## Controlled follow-ups" in (out / "report.md").read_text()
+    assert "## Follow-ups" in (out / "report.md").read_text()
     known = report["checks"]["known_signal"]
     assert set(known["value"]["by_signal"]) == {
         "signal@exact", "signal@noisy", "signal@noisy_large", "signal@sign", "signal@placebo"}

@@ -210,6 +210,10 @@ def _mean(values: Sequence[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
+#: the name of the proposals report section
+SECTION = "proposals"
+
+
 def proposal_section(record: Mapping[str, Any], outcomes: Mapping[str, float]) -> StudySection:
     """The report section: counts per explainer and mean y of proposal vs assigned states."""
     data: dict[str, Any] = {}
@@ -224,7 +228,7 @@ def proposal_section(record: Mapping[str, Any], outcomes: Mapping[str, float]) -
         lines.append(proposal_line(name, data[name]))
     lines += ["", f"An unusable proposal executes the declared fallback ({record['fallback']});"
               " its proposal state stays in the analysis (intention to treat).", ""]
-    return StudySection("proposals", {"proposals": data}, "\n".join(lines) + "\n")
+    return StudySection(SECTION, {"proposals": data}, "\n".join(lines) + "\n")
 
 
 def proposal_line(name: str, counts: Mapping[str, Any]) -> str:

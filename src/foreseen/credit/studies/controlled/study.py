@@ -39,8 +39,10 @@ from foreseen.credit.explainers.base import Proposal
 from foreseen.credit.explainers.llm import ProposalState
 from foreseen.credit.plan.followups import FollowupDesign
 from foreseen.credit.plan.freeze import ExecutionConfig
+from foreseen.credit.run.pipeline import StudySectionFile
 from foreseen.credit.studies.base import (
     BuiltStudy,
+    StudyCommand,
     StudyDefinition,
     StudyDesign,
     StudyParameter,
@@ -48,6 +50,7 @@ from foreseen.credit.studies.base import (
     Verification,
 )
 from foreseen.credit.studies.controlled import proposals as proposing
+from foreseen.credit.studies.controlled.commands import DEMO, SYNTHETIC_TRUTH
 from foreseen.credit.studies.controlled.outcome_code import CODE_MODULES, LIBRARIES
 
 #: the controlled follow-up (:mod:`.followups`), as the plan freezes it (kept here so
@@ -163,6 +166,22 @@ class ControlledStudy(StudyDefinition):
                 verification: Verification | None) -> StudySection | None:
         record = built.files.get(proposing.PROPOSALS_FILE)
         return None if record is None else proposing.proposal_section(record, outcomes)
+
+    def committed_section(self, body: Mapping[str, Any], folder: Path,
+                          outcomes: Mapping[str, float]) -> StudySectionFile | None:
+        return proposing.committed_section(body, folder, outcomes)
+
+    def section_lines(self, name: str, data: Mapping[str, Any]) -> tuple[str, ...]:
+        proposals = data.get("proposals")
+        if name != proposing.SECTION or not isinstance(proposals, dict):
+            return ()
+        return tuple("proposals executed: " + proposing.proposal_line(name, counts)
+                     .removeprefix("- ") for name, counts in sorted(proposals.items()))
+
+    def commands(self) -> tuple[StudyCommand, ...]:
+        return (SYNTHETIC_TRUTH,)
+
+    shortcut = DEMO
 
     def verify(self, built: BuiltStudy, options: Mapping[str, Any], *, fraction: float,
                executor: Executor | None) -> Verification:

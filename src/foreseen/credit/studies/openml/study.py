@@ -38,10 +38,10 @@ from typing import Any
 from foreseen.core.errors import UserInputError
 from foreseen.core.parallel import Executor
 from foreseen.credit.analysis.config import AnalysisConfig
-from foreseen.credit.analysis.gates import openml_joint_gate
 from foreseen.credit.plan.freeze import ExecutionConfig
 from foreseen.credit.studies.base import (
     BuiltStudy,
+    StudyCommand,
     StudyDefinition,
     StudyDesign,
     StudyParameter,
@@ -56,6 +56,8 @@ from foreseen.credit.studies.openml.build import (
     execute_study_outcomes,
     verify_outcomes,
 )
+from foreseen.credit.studies.openml.commands import MIRROR
+from foreseen.credit.studies.openml.gates import openml_joint_gate
 from foreseen.credit.studies.openml.lottery import DEFAULT_QUOTAS
 from foreseen.credit.studies.openml.pipeline import ROW_CAP
 from foreseen.credit.studies.verification import zero_outcome_share
@@ -124,6 +126,9 @@ class OpenMLStudy(StudyDefinition):
     extra = "tabular"
     offline_explainers = (EXPLAINER,)
     llm_brief = BRIEF
+
+    def commands(self) -> tuple[StudyCommand, ...]:
+        return (MIRROR,)
 
     def parameters(self) -> tuple[StudyParameter, ...]:
         return (

@@ -56,7 +56,7 @@ from typing import Any
 
 from foreseen.core.parallel import Executor
 from foreseen.credit.analysis.config import AnalysisConfig
-from foreseen.credit.analysis.gates import replication_gate, tox21_harm_gate
+from foreseen.credit.analysis.gates import replication_gate
 from foreseen.credit.model import Outcome
 from foreseen.credit.plan.freeze import ExecutionConfig
 from foreseen.credit.studies.base import (
@@ -68,6 +68,7 @@ from foreseen.credit.studies.base import (
     Verification,
 )
 from foreseen.credit.studies.tox21.data import ENDPOINTS
+from foreseen.credit.studies.tox21.gates import tox21_harm_gate
 from foreseen.credit.studies.tox21.outcome_code import CODE_MODULES, LIBRARIES
 from foreseen.credit.studies.verification import zero_outcome_share
 

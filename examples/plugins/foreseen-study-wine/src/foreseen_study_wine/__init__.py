@@ -1,0 +1,1 @@
+"""The wine study: a foreseen study plugin (entry point ``foreseen.studies``)."""
