@@ -48,6 +48,7 @@ def test_the_tutorial_shows_both_ways() -> None:
     commands = tutorial_commands(TUTORIAL.read_text(encoding="utf-8"))
     words = [" ".join(c[:3]) for c in commands]
     assert "foreseen credit new-study" in words and "foreseen credit plan" in words
+    assert "foreseen credit validate" in words
     assert "pip install -e" in words and "foreseen credit study" in words
 
 
