@@ -119,7 +119,8 @@ def test_without_the_preregistered_configuration_the_headline_is_withheld(
         tmp_path: Path, ran: tuple[Path, Path, Path],
         capsys: pytest.CaptureFixture[str]) -> None:
     from foreseen.core.digest import canonical_json
-    from foreseen.credit.plan.freeze import FrozenPlan, amend_plan, plan_id_of
+    from foreseen.credit.plan.child_plans import amend_plan
+    from foreseen.credit.plan.freeze import FrozenPlan, plan_id_of
 
     plan, ledger, sealed = ran
     _analyze(capsys, plan, ledger, sealed, tmp_path / "r1")

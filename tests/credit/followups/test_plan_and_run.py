@@ -22,11 +22,11 @@ from foreseen.credit.plan.freeze import (
     freeze_plan,
     load_plan,
     read_outcomes,
-    reveal,
     write_outcomes,
     write_plan,
 )
 from foreseen.credit.plan.outcome_file import read_followup_outcomes
+from foreseen.credit.plan.reveal import reveal
 from foreseen.credit.run.answers import ForecastParseError
 from foreseen.credit.run.followup_answers import parse_effect_change
 from foreseen.credit.run.pipeline import analyze_run

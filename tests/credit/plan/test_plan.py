@@ -10,18 +10,17 @@ import numpy as np
 import pytest
 
 from foreseen.core.errors import SourceError, UserInputError
+from foreseen.credit.plan.child_plans import amend_plan, freeze_signal_plan
 from foreseen.credit.plan.freeze import (
     ForecasterSpec,
-    amend_plan,
     freeze_plan,
-    freeze_signal_plan,
     load_plan,
-    reveal,
     slot_id,
     slot_seed,
     write_outcomes,
     write_plan,
 )
+from foreseen.credit.plan.reveal import reveal
 from foreseen.credit.plan.study_folder import freeze_study_dir
 
 import support.spine as spine_support

@@ -8,13 +8,9 @@ import pytest
 
 from foreseen.core.digest import canonical_json, sha256_text, write_text_atomic
 from foreseen.core.errors import SourceError
-from foreseen.credit.plan.freeze import (
-    PLAN_FORMAT,
-    READABLE_PLAN_FORMATS,
-    freeze_signal_plan,
-    load_plan,
-    reveal,
-)
+from foreseen.credit.plan.child_plans import freeze_signal_plan
+from foreseen.credit.plan.freeze import PLAN_FORMAT, READABLE_PLAN_FORMATS, load_plan
+from foreseen.credit.plan.reveal import reveal
 
 import support.spine as spine_support
 

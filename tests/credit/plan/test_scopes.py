@@ -18,14 +18,9 @@ import pytest
 from foreseen.core.errors import IntegrityError, UserInputError
 from foreseen.credit.backends.registry import make_backend
 from foreseen.credit.model import Card, Explanation, Study
+from foreseen.credit.plan.child_plans import freeze_signal_plan
 from foreseen.credit.plan.committed_files import check_committed_files, commit_files
-from foreseen.credit.plan.freeze import (
-    ForecasterSpec,
-    FrozenPlan,
-    freeze_plan,
-    freeze_signal_plan,
-    write_outcomes,
-)
+from foreseen.credit.plan.freeze import ForecasterSpec, FrozenPlan, freeze_plan, write_outcomes
 from foreseen.credit.plan.study_folder import freeze_study_dir
 
 from support.cards_study import make_study

@@ -18,17 +18,17 @@ import foreseen.core.digest as digest_module
 from foreseen.core.digest import sha256_file
 from foreseen.core.errors import ConfigError, IntegrityError, UserInputError
 from foreseen.core.ledger import Ledger, LedgerEvent, read_ledger
+from foreseen.credit.plan.child_plans import freeze_signal_plan
 from foreseen.credit.plan.freeze import (
     ExecutionConfig,
     ForecasterSpec,
     FrozenPlan,
     check_outcome_code,
     freeze_plan,
-    freeze_signal_plan,
     outcome_execution_commitment,
-    reveal,
     write_plan,
 )
+from foreseen.credit.plan.reveal import reveal
 from foreseen.credit.run.calibrated import run_with_signal_plan
 from foreseen.credit.run.events import OutcomesExecuted, entry
 from foreseen.credit.run.pipeline import analyze_run, record_reveal

@@ -286,7 +286,8 @@ def signal_plan_command(
                          " parent run must be complete.")] = None,
 ) -> None:
     """Freeze the known-signal calibration child plan (post-outcome; the parent run complete)."""
-    from foreseen.credit.plan.freeze import freeze_signal_plan, load_plan, write_plan
+    from foreseen.credit.plan.child_plans import freeze_signal_plan
+    from foreseen.credit.plan.freeze import load_plan, write_plan
     from foreseen.credit.run.pipeline import check_run
 
     parent = load_plan(plan_path)
@@ -307,7 +308,8 @@ def amend_command(
 ) -> None:
     """Amend a frozen plan: a new plan id that names its parent and the reason."""
     from foreseen.credit.plan.amend import parse_settings
-    from foreseen.credit.plan.freeze import amend_plan, load_plan, write_plan
+    from foreseen.credit.plan.child_plans import amend_plan
+    from foreseen.credit.plan.freeze import load_plan, write_plan
 
     parent = load_plan(plan_path)
     amended = amend_plan(parent, parse_settings(parent, set_values), reason)

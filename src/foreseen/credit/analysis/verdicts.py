@@ -27,7 +27,7 @@ thresholds):
 4. **alignment** — the same rule on Δ_donor (matched − donor) per donor
    context; the headline uses the gate's donor context, else the first.
 5. **known signal** — from the post-outcome child plan (its five signals are
-   ours, :data:`foreseen.credit.plan.freeze.SIGNAL_NAMES`): *pass* when the
+   ours, :data:`foreseen.credit.plan.child_plans.SIGNAL_NAMES`): *pass* when the
    slope of ŷ on the exact signal has a one-sided 95 % lower bound above 0 and
    the slope on the placebo signal (another task's outcome, told to be
    unrelated) has a 95 % interval inside ±0.1 (the uptake is specific to the

@@ -3,7 +3,7 @@
 ``analysis.bootstrap_b=2000`` sets one field inside the plan's ``analysis``
 block; ``execution={"concurrency": 2, …}`` replaces a whole block. The value
 is JSON. Which blocks may change at all is decided by
-:func:`foreseen.credit.plan.freeze.amend_plan`.
+:func:`foreseen.credit.plan.child_plans.amend_plan`.
 """
 
 from __future__ import annotations

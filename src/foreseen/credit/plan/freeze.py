@@ -43,15 +43,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from foreseen.core.digest import (
     PACKAGE_ROOT,
@@ -71,7 +68,6 @@ from foreseen.credit.backends.registry import backend_entry
 from foreseen.credit.model import Explanation, Study
 from foreseen.credit.plan.answer_rules import AnswerRules
 from foreseen.credit.plan.committed_files import FIELD as COMMITTED_FILES
-from foreseen.credit.plan.committed_files import check_committed_files
 from foreseen.credit.plan.followup_slots import freeze_followups
 from foreseen.credit.plan.freeze_checks import FIELD as FREEZE_CHECKS
 from foreseen.credit.plan.freeze_checks import run_freeze_checks
@@ -98,20 +94,6 @@ ANALYSIS_MODULES: tuple[str, ...] = (
             for path in (PACKAGE_ROOT / "credit" / "analysis").glob("*.py")
             if path.stem != "__init__"),
 )
-SIGNAL_NAMES: tuple[str, ...] = ("exact", "noisy", "noisy_large", "sign", "placebo")
-"""The five known-signal contexts of the calibration child plan.
-
-The paper names "five known-signal contexts" without listing them in its
-surviving text; this set is ours, chosen so the calibration is a rule a reader
-can act on: ``exact`` (the slope a forecaster that takes a known number up
-should show: 1), ``noisy`` (declared small noise, ``noise_sd``), ``noisy_large``
-(declared large noise, :data:`LARGE_NOISE_FACTOR` × ``noise_sd``: uptake should
-fall as the signal gets less reliable), ``sign`` (the direction only) and
-``placebo`` (a negative control: the realised outcome of a state of *another
-task*, labelled as such in the prompt; a forecaster should not take it up).
-"""
-#: the large noise's sd as a multiple of the declared ``noise_sd``
-LARGE_NOISE_FACTOR = 5.0
 
 
 @dataclass(frozen=True)
@@ -329,7 +311,7 @@ def _donor_maps_needed(study: Study, context_ids: Sequence[str], contexts: Conte
     return {name: dict(contexts.donor_map(name, study, seed)) for name in sorted(names)}
 
 
-def _build_slots(study: Study, explanations: Mapping[str, Mapping[str, Explanation]],
+def build_slots(study: Study, explanations: Mapping[str, Mapping[str, Explanation]],
                  design: Mapping[str | None, Sequence[str]], repeats: int, seed: int,
                  contexts: ContextRenderer, donors: Mapping[str, Mapping[str, str]],
                  forecaster_sha256: str,
@@ -478,7 +460,7 @@ def freeze_plan(
                                 extra_donor_maps)
     forecaster_json = {**forecaster.to_json(), "configuration": dict(forecaster_configuration)}
     prompts: list[RenderedPrompt] = []
-    slots = _build_slots(study, explanations, design, repeats, seed, contexts, donors,
+    slots = build_slots(study, explanations, design, repeats, seed, contexts, donors,
                          sha256_json(forecaster_json), scopes=scoped, rendered_prompts=prompts)
     if not slots:
         raise ConfigError("plan: no slots to freeze (the scopes leave no state for any"
@@ -601,152 +583,3 @@ def load_plan(path: str | os.PathLike[str]) -> FrozenPlan:
     check_plan_shape(body, {state.id for state in study.states}, plan_path.name)
     check_plan_types(body, plan_path.name)
     return plan
-
-
-def reveal(plan: FrozenPlan, outcomes_path: str | os.PathLike[str], *,
-           executed_sha256: str | None = None) -> dict[str, float]:
-    """Open the sealed outcomes: refuse a file whose SHA-256 differs from the commitment.
-
-    For a prospective plan the expected SHA-256 is ``executed_sha256``, the one
-    the ledger's ``outcomes_executed`` event recorded (read and order-checked
-    by :func:`foreseen.credit.run.prospective.executed_outcomes`); without it
-    the reveal is refused, and so it is when the execution code changed.
-    """
-    path = Path(outcomes_path)
-    check_committed_files(plan.body, path.parent, "the outcome file")
-    if plan.prospective:
-        if executed_sha256 is None:
-            raise IntegrityError(
-                "prospective plan: its outcomes may be revealed only after the ledger records"
-                " every forecast and then their execution (outcomes_executed)")
-        check_outcome_code(plan)
-    require_file(path, "outcome file")
-    observed = sha256_file(path)
-    expected = (executed_sha256 if plan.prospective and executed_sha256 is not None
-                else plan.body["outcome_commitment"]["sha256"])
-    if observed != expected:
-        raise IntegrityError(
-            f"outcome file {path.name} does not match the plan's commitment"
-            f" (sha256 {observed[:12]}…, plan expects {expected[:12]}…)"
-        )
-    return read_outcomes(path, plan.study)
-
-
-AMENDABLE_KEYS: tuple[str, ...] = ("analysis", "analysis_code_sha256", "analysis_modules",
-                                   "execution")
-
-
-def amend_plan(parent: FrozenPlan, changes: Mapping[str, Any], reason: str) -> FrozenPlan:
-    """An amendment: a new plan with ``changes`` applied, naming its parent, with the reason.
-
-    Only :data:`AMENDABLE_KEYS` may change (what is analysed and how calls are
-    executed); anything that determines the slots, the prompts or the
-    commitment needs a new plan, not an amendment. The amendment records the
-    parent's value of every block it changed (``previous``), so an analysis of
-    an amendment made after the reveal can still report the preregistered
-    analysis, with the amended one apart (:mod:`foreseen.credit.run.post_hoc`).
-    """
-    bad = sorted(set(changes) - set(AMENDABLE_KEYS))
-    if bad:
-        raise UserInputError(
-            f"amendment may not change {bad[0]!r} (amendable: {', '.join(AMENDABLE_KEYS)})"
-        )
-    if not reason.strip():
-        raise UserInputError("an amendment needs a reason")
-    body = {**dict(parent.body), **dict(changes)}
-    if "execution" in changes:
-        ExecutionConfig.from_json(body["execution"])
-    if "analysis" in changes:  # refused now, not by analyze after every paid call
-        AnalysisConfig.from_json(body["analysis"])
-    body["parent"] = parent.plan_id
-    body["amendments"] = [*parent.body["amendments"],
-                          {"parent": parent.plan_id, "reason": reason,
-                           "changed": sorted(changes),
-                           "previous": {key: parent.body.get(key) for key in sorted(changes)}}]
-    return FrozenPlan(body, plan_id_of(body))
-
-
-def known_signals(plan: FrozenPlan, outcomes: Mapping[str, float], donors: Mapping[str, str],
-                  *, noise_sd: float, noise_seed: int) -> dict[tuple[str, str], float]:
-    """Signals per (state, ``signal@name``) for the five :data:`SIGNAL_NAMES`.
-
-    exact = the ``seed_swap`` donor's outcome; with ``z₁, z₂`` the first two
-    draws of ``default_rng(slot_seed(noise_seed, state id))`` (per state,
-    independent of order): noisy = exact + noise_sd·z₁, noisy_large = exact +
-    LARGE_NOISE_FACTOR·noise_sd·z₂; sign = sign(exact) ∈ {−1, 0, 1}; placebo =
-    the outcome of the state at index ``⌊u·n⌋`` of the ``n`` states of other
-    tasks (sorted by id), ``u`` the third draw (uniform). A study with one task
-    has no placebo.
-    """
-    if not (noise_sd >= 0 and math.isfinite(noise_sd)):
-        raise UserInputError("signal noise sd must be a finite number >= 0")
-    signals: dict[tuple[str, str], float] = {}
-    study = base_study(plan.study, plan.scopes())
-    states = sorted(study.states, key=lambda s: s.id)
-    for state in study.states:
-        exact = float(outcomes[donors[state.id]])
-        rng = np.random.default_rng(slot_seed(noise_seed, state.id))
-        noise, large = float(rng.normal(0.0, 1.0)), float(rng.normal(0.0, 1.0))
-        signals[(state.id, "signal@exact")] = exact
-        signals[(state.id, "signal@noisy")] = exact + noise_sd * noise
-        signals[(state.id, "signal@noisy_large")] = exact + LARGE_NOISE_FACTOR * noise_sd * large
-        signals[(state.id, "signal@sign")] = float(np.sign(exact))
-        others = [s for s in states if s.task_id != state.task_id]
-        if others:
-            placebo = others[int(float(rng.random()) * len(others))]
-            signals[(state.id, "signal@placebo")] = float(outcomes[placebo.id])
-    return signals
-
-
-def freeze_signal_plan(parent: FrozenPlan, outcomes_path: str | os.PathLike[str], *,
-                       repeats: int | None = None, noise_sd: float = 0.01,
-                       names: Sequence[str] | None = None,
-                       executed_sha256: str | None = None) -> FrozenPlan:
-    """Known-signal child plan (spec §4): frozen after the reveal, names its parent, post_outcome.
-
-    Reuses the parent's study, forecaster, analysis configuration, execution
-    parameters and ``seed_swap`` donor map (computed with the parent's seed if the
-    parent did not use it); one ``signal@<name>`` slot per
-    base state (the states in no explainer scope, :mod:`.scopes`), name and
-    repeat (explainer none). ``names`` defaults to
-    :data:`SIGNAL_NAMES` (without ``placebo`` when the study has one task).
-    ``executed_sha256``: a prospective parent's executed outcome file digest
-    (see :func:`reveal`).
-    """
-    if names is None:
-        one_task = len({s.task_id for s in parent.study.states}) < 2
-        names = tuple(n for n in SIGNAL_NAMES if not (one_task and n == "placebo"))
-    elif "placebo" in names and len({s.task_id for s in parent.study.states}) < 2:
-        raise UserInputError("signal 'placebo' needs a study with at least two tasks")
-    unknown = sorted(set(names) - set(SIGNAL_NAMES))
-    if unknown:
-        raise UserInputError(f"unknown signal {unknown[0]!r}; known: {SIGNAL_NAMES}")
-    outcomes = reveal(parent, outcomes_path, executed_sha256=executed_sha256)
-    contexts = load_contexts_module(parent.body["contexts_module"])
-    study = base_study(parent.study, parent.scopes())
-    swap = parent.donor_maps().get("seed_swap")
-    if swap is None:
-        swap = dict(contexts.donor_map("seed_swap", study, parent.seed))
-    donors = {"seed_swap": swap}
-    noise_seed = parent.seed + 1
-    signals = known_signals(parent, outcomes, swap, noise_sd=noise_sd, noise_seed=noise_seed)
-    reps = repeats if repeats is not None else int(parent.body.get("repeats", 1))
-    cids = [f"signal@{name}" for name in names]
-    slots = _build_slots(study, {}, {None: cids}, reps, parent.seed, contexts, donors,
-                         sha256_json(parent.body["forecaster"]), signals)
-    body = {key: value for key, value in parent.body.items() if key != FREEZE_CHECKS}
-    body.update({
-        "explanations": {},
-        "design": {"-": cids},
-        "repeats": reps,
-        "donor_maps": donors,
-        "prompt_template_sha256": contexts.prompt_template_digest(),
-        "parent": parent.plan_id,
-        "post_outcome": True,
-        "signals": {"source": "seed_swap", "names": list(names), "noise_sd": noise_sd,
-                    "large_noise_sd": LARGE_NOISE_FACTOR * noise_sd,
-                    "noise_seed": noise_seed},
-        "amendments": [],
-        "slots": slots,
-    })
-    return FrozenPlan(body, plan_id_of(body))

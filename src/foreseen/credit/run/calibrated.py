@@ -19,7 +19,8 @@ from pathlib import Path
 
 from foreseen.core.errors import ConfigError, RunHalted, UserInputError
 from foreseen.credit.backends.base import Backend
-from foreseen.credit.plan.freeze import FrozenPlan, freeze_signal_plan, load_plan, write_plan
+from foreseen.credit.plan.child_plans import freeze_signal_plan
+from foreseen.credit.plan.freeze import FrozenPlan, load_plan, write_plan
 from foreseen.credit.run.batch import run_plan_either
 from foreseen.credit.run.pipeline import record_reveal
 from foreseen.credit.run.prospective import OutcomeExecutor, record_outcome_execution

@@ -47,7 +47,8 @@ from foreseen.credit.analysis.report import (
     report_text,
 )
 from foreseen.credit.model import Explanation, SlotRecord, Study
-from foreseen.credit.plan.freeze import ANALYSIS_MODULES, FrozenPlan, analysis_code_sha256, reveal
+from foreseen.credit.plan.freeze import ANALYSIS_MODULES, FrozenPlan, analysis_code_sha256
+from foreseen.credit.plan.reveal import reveal
 from foreseen.credit.presentation.markdown import render_markdown
 from foreseen.credit.run.events import (
     AnalysisWritten,

@@ -21,7 +21,7 @@ amendment is (this analysis reveals now, after all of them).
 
 The preregistered analysis configuration is the ``previous`` analysis block
 the first post-hoc amendment that changed ``analysis`` recorded
-(:func:`foreseen.credit.plan.freeze.amend_plan` keeps it); an amendment written
+(:func:`foreseen.credit.plan.child_plans.amend_plan` keeps it); an amendment written
 before ``previous`` was recorded leaves it unknown (None: the report withholds
 its headline).
 """

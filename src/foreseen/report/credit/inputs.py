@@ -29,7 +29,8 @@ from foreseen.core.errors import SourceError
 from foreseen.core.ledger import read_ledger
 from foreseen.credit.analysis.report import CreditReport, read_report
 from foreseen.credit.model import SlotRecord
-from foreseen.credit.plan.freeze import FrozenPlan, load_plan, reveal
+from foreseen.credit.plan.freeze import FrozenPlan, load_plan
+from foreseen.credit.plan.reveal import reveal
 from foreseen.credit.run.events import OutcomesRevealed
 from foreseen.credit.run.prospective import executed_outcomes
 from foreseen.credit.run.run_ledger import read_slot_records

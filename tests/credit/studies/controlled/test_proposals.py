@@ -30,7 +30,8 @@ import pytest
 
 from foreseen.core.errors import IntegrityError
 from foreseen.credit.model import State, Study
-from foreseen.credit.plan.freeze import FrozenPlan, load_plan, reveal
+from foreseen.credit.plan.freeze import FrozenPlan, load_plan
+from foreseen.credit.plan.reveal import reveal
 from foreseen.credit.run.runner import run_plan
 from foreseen.credit.studies import pipeline
 from foreseen.credit.studies.controlled.build import execute_outcome
