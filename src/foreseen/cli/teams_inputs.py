@@ -21,12 +21,17 @@ DEFAULT_SCORE_COLUMN = "score"
 
 
 def score_columns(threshold: float | None, score_column: str | None) -> LongColumns | None:
-    """The long-table columns for ``--threshold`` / ``--score-column`` (None: solved flags)."""
-    if threshold is None:
-        if score_column is not None:
-            raise ConfigError("--score-column needs --threshold")
+    """The long-table columns for ``--threshold`` / ``--score-column`` (None: neither given).
+
+    ``--score-column NAME`` names a long table's outcome column (scores with
+    ``--threshold``, else 0/1 flags) and an evaluation log's scorer or metric;
+    ``--threshold`` alone reads the column ``score``.
+    """
+    if threshold is None and score_column is None:
         return None
-    return LongColumns(solved=score_column or DEFAULT_SCORE_COLUMN, threshold=threshold)
+    default = DEFAULT_SCORE_COLUMN if threshold is not None else "solved"
+    return LongColumns(solved=score_column or default, threshold=threshold,
+                       log_score=score_column)
 
 
 def _refuse_repeated_names(matrices: Sequence[OutcomeMatrix]) -> None:
@@ -47,8 +52,8 @@ def load_matrices(
     if not sources:
         if split is not None or file_format is not None or columns is not None:
             raise ConfigError(
-                "--split, --format and --threshold need a SOURCE (the built-in data are lite"
-                " and verified)"
+                "--split, --format, --threshold and --score-column need a SOURCE (the built-in"
+                " data are lite and verified)"
             )
         return builtin_splits()
     matrices = [load_source(path, split, file_format=file_format, columns=columns)
