@@ -32,7 +32,6 @@ from foreseen.teams.e046.record import build_record, write_record
 from foreseen.teams.e046.results import E046Record, FeasibleSplit
 from foreseen.teams.forecasters.registry import names
 from foreseen.teams.sources.dispatch import load_source
-from foreseen.teams.sources.fetch import fetch_split
 
 DEFAULT_RECORD = Path("e046-record.json")
 
@@ -119,6 +118,8 @@ def fetch(
     cache: Annotated[Path, typer.Option(help="Directory to fetch into.")],
 ) -> None:
     """Fetch one split of SWE-bench/experiments at a pinned commit into a cache directory."""
+    from foreseen.teams.sources.fetch import fetch_split
+
     directory = fetch_split(split, commit, cache)
     matrix = load_source(directory, split)
     typer.echo(

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from foreseen.core.errors import ConfigError
-from foreseen.teams.exploratory.history import HistorySource
 from foreseen.teams.matrix import OutcomeMatrix
 from foreseen.teams.sources.dispatch import BUILTIN_SPLITS, builtin_splits, load_source
 from foreseen.teams.sources.long_table import LongColumns
+
+if TYPE_CHECKING:  # the history machinery is imported by the commands that use it
+    from foreseen.teams.exploratory.history import HistorySource
 
 DEFAULT_SCORE_COLUMN = "score"
 
@@ -75,6 +78,8 @@ def load_with_metadata(
     sources: Sequence[Path], split: str | None, file_format: str | None
 ) -> list[HistorySource]:
     """:func:`load_matrices`, each matrix with the folder of its ``metadata.yaml`` files."""
+    from foreseen.teams.exploratory.history import HistorySource
+
     if not sources:
         return [HistorySource(matrix, None) for matrix in load_matrices([], split, file_format)]
     loaded = [
@@ -88,6 +93,8 @@ def load_with_metadata(
 def load_one(source: Path, split: str | None, file_format: str | None) -> HistorySource:
     """One SOURCE; the words ``lite`` and ``verified`` name a built-in matrix when no such
     path exists."""
+    from foreseen.teams.exploratory.history import HistorySource
+
     if not source.exists() and str(source) in BUILTIN_SPLITS:
         if file_format is not None:
             raise ConfigError("--format applies to a matrix file, not to a built-in split")
