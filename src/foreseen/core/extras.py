@@ -47,7 +47,7 @@ EXTRAS: Mapping[str, tuple[str, ...]] = {
     "tabular": ("lightgbm", "pandas", "sklearn"),
     "parquet": ("pyarrow", "pandas"),
     "report": ("matplotlib",),
-    "inspect": ("inspect_ai",),
+    "inspect": ("inspect_ai", "certifi"),  # inspect-ai imports certifi
 }
 
 
