@@ -56,6 +56,8 @@ def test_a_list_of_paths_and_the_fallback_for_other_annotations() -> None:
     assert not isinstance(plain_params._build(other), plain_params.PlainRuntimeParam)
     parsed = _coercion.resolve_type_descriptor(int, typer.models.OptionInfo(parser=int))
     assert not isinstance(plain_params._build(parsed), plain_params.PlainRuntimeParam)
+    dash = _coercion.resolve_type_descriptor(Path, typer.models.OptionInfo(allow_dash=True))
+    assert not isinstance(plain_params._build(dash), plain_params.PlainRuntimeParam)
 
 
 def test_teams_analyze_imports_neither_pydantic_nor_scipy(tmp_path: Path) -> None:

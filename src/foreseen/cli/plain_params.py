@@ -4,7 +4,7 @@ typer converts every parameter value through a pydantic ``TypeAdapter``;
 importing pydantic and building the adapters costs a teams command about a
 tenth of a second. :func:`install` makes typer build, for the annotations
 ``bool``, ``str``, ``int``, ``float``, ``Path`` and ``list[Path]`` without a
-custom parser or path type, a :class:`PlainRuntimeParam` that converts the
+custom parser, path type or ``allow_dash``, a :class:`PlainRuntimeParam` that converts the
 values whose conversion is unambiguous itself:
 
 * ``str`` — a string, as it is; ``bool`` — a boolean, as it is;
@@ -96,6 +96,7 @@ def _build(descriptor: Any) -> Any:
     info = descriptor.parameter_info
     plain = (descriptor.file_annotation is None and info.parser is None
              and getattr(info, "click_type", None) is None and info.path_type is None
+             and not info.allow_dash
              and any(descriptor.annotation == kind for kind in _PLAIN))
     if not plain:
         return _original_build(descriptor)
