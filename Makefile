@@ -15,7 +15,7 @@ $(BIN)/.installed-run: pyproject.toml
 	touch $@
 
 $(BIN)/.installed-dev: pyproject.toml $(BIN)/.installed-run
-	$(BIN)/python -m pip install --quiet -e '.[learn,report,dev]'
+	$(BIN)/python -m pip install --quiet -e '.[learn,report,dev,inspect]'
 	touch $@
 
 # the browser test drives Debian's headless Chromium (no browser download)
@@ -29,7 +29,7 @@ browser:
 # tests run plans through llama-cpp-python's own server (its `server` extra).
 $(BIN)/.installed-local: pyproject.toml $(BIN)/.installed-dev
 	CMAKE_ARGS="-DLLAVA_BUILD=OFF" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) \
-	  $(BIN)/python -m pip install --quiet -e '.[learn,report,dev,local,local-server]'
+	  $(BIN)/python -m pip install --quiet -e '.[learn,report,dev,local,local-server,inspect]'
 	touch $@
 
 $(BIN)/.installed-mutate: pyproject.toml $(BIN)/.installed-dev

@@ -7,15 +7,19 @@ Part 1, whole commands (best of N subprocess runs; targets on 2 cores):
 
 Part 2, one fresh process doing what ``teams analyze`` does, timed phase by
 phase: importing the composition root and the command module (lazy
-registration: nothing of credit), reading the matrix, ``scipy.special`` (first
-needed by the forecasters), the E046 protocol, writing the record, importing
-the page machinery (matplotlib) and drawing the page; then how many modules
-were loaded, whether any ``foreseen.credit`` module was, and peak memory.
+registration: nothing of credit), reading the matrix, the E046 protocol
+(log-gamma through ``math.lgamma``: no ``scipy.special``), writing the record,
+importing the page machinery (matplotlib) and drawing the page; then how many
+modules were loaded before the page (and whether pydantic, scipy or any
+``foreseen.credit`` module was), and peak memory.
 
-The load average is printed before and after: on a machine shared with other
-work, wall times are inflated by roughly load / cores.
+``--baseline-src DIR`` times part 1 a second time with another checkout's
+``src`` first on the path (e.g. the main branch), in the same window, so that
+the two columns share the machine's load. The load average is printed before
+and after: on a machine shared with other work, wall times are inflated by
+roughly load / cores.
 
-Usage: ``python benchmarks/teams_startup_breakdown.py [--runs 5]``.
+Usage: ``python benchmarks/teams_startup_breakdown.py [--runs 5] [--baseline-src DIR]``.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import argparse
 import itertools
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -48,46 +53,58 @@ mark("import the analyze command module")
 from foreseen.cli.teams.inputs import load_matrices
 matrices = load_matrices([Path(sys.argv[1])], None, None)
 mark("read lite.csv")
-import scipy.special
-mark("import scipy.special")
 from foreseen.teams.e046.record import build_record, write_record
 record = build_record(matrices, 20261009)
 mark("E046 protocol")
 out = Path(sys.argv[2])
 write_record(out, record)
 mark("write the record")
-import foreseen.report.build, foreseen.report.svg, matplotlib.pyplot
-mark("import the page machinery (matplotlib)")
+before_page = len(sys.modules)
+heavy = sorted({m.split(".")[0] for m in sys.modules} & {"pydantic", "scipy", "matplotlib"})
+import foreseen.report.build, foreseen.report.plain_svg
+mark("import the page machinery (hand-written SVG)")
 foreseen.report.build.write_html(out, matrices=matrices)
 mark("draw and write the page")
 credit = sorted(m for m in sys.modules if m.startswith("foreseen.credit"))
 print(json.dumps({"marks": marks, "modules": len(sys.modules), "credit": credit,
+                  "before_page": before_page, "heavy": heavy,
                   "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 '''
 
 
-def best_of(command: list[str], runs: int) -> float:
-    """Smallest wall time of ``runs`` runs of ``command`` (output discarded)."""
-    times = []
+def _environment(src: Path) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(src)}
+
+
+def best_of(command: list[str], runs: int, src: Path = ROOT / "src") -> tuple[float, float]:
+    """Smallest wall time and smallest CPU time (user + system) of ``runs`` runs of
+    ``command`` with ``src`` first on the path (CPU time hardly depends on the load)."""
+    walls, cpus = [], []
     for _ in range(runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
-        subprocess.run(command, check=True, stdout=subprocess.DEVNULL, cwd=ROOT)
-        times.append(time.perf_counter() - started)
-    return min(times)
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL, cwd=ROOT,
+                       env=_environment(src))
+        walls.append(time.perf_counter() - started)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return min(walls), min(cpus)
 
 
-def whole_commands(runs: int, folder: str) -> list[tuple[str, float, float | None]]:
-    """(label, best seconds, target) for each whole command of part 1."""
+def whole_commands(runs: int, folder: str,
+                   src: Path = ROOT / "src") -> list[tuple[str, tuple[float, float],
+                                                          float | None]]:
+    """(label, best (wall, CPU) seconds, target) for each whole command of part 1."""
     python, foreseen = str(BIN / "python"), str(BIN / "foreseen")
     analyze = [foreseen, "-q", "teams", "analyze", str(LITE), "--out"]
     return [
-        ("python -c pass", best_of([python, "-c", "pass"], runs), None),
-        ("foreseen --help", best_of([foreseen, "--help"], runs), 0.3),
-        ("foreseen teams --help", best_of([foreseen, "teams", "--help"], runs), None),
+        ("python -c pass", best_of([python, "-c", "pass"], runs, src), None),
+        ("foreseen --help", best_of([foreseen, "--help"], runs, src), 0.3),
+        ("foreseen teams --help", best_of([foreseen, "teams", "--help"], runs, src), None),
         ("teams analyze lite.csv --no-html",
-         best_of([*analyze, os.path.join(folder, "a.json"), "--no-html"], runs), 0.5),
+         best_of([*analyze, os.path.join(folder, "a.json"), "--no-html"], runs, src), 0.5),
         ("teams analyze lite.csv (with page)",
-         best_of([*analyze, os.path.join(folder, "b.json")], runs), 0.8),
+         best_of([*analyze, os.path.join(folder, "b.json")], runs, src), 0.8),
     ]
 
 
@@ -97,7 +114,8 @@ def phases(runs: int, folder: str) -> dict[str, object]:
     for _ in range(runs):
         result = subprocess.run([str(BIN / "python"), "-c", PHASES, str(LITE),
                                  os.path.join(folder, "p.json")],
-                                check=True, capture_output=True, text=True, cwd=ROOT)
+                                check=True, capture_output=True, text=True, cwd=ROOT,
+                                env=_environment(ROOT / "src"))
         data = json.loads(result.stdout.strip().splitlines()[-1])
         total = data["marks"][-1][1] - data["marks"][0][1]
         if best is None or total < best["total"]:  # type: ignore[operator]
@@ -109,24 +127,34 @@ def phases(runs: int, folder: str) -> dict[str, object]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--baseline-src", type=Path, default=None,
+                        help="Another checkout's src folder, timed in the same window.")
     args = parser.parse_args()
     before = os.getloadavg()
     with tempfile.TemporaryDirectory() as folder:
         rows = whole_commands(args.runs, folder)
+        baseline = (whole_commands(args.runs, folder, args.baseline_src)
+                    if args.baseline_src else None)
         breakdown = phases(args.runs, folder)
     after = os.getloadavg()
     print(f"load average {before[0]:.2f} before, {after[0]:.2f} after, on "
           f"{os.cpu_count()} CPUs; best of {args.runs}")
-    print(f"{'whole command':<40} {'seconds':>8} {'target':>8}")
-    for name, seconds, target in rows:
-        print(f"{name:<40} {seconds:>8.3f} {'' if target is None else f'≤ {target}':>8}")
+    print(f"{'whole command':<36} {'wall s':>7} {'CPU s':>7} {'target':>7} "
+          f"{'base wall':>9} {'base CPU':>9}")
+    for index, (name, (wall, cpu), target) in enumerate(rows):
+        other = ("" if baseline is None
+                 else f"{baseline[index][1][0]:>9.3f} {baseline[index][1][1]:>9.3f}")
+        print(f"{name:<36} {wall:>7.3f} {cpu:>7.3f} "
+              f"{'' if target is None else f'≤ {target}':>7} {other}")
     print(f"\n{'phase (one process, fastest run)':<40} {'seconds':>8}")
     marks = breakdown["marks"]
     for (_, previous), (name, now) in itertools.pairwise(marks):  # type: ignore[call-overload]
         print(f"{name:<40} {now - previous:>8.3f}")
     print(f"{'total':<40} {breakdown['total']:>8.3f}")
-    print(f"modules loaded {breakdown['modules']}; credit modules imported: "
-          f"{len(breakdown['credit'])}; peak memory {breakdown['peak_mib']:.0f} MiB")  # type: ignore[arg-type]
+    print(f"modules loaded {breakdown['before_page']} before the page (of them pydantic, scipy,"
+          f" matplotlib: {breakdown['heavy'] or 'none'}), {breakdown['modules']} with it; "
+          f"credit modules imported: {len(breakdown['credit'])}; "
+          f"peak memory {breakdown['peak_mib']:.0f} MiB")  # type: ignore[arg-type]
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ from foreseen.core.extras import EXTRAS
 
 import support.spine as spine_support
 from support.blocked_imports import run_blocked
+from support.eval_logs import write_inspect_logs
 from support.paths import REPO, TESTS
 
 SMALL_MATRIX = TESTS / "corpus" / "data" / "small_wide.csv"
@@ -57,11 +58,12 @@ def _c(line: str, *needs: str, code: int = 0, cheap: bool = True) -> Command:
 COMMANDS: tuple[Command, ...] = (
     _c("version"),
     _c("schemas --out schemas"),
-    _c("teams analyze m.csv --out t1.json", "report"),
+    _c("teams analyze m.csv --out t1.json"),  # the record's page is drawn without matplotlib
     _c("teams analyze m.csv --out t2.json --no-html"),
     _c("teams analyze m.parquet --out t3.json --no-html", "parquet:pyarrow"),
-    _c("teams analyze m.parquet --out t4.json", "parquet:pyarrow", "report"),
+    _c("teams analyze m.parquet --out t4.json", "parquet:pyarrow"),
     _c("teams curve m.csv"),
+    _c("teams analyze logs --out ti.json --no-html", "inspect"),
     _c("teams curve m.csv --out c1.json", "report"),
     _c("teams curve m.parquet", "parquet:pyarrow"),
     _c("teams compare m.csv --k 2 --pilots 1 --replicates 5 --workers 1 --out cmp.json",
@@ -142,6 +144,9 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Path:
     table = {"agent": [row[0] for row in rows]}
     table.update({task: [int(row[i + 1]) for row in rows] for i, task in enumerate(tasks)})
     pq.write_table(pa.table(table), root / "m.parquet")
+    made = write_inspect_logs(root / "inspect-made")
+    shutil.copytree(made / "two-models", root / "logs")
+    shutil.rmtree(made)
     _must(["teams", "analyze", str(root / "m.csv"), "--out", str(root / "record.json"),
            "--no-html"])
     spine_support.write_study_dir(root / "study")

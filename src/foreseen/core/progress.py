@@ -23,9 +23,10 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from foreseen.core.parallel import Session
+if TYPE_CHECKING:  # the process pool is imported by the commands that start one
+    from foreseen.core.parallel import Session
 
 ItemT = TypeVar("ItemT")
 ResultT = TypeVar("ResultT")

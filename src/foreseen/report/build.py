@@ -21,6 +21,7 @@ from foreseen.core.errors import SourceError, UserInputError
 from foreseen.core.inputs import require_file
 from foreseen.core.progress import status
 from foreseen.core.schema import SchemaError, from_json
+from foreseen.report import plain_svg
 from foreseen.report.page import Page, render_page
 from foreseen.report.svg import figure
 from foreseen.report.teams import advice as teams_advice
@@ -115,7 +116,7 @@ def build_page(artefact: Artefact, *, matrices: Sequence[OutcomeMatrix] = ()) ->
         chosen = teams_record.matching_matrices(value, list(matrices) or builtin_matches(value))
         forecasts = {split: teams_record.pilot_forecasts(matrix, value.seed)
                      for split, matrix in chosen.items()}
-        return teams_record.page(value, [figure(c)
+        return teams_record.page(value, [plain_svg.figure(c)  # no matplotlib: see plain_svg
                                          for c in teams_record.charts(value, forecasts)])
     if isinstance(value, CurveReport):
         return teams_curve.page(value, [figure(c) for c in teams_curve.charts(value)])

@@ -19,6 +19,9 @@ joint counts come from one matrix product (the Gram matrix).
 
 from __future__ import annotations
 
+import functools
+import math
+
 import numpy as np
 import numpy.typing as npt
 
@@ -27,6 +30,27 @@ IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 
 GRID_SIZES = (2, 5, 10, 20, 40)
+
+
+def log_gamma(values: npt.ArrayLike) -> FloatArray:
+    """ln Γ(x) element-wise for x > 0 (the C library's ``lgamma`` through :func:`math.lgamma`).
+
+    Used instead of ``scipy.special.gammaln`` so that a teams command does not
+    import ``scipy.special`` (about 0.3 s); the arrays here are small.
+    """
+    array = np.asarray(values, dtype=np.float64)
+    flat = np.fromiter(map(math.lgamma, array.ravel().tolist()), dtype=np.float64,
+                       count=array.size)
+    result: FloatArray = flat.reshape(array.shape)
+    return result
+
+
+def log_beta(a: npt.ArrayLike, b: npt.ArrayLike) -> FloatArray:
+    """ln B(a, b) = ln Γ(a) + ln Γ(b) − ln Γ(a + b), broadcast, for a, b > 0."""
+    first, second = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    # ln Γ of each operand at its own shape (a column of α is not expanded), then broadcast
+    result: FloatArray = log_gamma(first) + log_gamma(second) - log_gamma(first + second)
+    return result
 
 
 def coverage_grid(n_agents: int) -> list[int]:
@@ -48,12 +72,21 @@ def blind_spot_floor(solved: BoolArray) -> int:
 
 
 def miss_probabilities(n_agents: int, sizes: npt.ArrayLike) -> FloatArray:
-    """P[c, g] = binom(M − c, m_g)/binom(M, m_g) for c = 0..M (log-gamma; 0 if M − c < m)."""
-    from scipy.special import gammaln
+    """P[c, g] = binom(M − c, m_g)/binom(M, m_g) for c = 0..M (log-gamma; 0 if M − c < m).
 
+    The table depends on M and the sizes only, so it is computed once per (M, sizes)
+    (a bootstrap asks for it once a replicate) and a copy is returned.
+    """
     m = np.asarray(sizes, dtype=np.float64)
     if np.any(m < 0) or np.any(m > n_agents):
         raise ValueError(f"team sizes must lie in [0, {n_agents}]")
+    return _miss_table(n_agents, tuple(m.tolist())).copy()
+
+
+@functools.lru_cache(maxsize=32)
+def _miss_table(n_agents: int, sizes: tuple[float, ...]) -> FloatArray:
+    gammaln = log_gamma
+    m = np.asarray(sizes, dtype=np.float64)
     free = (n_agents - np.arange(n_agents + 1, dtype=np.float64))[:, None]
     possible = free >= m[None, :]
     log_ratio = (

@@ -126,10 +126,14 @@ def test_format_override_reads_a_wide_file_whose_tasks_look_like_long_columns(
         load_source(path, file_format="tall")
     with pytest.raises(UserInputError, match="applies to a matrix file"):
         load_source(tmp_path, file_format="wide")
-    other = tmp_path / "m.json"
+    other = tmp_path / "m.txt"
     other.write_text("{}")
     with pytest.raises(UserInputError, match=r"neither a \.csv or \.parquet"):
         load_source(other)
+    log = tmp_path / "m.json"  # a .json file is read as an inspect-ai log
+    log.write_text("{}")
+    with pytest.raises(UserInputError, match=r"m\.json is not a readable inspect-ai log"):
+        load_source(log)
 
 
 def test_wide_and_long_parquet(tmp_path: Path, make_matrix: Builder) -> None:

@@ -84,8 +84,8 @@ def test_the_cli_reads_scores_with_threshold_and_score_column(
     assert run(["teams", "curve", str(path), "--threshold", "0.5", "--score-column", "acc"]) == 0
     printed = " ".join(capsys.readouterr().out.split())
     assert "evals: population curve of 6 agents" in printed and "tasks 12" in printed
-    assert run(["teams", "curve", str(path), "--score-column", "acc"]) == 2
-    assert "--score-column needs --threshold" in capsys.readouterr().err
+    assert run(["teams", "curve", str(path), "--score-column", "acc"]) == 2  # scores, no threshold
+    assert "a column of scores needs --threshold" in capsys.readouterr().err
     assert run(["teams", "curve", str(path), "--threshold", "0.5"]) == 2  # no column "score"
     assert "columns agent, task, score" in capsys.readouterr().err
     assert run(["teams", "compare", "--threshold", "0.5"]) == 2  # built-in data: no table

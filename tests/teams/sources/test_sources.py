@@ -317,9 +317,9 @@ def test_load_source_tree_needs_a_known_split() -> None:
 def test_load_source_refuses_missing_and_non_csv_files(tmp_path: Path) -> None:
     with pytest.raises(SourceError, match="does not exist"):
         load_source(tmp_path / "nothing")
-    (tmp_path / "m.json").write_text("{}")
+    (tmp_path / "m.yaml").write_text("{}")
     with pytest.raises(SourceError, match=r"neither a \.csv"):
-        load_source(tmp_path / "m.json")
+        load_source(tmp_path / "m.yaml")
 
 
 def _make_cache(tmp_path: Path) -> Path:

@@ -5,7 +5,8 @@
   ``--split``) or a matrix file (split name = file stem); with no SOURCE the
   built-in lite and verified matrices. The E046 record goes to ``--out`` (default
   ``e046-record.json`` in the current directory), written atomically, and its
-  HTML report beside it (``--no-html``: not); a short summary goes to the terminal.
+  HTML report beside it (``--no-html``: not; its figures are hand-written SVG, so
+  the page needs no extra); a short summary goes to the terminal.
 * ``fetch --split S --commit C --cache DIR`` — download one split of
   SWE-bench/experiments at a pinned commit.
 * ``curve SOURCE [--split NAME] [--format wide|long] [--out FILE]`` — the exact
@@ -32,7 +33,6 @@ from foreseen.teams.e046.record import build_record, write_record
 from foreseen.teams.e046.results import E046Record, FeasibleSplit
 from foreseen.teams.forecasters.registry import names
 from foreseen.teams.sources.dispatch import load_source
-from foreseen.teams.sources.fetch import fetch_split
 
 DEFAULT_RECORD = Path("e046-record.json")
 
@@ -94,7 +94,6 @@ def analyze(
     score_column: options.ScoreColumn = None,
 ) -> None:
     """Run the preregistered E046 protocol and write its record and its HTML report."""
-    require_page_extra(out, no_html)
     matrices = load_matrices(sources or [], split, file_format,
                              score_columns(threshold, score_column))
     record = build_record(matrices, seed)
@@ -119,6 +118,8 @@ def fetch(
     cache: Annotated[Path, typer.Option(help="Directory to fetch into.")],
 ) -> None:
     """Fetch one split of SWE-bench/experiments at a pinned commit into a cache directory."""
+    from foreseen.teams.sources.fetch import fetch_split
+
     directory = fetch_split(split, commit, cache)
     matrix = load_source(directory, split)
     typer.echo(

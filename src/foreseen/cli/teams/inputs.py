@@ -10,23 +10,31 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from foreseen.core.errors import ConfigError
-from foreseen.teams.exploratory.history import HistorySource
 from foreseen.teams.matrix import OutcomeMatrix
 from foreseen.teams.sources.dispatch import BUILTIN_SPLITS, builtin_splits, load_source
 from foreseen.teams.sources.long_table import LongColumns
+
+if TYPE_CHECKING:  # the history machinery is imported by the commands that use it
+    from foreseen.teams.exploratory.history import HistorySource
 
 DEFAULT_SCORE_COLUMN = "score"
 
 
 def score_columns(threshold: float | None, score_column: str | None) -> LongColumns | None:
-    """The long-table columns for ``--threshold`` / ``--score-column`` (None: solved flags)."""
-    if threshold is None:
-        if score_column is not None:
-            raise ConfigError("--score-column needs --threshold")
+    """The long-table columns for ``--threshold`` / ``--score-column`` (None: neither given).
+
+    ``--score-column NAME`` names a long table's outcome column (scores with
+    ``--threshold``, else 0/1 flags) and an evaluation log's scorer or metric;
+    ``--threshold`` alone reads the column ``score``.
+    """
+    if threshold is None and score_column is None:
         return None
-    return LongColumns(solved=score_column or DEFAULT_SCORE_COLUMN, threshold=threshold)
+    default = DEFAULT_SCORE_COLUMN if threshold is not None else "solved"
+    return LongColumns(solved=score_column or default, threshold=threshold,
+                       log_score=score_column)
 
 
 def _refuse_repeated_names(matrices: Sequence[OutcomeMatrix]) -> None:
@@ -47,8 +55,8 @@ def load_matrices(
     if not sources:
         if split is not None or file_format is not None or columns is not None:
             raise ConfigError(
-                "--split, --format and --threshold need a SOURCE (the built-in data are lite"
-                " and verified)"
+                "--split, --format, --threshold and --score-column need a SOURCE (the built-in"
+                " data are lite and verified)"
             )
         return builtin_splits()
     matrices = [load_source(path, split, file_format=file_format, columns=columns)
@@ -70,6 +78,8 @@ def load_with_metadata(
     sources: Sequence[Path], split: str | None, file_format: str | None
 ) -> list[HistorySource]:
     """:func:`load_matrices`, each matrix with the folder of its ``metadata.yaml`` files."""
+    from foreseen.teams.exploratory.history import HistorySource
+
     if not sources:
         return [HistorySource(matrix, None) for matrix in load_matrices([], split, file_format)]
     loaded = [
@@ -83,6 +93,8 @@ def load_with_metadata(
 def load_one(source: Path, split: str | None, file_format: str | None) -> HistorySource:
     """One SOURCE; the words ``lite`` and ``verified`` name a built-in matrix when no such
     path exists."""
+    from foreseen.teams.exploratory.history import HistorySource
+
     if not source.exists() and str(source) in BUILTIN_SPLITS:
         if file_format is not None:
             raise ConfigError("--format applies to a matrix file, not to a built-in split")

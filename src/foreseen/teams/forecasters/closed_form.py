@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from foreseen.teams.curves import log_beta
 from foreseen.teams.forecasters.base import (
     BoolArray,
     ClosedFormForecaster,
@@ -103,8 +104,7 @@ def beta_binomial_curve(
     π = ``never_solved`` (0 when ``None``: the plain beta-binomial of spec §4); the
     trailing axis of the result runs over ``sizes``.
     """
-    from scipy.special import betaln
-
+    betaln = log_beta
     a = np.where(fitted, alpha, 1.0)[..., None]
     b = np.where(fitted, beta, 1.0)[..., None]
     fitted_curve = 1.0 - np.exp(betaln(a, b + sizes) - betaln(a, b))

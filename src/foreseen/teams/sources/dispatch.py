@@ -11,6 +11,11 @@
   :func:`foreseen.teams.sources.fetch.fetch_split`; the split name is the one the cache
   recorded (else the directory name), the commit comes from the cache marker, and
   every cached file is checked against the SHA-256 the marker recorded;
+* evaluation logs — an inspect-ai log (``.eval``, ``.json``) or a folder of them
+  (:mod:`foreseen.teams.sources.inspect_logs`), an lm-evaluation-harness samples
+  file (``samples_<task>_<date>.jsonl``) or a folder holding them
+  (:mod:`foreseen.teams.sources.lm_eval_samples`); sniffed from the suffix or the
+  folder's files, or declared with ``file_format="inspect"|"lm-eval"``;
 * :func:`builtin_splits` — the shipped ``lite.csv`` and ``verified.csv``.
 
 Parse rules are spec ``teams.md`` §2.
@@ -45,7 +50,10 @@ __all__ = [
 BUILTIN_SPLITS = ("lite", "verified")
 _BUILTIN_PACKAGE = "foreseen"
 _BUILTIN_FOLDER = ("data", "swebench")
-FILE_FORMATS = ("wide", "long")
+FILE_FORMATS = ("wide", "long", "inspect", "lm-eval")
+LOG_FORMATS = ("inspect", "lm-eval")
+INSPECT_SUFFIXES = (".eval", ".json")
+LM_EVAL_SUFFIX = ".jsonl"
 PARQUET_SUFFIXES = (".parquet", ".pq")
 
 
@@ -161,7 +169,7 @@ def load_source(
     """
     path = Path(path)
     if file_format is not None and file_format not in FILE_FORMATS:
-        raise ConfigError(f"unknown format {file_format!r} (wide, long)")
+        raise ConfigError(f"unknown format {file_format!r} ({', '.join(FILE_FORMATS)})")
     long_columns = columns if columns is not None else LongColumns()
     if not path.exists():
         raise SourceError(f"source {path} {why_not_a_file(path)}")
@@ -176,9 +184,41 @@ def load_source(
         raise SourceError(f"{path.name}: {error}") from None  # every refusal names its file
 
 
+def _log_format(path: Path, file_format: str | None) -> str | None:
+    """``inspect`` / ``lm-eval`` when ``path`` is (or is declared) an evaluation log source."""
+    if file_format is not None:
+        return file_format if file_format in LOG_FORMATS else None
+    if path.is_file():
+        suffix = path.suffix.lower()
+        if suffix in INSPECT_SUFFIXES:
+            return "inspect"
+        return "lm-eval" if suffix == LM_EVAL_SUFFIX else None
+    if (path / "evaluation").is_dir():
+        return None
+    from foreseen.teams.sources.inspect_logs import looks_like_inspect_folder
+
+    if looks_like_inspect_folder(path):
+        return "inspect"
+    return "lm-eval" if next(path.rglob("samples_*.jsonl"), None) is not None else None
+
+
+def _load_logs(path: Path, split: str | None, log_format: str,
+               columns: LongColumns) -> OutcomeMatrix:
+    if log_format == "inspect":
+        from foreseen.teams.sources.inspect_logs import load_inspect_logs
+
+        return load_inspect_logs(path, split, columns.log_score, columns.threshold)
+    from foreseen.teams.sources.lm_eval_samples import load_lm_eval_samples
+
+    return load_lm_eval_samples(path, split, columns.log_score, columns.threshold)
+
+
 def _load_existing(path: Path, split: str | None, file_format: str | None,
                    long_columns: LongColumns, missing: Missing) -> OutcomeMatrix:
     """:func:`load_source` once ``path`` is known to be a file or a folder."""
+    log_format = _log_format(path, file_format)
+    if log_format is not None:
+        return _load_logs(path, split, log_format, long_columns)
     if path.is_file():
         suffix = path.suffix.lower()
         if suffix in PARQUET_SUFFIXES:
@@ -189,8 +229,8 @@ def _load_existing(path: Path, split: str | None, file_format: str | None,
             )
         if suffix != ".csv":
             raise SourceError(
-                f"source {path} is neither a .csv or .parquet matrix nor a directory of "
-                "submissions"
+                f"source {path} is neither a .csv or .parquet matrix, an evaluation log "
+                "(.eval, .json, samples_*.jsonl) nor a directory of submissions"
             )
         return _load_csv(path, split, file_format, long_columns, missing)
     if file_format is not None:

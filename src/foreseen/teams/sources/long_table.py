@@ -62,6 +62,8 @@ class LongColumns:
     task: str = "task"
     solved: str = "solved"
     threshold: float | None = None
+    #: the scorer (inspect-ai) or metric (lm-eval) of an evaluation log, if chosen
+    log_score: str | None = None
 
     def names(self) -> tuple[str, str, str]:
         return (self.agent, self.task, self.solved)
@@ -160,7 +162,7 @@ def _flags(values: Sequence[object], path: Path, first_line: int) -> npt.NDArray
         if flag is None:
             raise SourceError(
                 f"{path}: row {first_line + offset} has solved value {value!r}, "
-                "expected 0, 1, true or false"
+                "expected 0, 1, true or false (a column of scores needs --threshold)"
             )
         flags[offset] = flag
     return flags
