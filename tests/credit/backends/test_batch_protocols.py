@@ -144,3 +144,26 @@ async def _submit(backend: Any) -> tuple[str, str | None]:
         return await batch_api(backend).submit(REQUESTS)
     finally:
         await backend.aclose()
+
+
+@pytest.mark.parametrize("api", ["anthropic", "openai"])
+def test_the_key_never_reaches_an_item_error_or_a_batch_id_error(api: str) -> None:
+    """A provider's error text that echoes the key (a proxy quoting the request headers) is
+    written to the ledger's call_failed and to the one-line error: it must be scrubbed."""
+    from foreseen.core.errors import UserInputError
+    from foreseen.credit.backends.http.batches import _batch_id
+    from foreseen.credit.backends.http.common import HttpAnswer
+
+    with FakeLLMServer(KEY) as server:
+        api_of = batch_api(_backend(api, server))
+        cid = custom_id(REQUESTS[0].slot_id)
+        row: dict[str, Any] = (
+            {"custom_id": cid, "result": {"type": f"weird {KEY}"}} if api == "anthropic" else
+            {"custom_id": cid, "response": None,
+             "error": {"code": "server_error", "message": f"upstream said: Bearer {KEY}"}})
+        result = api_of.item(row, {cid: REQUESTS[0]})  # type: ignore[attr-defined]
+        assert result.error is not None and KEY not in result.error
+        with pytest.raises(UserInputError) as refused:
+            _batch_id(HttpAnswer(200, {"echo": KEY}, json.dumps({"echo": KEY})),
+                      api_of.scrubbed)  # type: ignore[attr-defined]
+    assert KEY not in str(refused.value)

@@ -124,12 +124,14 @@ class BatchRun:
         self.slots = {slot["slot_id"]: slot for slot, _ in self.prepared}
         self.requests = {request.slot_id: request for _, request in self.prepared}
         done = terminal_slots(self.ledger.events)
+        self.done = set(done)
         self.summary = RunSummary(self.plan.plan_id, assigned=len(self.prepared),
                                   skipped=len(done))
         self.known = BatchLedger.of(self.ledger.events)
         self.budget = (None if self.budget_usd is None
                        else Budget.from_ledger(self.budget_usd, self.ledger.events))
         self.bounds: dict[str, float] = {}
+        self._reserve_open_batches()
         #: items answered in this run's batches (the service is up while any is)
         self.answers = 0
         self.outage: str | None = None
@@ -191,14 +193,34 @@ class BatchRun:
         return (f"{spent}{self.summary.fallbacks} fallbacks,"
                 f" {self.summary.transport_failures} failed items; {shown}")
 
+    def _batch_bound(self, sid: str) -> float:
+        """The slot's cost bound at the batch price (:func:`.budget.call_bound_usd` × factor)."""
+        factor = float(getattr(self.backend, "batch_factor", lambda: 1.0)())
+        return call_bound_usd(self.backend, self.requests[sid]) * factor
+
+    def _reserve_open_batches(self) -> None:
+        """Reserve the bound of every slot an open batch holds without a result yet.
+
+        A resumed run's open batches are submitted (the provider bills them) but
+        not in the ledger's spend: without this the run could submit new slots
+        up to the whole budget on top of them. Forced, not tried: they are sent.
+        """
+        if self.budget is None:
+            return
+        for batch in self.known.open:
+            for slot in batch.slots:
+                if (slot.slot_id, slot.attempt) not in self.known.recorded:
+                    bound = self._batch_bound(slot.slot_id)
+                    self.budget.reserved_usd += bound
+                    self.bounds[slot.slot_id] = bound
+
     def _admitted(self, queue: list[str]) -> list[str]:
         """The queued slots the budget lets start (each reserves its batch-priced bound)."""
         if self.budget is None:
             return queue
-        factor = float(getattr(self.backend, "batch_factor", lambda: 1.0)())
         admitted = []
         for sid in queue:
-            bound = call_bound_usd(self.backend, self.requests[sid]) * factor
+            bound = self._batch_bound(sid)
             if self.budget.try_reserve(bound):
                 self.bounds[sid] = bound
                 admitted.append(sid)
@@ -258,7 +280,8 @@ class BatchRun:
             counts["answer" if result.kind == "answer" else
                    "missing" if result.kind == "missing" else "failed"] += 1
             if (slot.slot_id, slot.attempt) in self.known.recorded:
-                continue  # written before a kill; the ledger has it
+                self.resume_recorded(slot)  # written before a kill; the ledger has it
+                continue
             self.record(slot, result)
             bar.advance()
         self.writer.add(entry(BatchClosed(batch.batch_id, state.status, counts["answer"],
@@ -287,6 +310,20 @@ class BatchRun:
         self.summary.transport_failures += 1
         self.writer.add(entry(CallFailed(sid, attempt, (result.error or result.kind)[:500],
                                          None, 0.0 if self.budget is not None else None)))
+        self.after_failure(sid, attempt)
+
+    def resume_recorded(self, slot: BatchSlot) -> None:
+        """A result written before a kill: not written again, but a failed item whose slot
+        has no terminal event still follows the failure rule (resubmitted while attempts
+        are left), else the resumed run would end with the slot silently pending."""
+        event = self.known.recorded[(slot.slot_id, slot.attempt)]
+        if self.budget is not None:
+            self.budget.settle(self.bounds.pop(slot.slot_id, 0.0), 0.0)  # charged on disk
+        if event.type == CallFailed.TYPE and slot.slot_id not in self.done:
+            self.after_failure(slot.slot_id, slot.attempt)
+
+    def after_failure(self, sid: str, attempt: int) -> None:
+        """A failed item: resubmitted while attempts are left, else its fallback or a halt."""
         if attempt < self.plan.execution.max_attempts:
             self.queue.append(sid)
         elif self.answers or self.accept_failures:
