@@ -462,3 +462,36 @@ def test_a_server_without_a_batch_api_is_named_as_such(tmp_path: Path, api: str)
         with pytest.raises(RequestRejected, match=r"has no .* batch API.*without --batch"):
             _batch(plan, tmp_path / "ledger.jsonl")
     assert not _events(tmp_path / "ledger.jsonl", "batch_submitted")
+
+
+def test_a_submission_lost_on_the_way_halts_and_says_it_may_exist(tmp_path: Path) -> None:
+    """The connection dropped after the request went out: the run halts (nothing recorded,
+    nothing re-sent) and its halt line tells the user to look for the batch first."""
+    from foreseen.credit.backends.http.common import ConnectionLost
+    from foreseen.credit.run.batch import BatchRun
+    from foreseen.credit.run.run_ledger import open_run_ledger
+
+    class Lost:
+        provider = "anthropic"
+        sent = 0
+
+        async def submit(self, requests: Any) -> tuple[str, str | None]:
+            Lost.sent += 1
+            raise ConnectionLost("connection error ServerDisconnectedError: gone")
+
+    with FakeLLMServer(KEY) as server:
+        plan = http_plan(tmp_path, "anthropic", server.base_url, n_tasks=1)
+        ledger = tmp_path / "ledger.jsonl"
+
+        async def run() -> Any:
+            with open_run_ledger(plan, ledger) as opened:
+                batch_run = BatchRun(plan, opened, build_requests(plan), build_backend(plan),
+                                     _no_wait)
+                batch_run.api = Lost()  # type: ignore[assignment]
+                return await batch_run.run()
+
+        summary = asyncio.run(run())
+    assert Lost.sent == 1 and not _events(ledger, "batch_submitted")
+    assert summary.halt_reason is not None and "may have reached the provider" in \
+        summary.halt_reason and "paid twice" in summary.halt_reason
+    assert summary.unstarted == len(plan.slots)

@@ -63,6 +63,7 @@ from foreseen.credit.backends.http.batches import (
     batch_api,
     custom_id,
 )
+from foreseen.credit.backends.http.common import ConnectionLost
 from foreseen.credit.plan.committed_files import check_committed_files
 from foreseen.credit.plan.freeze import FrozenPlan
 from foreseen.credit.run.answers import ForecastParseError, parse_forecast
@@ -135,6 +136,8 @@ class BatchRun:
         #: items answered in this run's batches (the service is up while any is)
         self.answers = 0
         self.outage: str | None = None
+        #: said in the halt line when a submission failed after it may have been received
+        self.unsure = ""
         self.halted: list[str] = []
         self.queue = self._pending(done)
 
@@ -184,7 +187,7 @@ class BatchRun:
                 await self.collect(batch, state, bar)
         except TransportError as error:
             self.known.unstarted += self.queue
-            self.outage = f"the batch API did not answer: {error}"[:500]
+            self.outage = f"the batch API did not answer: {error}"[:400] + self.unsure
 
     def details(self) -> str:
         shown = "; ".join(f"batch {s.batch_id} {s.status} {dict(s.counts)}"
@@ -240,8 +243,12 @@ class BatchRun:
             attempts = {sid: self.known.attempts.get(sid, 0) + 1 for sid in chunk}
             try:
                 batch_id, file_id = await self.api.submit([self.requests[s] for s in chunk])
-            except TransportError:
-                self.queue = queue[start:]  # not submitted: left for the next run
+            except TransportError as error:
+                self.queue = queue[start:]  # not recorded: left for the next run
+                if error.billable or isinstance(error, ConnectionLost):
+                    self.unsure = (f"; the submission of {len(chunk)} slots may have reached"
+                                   " the provider: before resuming, cancel any batch it shows"
+                                   " created now, or those slots may be paid twice")
                 raise
             event = BatchSubmitted(batch_id, self.api.provider, tuple(
                 BatchSlot(sid, attempts[sid], custom_id(sid)) for sid in chunk), file_id)

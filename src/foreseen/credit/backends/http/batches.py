@@ -28,9 +28,11 @@ the provider refused as a whole (OpenAI ``failed``) rejects every item.
 Calls to the batch API itself (create, poll, results) that fail as an outage
 (:class:`~foreseen.credit.backends.base.TransportError`: 429, 5xx, connection
 errors) are retried by :class:`Retrying`, at most ``attempts`` times each, after
-the plan's retry delay — except a submission that timed out, which the provider
+the plan's retry delay — except a submission that timed out or whose connection
+was lost after it was made (:class:`~.common.ConnectionLost`), which the provider
 may have accepted: it is not sent again (the run stops; resuming submits the
-slots anew).
+slots anew — the one window where a batch may be paid twice, and the run's
+halt line says so).
 
 Item ids: Anthropic allows ``[A-Za-z0-9_-]{1,64}``, so each slot is sent
 under :func:`custom_id` (``s`` + 40 hex digits of its id's SHA-256).
@@ -48,6 +50,7 @@ from foreseen.core.errors import RequestRejected, UserInputError
 from foreseen.credit.backends.base import BackendResponse, ForecastRequest, TransportError
 from foreseen.credit.backends.http.backend import HttpBackend
 from foreseen.credit.backends.http.common import (
+    ConnectionLost,
     HttpAnswer,
     error_summary,
     is_transient,
@@ -135,7 +138,8 @@ class Retrying:
             try:
                 return await call()
             except TransportError as error:
-                if attempt >= self.attempts or (submit and error.billable):
+                if attempt >= self.attempts or (submit and (
+                        error.billable or isinstance(error, ConnectionLost))):
                     raise
                 await self.sleep(self.delay(attempt, error.retry_after))
         raise AssertionError("unreachable: the last attempt returns or raises")
