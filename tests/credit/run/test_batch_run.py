@@ -495,3 +495,22 @@ def test_a_submission_lost_on_the_way_halts_and_says_it_may_exist(tmp_path: Path
     assert summary.halt_reason is not None and "may have reached the provider" in \
         summary.halt_reason and "paid twice" in summary.halt_reason
     assert summary.unstarted == len(plan.slots)
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_a_batch_that_never_ends_halts_the_run_after_the_longest_wait(tmp_path: Path,
+                                                                     api: str) -> None:
+    """A server whose batch stays in progress: the run halts (resumable) instead of polling
+    forever; the batch stays open in the ledger and the next run collects it."""
+    with FakeLLMServer(KEY) as server:
+        plan = http_plan(tmp_path, api, server.base_url, n_tasks=1)
+        ledger = tmp_path / "ledger.jsonl"
+        server.batch_api.processing_s = 3600.0
+        summary = _batch(plan, ledger, max_wait_s=0.3)
+        assert summary.halt_reason is not None and "no open batch ended" in summary.halt_reason
+        assert len(_events(ledger, "batch_submitted")) == 1
+        assert not _events(ledger, "batch_closed") and _events(ledger, "run_halted")
+        for batch in server.batch_api.batches.values():
+            batch.ends = 0.0
+        resumed = _batch(plan, ledger)
+    assert resumed.complete and len(server.batch_api.created) == 1

@@ -36,7 +36,9 @@ is the same whichever way it runs). Each round:
 With ``budget_usd`` each slot reserves its batch-priced bound before it is
 submitted (:mod:`.budget`); a refused slot stays unstarted (``budget_exhausted``).
 A batch API that stays down through its retries halts the run (``run_halted``;
-resumed, open batches included, by the next run).
+resumed, open batches included, by the next run), and so does a batch that has
+not ended after ``max_wait_s`` of polling (25 h: the providers end every batch
+within 24 h; polling a server that never ends one would never stop).
 """
 
 from __future__ import annotations
@@ -97,6 +99,10 @@ from foreseen.credit.run.runner import (
 
 #: seconds between polls of an open batch (Anthropic and OpenAI answer within 24 h)
 DEFAULT_POLL_S = 30.0
+#: seconds a run polls its open batches before it halts (resumable): both providers end
+#: (expire) every batch within 24 h, so a batch still running after 25 h means a server
+#: that does not follow the protocol — the run must not poll it forever
+DEFAULT_MAX_WAIT_S = 25 * 3600.0
 #: items per batch (both providers accept more: Anthropic 100,000, OpenAI 50,000)
 DEFAULT_MAX_ITEMS = 10_000
 EXHAUSTED = "transport_exhausted"
@@ -116,6 +122,7 @@ class BatchRun:
     progress: bool = False
     budget_usd: float | None = None
     accept_failures: bool = False
+    max_wait_s: float = DEFAULT_MAX_WAIT_S
 
     def __post_init__(self) -> None:
         self.api: BatchApi = Retrying(
@@ -260,6 +267,7 @@ class BatchRun:
     async def wait_for_one(self) -> tuple[BatchSubmitted, BatchState]:
         """Poll the open batches until one has ended; status lines while they run."""
         last_line = 0.0
+        started = time.monotonic()
         while True:
             for batch in self.known.open:
                 state = await self.api.poll(batch.batch_id)
@@ -267,6 +275,11 @@ class BatchRun:
                 if state.ended:
                     return batch, state
             now = time.monotonic()
+            if now - started > self.max_wait_s:
+                raise TransportError(
+                    f"no open batch ended in {self.max_wait_s / 3600:g} h of polling (batch"
+                    f" {self.known.open[0].batch_id}: {state.status}); the providers end every"
+                    " batch within 24 h — check the server; the next run collects the batches")
             if self.progress and now - last_line >= status_interval():
                 print(f"waiting for {len(self.known.open)} batch(es): {self.details()}",
                       file=sys.stderr, flush=True)
@@ -389,7 +402,8 @@ async def run_plan_batch_async(plan: FrozenPlan, ledger_path: str | os.PathLike[
                                sleep: Sleep = asyncio.sleep, poll_s: float = DEFAULT_POLL_S,
                                max_items: int = DEFAULT_MAX_ITEMS,
                                budget_usd: float | None = None,
-                               accept_failures: bool = False) -> RunSummary:
+                               accept_failures: bool = False,
+                               max_wait_s: float = DEFAULT_MAX_WAIT_S) -> RunSummary:
     """:func:`~foreseen.credit.run.runner.run_plan_async` through the batch API."""
     check_committed_files(plan.body, Path(ledger_path).parent, "the ledger")
     prepared = build_requests(plan)
@@ -399,7 +413,7 @@ async def run_plan_batch_async(plan: FrozenPlan, ledger_path: str | os.PathLike[
             raise UserInputError(f"ledger holds slot {stray[0]!r}, which is not in the plan")
         return await BatchRun(plan, ledger, prepared, backend, sleep, poll_s=poll_s,
                               max_items=max_items, progress=progress, budget_usd=budget_usd,
-                              accept_failures=accept_failures).run()
+                              accept_failures=accept_failures, max_wait_s=max_wait_s).run()
 
 
 def run_plan_batch(plan: FrozenPlan, ledger_path: str | os.PathLike[str], *,
