@@ -67,9 +67,11 @@ class BatchLedger:
 def refuse_open_batches(events: Sequence[LedgerEvent]) -> None:
     """Refuse an online run on a ledger with an open batch: the provider answers (and
     bills) its slots, so sending them online would pay for them twice."""
-    known = BatchLedger.of(events)
-    if known.open:
+    closed = {e.payload.get("batch_id") for e in events if e.type == BatchClosed.TYPE}
+    still_open = [str(e.payload.get("batch_id")) for e in events
+                  if e.type == BatchSubmitted.TYPE and e.payload.get("batch_id") not in closed]
+    if still_open:
         raise UserInputError(
-            f"the ledger holds batch {known.open[0].batch_id!r} ({len(known.open)} open in all),"
+            f"the ledger holds batch {still_open[0]!r} ({len(still_open)} open in all),"
             " submitted by a batch run and not collected yet: resume with 'credit run --batch'"
             " to collect it (running its slots online would pay for them twice)")
