@@ -58,8 +58,8 @@ class BatchLedger:
                 if submitted.batch_id not in closed:
                     known.open.append(submitted)
             elif event.type in (CallCompleted.TYPE, CallFailed.TYPE):
-                pair = (str(event.payload["slot_id"]), int(event.payload["attempt"]))
-                if pair in submitted_pairs:
+                pair = (str(event.payload.get("slot_id")), event.payload.get("attempt"))
+                if pair in submitted_pairs:  # (an event without an attempt is in no batch)
                     known.recorded[pair] = event
         return known
 
