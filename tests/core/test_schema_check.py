@@ -100,3 +100,12 @@ def test_a_non_finite_number_does_not_fit() -> None:
 def test_a_keyword_the_checker_does_not_know_is_refused_not_passed() -> None:
     with pytest.raises(ValueError, match="pattern"):
         schema_problems({"type": "string", "pattern": "^a$"}, "b")
+
+
+def test_an_out_of_range_number_is_named_as_such_not_as_a_number() -> None:
+    """JSON's 1e400 reads as infinity: "expected a number, got a number" would say nothing."""
+    from foreseen.core.schema_check import schema_problems
+
+    problems = schema_problems({"type": "number"}, float("inf"))
+    assert [p.expected for p in problems] == [
+        "expected a number, got inf (a number out of range: JSON has no infinity or NaN)"]

@@ -107,12 +107,17 @@ def test_states_without_explanations_counted_and_named(folder: Path) -> None:
 
 
 def test_a_scoped_explainer_needs_explanations_of_its_scope_only(folder: Path) -> None:
+    # both states of a task and seed: a scope of one would leave the other without its
+    # other_intervention donor among the base states (the folder would not freeze)
+    pair = ["t0-reg-s0", "t0-feat-s0"]
+
     def scope(design: Any) -> None:
-        design["scopes"] = {"placebo": ["t0-reg-s0"]}
+        design["scopes"] = {"placebo": pair}
 
     def keep_one(data: Any) -> None:
-        data["placebo"] = {"t0-reg-s0": data["placebo"]["t0-reg-s0"]}
-        del data["mechanism"]["t0-reg-s0"]  # the base states exclude the scoped one
+        data["placebo"] = {sid: data["placebo"][sid] for sid in pair}
+        for sid in pair:
+            del data["mechanism"][sid]  # the base states exclude the scoped ones
 
     _edit(folder / "design.json", scope)
     _edit(folder / "explanations.json", keep_one)
@@ -292,3 +297,40 @@ def test_a_follow_up_outcome_is_known_only_when_the_design_declares_follow_ups(
     _edit(folder / "design.json", lambda design: design.update(
         followups={"definition": "the same change with twice the data"}))
     assert validate_study_dir(folder) == []
+
+
+FREEZE_ONLY = [
+    ("unknown backend", lambda d: d["forecaster"].update(factory="nope"),
+     "design.json: $.forecaster: a valid value (unknown backend 'nope'"),
+    ("unknown donor map", lambda d: d["contexts"].update(placebo=["donor_card@nomap"]),
+     "design.json: $: a design a plan can be frozen from (the freeze says: unknown donor map"
+     " 'nomap')"),
+    ("no slots", lambda d: d.update(contexts={}),
+     "design.json: $: a design a plan can be frozen from (the freeze says: plan: no slots"),
+    ("committed file outside the folder", lambda d: d.update(
+        committed_files=["../study/study.json"]),
+     "design.json: $: a design a plan can be frozen from (the freeze says: design file:"
+     " committed file '../study/study.json' must be a plain file name"),
+    ("a scope that leaves a base state without its donor",
+     lambda d: d.update(scopes={"placebo": ["t0-reg-s0"]}),
+     "design.json: $: a design a plan can be frozen from (the freeze says: state t0-feat-s0"
+     " has no donor under other_intervention)"),
+]
+
+
+@pytest.mark.parametrize(("name", "change", "line"), FREEZE_ONLY, ids=[r[0] for r in FREEZE_ONLY])
+def test_a_mistake_only_the_freeze_knows_is_found_before_it(
+        folder: Path, name: str, change: Callable[[Any], None], line: str) -> None:
+    """A folder that validates is one that freezes: what the freeze alone refuses (the
+    backend, donor maps, a design without slots, committed names, donors) is a problem."""
+    _edit(folder / "design.json", change)
+    if name.startswith("a scope"):  # explanations as the scope needs them: only the donor
+        def scoped(data: Any) -> None:
+            data["placebo"] = {"t0-reg-s0": data["placebo"]["t0-reg-s0"]}
+            del data["mechanism"]["t0-reg-s0"]
+
+        _edit(folder / "explanations.json", scoped)
+    lines = _lines(folder)
+    assert len(lines) == 1 and lines[0].startswith(line), lines
+    with pytest.raises(UserInputError):
+        freeze_study_dir(folder)

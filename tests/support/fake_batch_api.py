@@ -80,10 +80,13 @@ class FakeBatches:
     down_requests: int = 0
     #: the JSON body of every batch creation, in order
     create_bodies: list[dict[str, Any]] = field(default_factory=list)
+    #: False: a server without batch endpoints (llama.cpp, vLLM): their paths are a 404
+    available: bool = True
 
     def routes(self, path: str) -> bool:
-        """Whether ``path`` is a batch-API path."""
-        return "/batches" in path or path.endswith("/files") or "/files/" in path
+        """Whether ``path`` is a batch-API path (never when the API is not ``available``)."""
+        return self.available and (
+            "/batches" in path or path.endswith("/files") or "/files/" in path)
 
     async def handle(self, method: str, path: str, headers: Mapping[str, str],
                      raw: bytes) -> Reply:

@@ -37,6 +37,8 @@ class SchemaProblem:
 def _kind(value: Any) -> str:
     if isinstance(value, bool):
         return json.dumps(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{value} (a number out of range: JSON has no infinity or NaN)"
     return {dict: "an object", list: "a list", str: "a string", int: "an integer",
             float: "a number", type(None): "null"}.get(type(value), type(value).__name__)
 

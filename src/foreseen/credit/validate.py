@@ -22,9 +22,14 @@ and collects **every** problem — it never stops at the first — as
    version, an outcome for an unknown state, a state twice, a state without
    an outcome; a committed file that is not in the folder;
 5. **values**: what the types cannot say (``repeats`` in 1..1000, analysis
-   and execution settings, non-empty ids, span offsets) through the loaders
-   the freeze uses — run only on files the steps above found clean, so one
-   mistake is not reported twice.
+   and execution settings, the forecaster's backend name and options,
+   non-empty ids, span offsets) through the loaders the freeze uses — run
+   only on files the steps above found clean, so one mistake is not reported
+   twice;
+6. **the freeze itself**, when every step above passed: what only the freeze
+   checks (context kinds, donor maps, a design without slots, scoped
+   explainers with donor contexts, committed file names) is reported as one
+   problem of ``design.json``, so a folder that validates is one that freezes.
 
 Problems come out in file order (study, explanations, outcomes, design); within
 a file, the schema's first (in document order), then the rules'.
@@ -353,6 +358,7 @@ def study_values(reading: FolderReading) -> Iterator[Problem]:
 def design_values(reading: FolderReading) -> Iterator[Problem]:
     """``repeats`` in range, the analysis and execution settings as the freeze reads them."""
     from foreseen.credit.analysis.config import normalise_analysis_config
+    from foreseen.credit.backends.registry import make_backend
     from foreseen.credit.plan.freeze import MAX_REPEATS, ExecutionConfig
 
     if not reading.clean(DESIGN_FILE):
@@ -366,10 +372,24 @@ def design_values(reading: FolderReading) -> Iterator[Problem]:
     if design.get("execution") is not None:
         yield from _value_problem(DESIGN_FILE, "$.execution",
                                   lambda: ExecutionConfig.from_json(design["execution"]))
+    forecaster = design["forecaster"]
+    yield from _value_problem(DESIGN_FILE, "$.forecaster", lambda: make_backend(
+        {"backend": forecaster["factory"], "options": forecaster.get("options", {})}))
     commitment = design.get("outcome_execution")
     if commitment is not None and commitment.get("kind") != "outcome_execution":
         yield Problem(DESIGN_FILE, "$.outcome_execution.kind",
                       "'outcome_execution' (the commitment of outcome_execution_commitment)")
+
+
+def trial_freeze(folder: Path) -> Iterator[Problem]:
+    """Step 6: freeze the clean folder in memory; the freeze's refusal is the problem."""
+    from foreseen.credit.plan.study_folder import freeze_checked_study_dir
+
+    try:
+        freeze_checked_study_dir(folder)
+    except UserInputError as error:
+        yield Problem(DESIGN_FILE, "$", f"a design a plan can be frozen from (the freeze"
+                      f" says: {error})")
 
 
 # --------------------------------------------------------------------------- entry points
@@ -402,8 +422,10 @@ def _rules(reading: FolderReading, folder: Path) -> Iterable[Problem]:
                                isinstance(design, dict) and design.get("followups") is not None)
 
 
-def validate_study_dir(directory: str | os.PathLike[str]) -> list[Problem]:
-    """Every problem of the study folder (module docstring), in file order."""
+def validate_study_dir(directory: str | os.PathLike[str], *,
+                       trial: bool = True) -> list[Problem]:
+    """Every problem of the study folder (module docstring), in file order; ``trial``
+    False skips step 6 (for the freeze itself, which then says it)."""
     folder = Path(directory)
     if not folder.is_dir():
         return [Problem(str(folder), "$", "a study folder (it does not exist or is a file)")]
@@ -411,13 +433,15 @@ def validate_study_dir(directory: str | os.PathLike[str]) -> list[Problem]:
     reading.problems.extend(list(_rules(reading, folder)))
     reading.problems.extend(list(study_values(reading)))
     reading.problems.extend(list(design_values(reading)))
+    if trial and not reading.problems:
+        reading.problems.extend(trial_freeze(folder))
     order = {name: index for index, name in enumerate(FOLDER_FILES)}
     return sorted(reading.problems, key=lambda p: order.get(p.file, -1))
 
 
-def require_valid_study_dir(directory: str | os.PathLike[str]) -> None:
+def require_valid_study_dir(directory: str | os.PathLike[str], *, trial: bool = True) -> None:
     """Raise :class:`StudyFolderError` listing every problem, if the folder has any."""
-    problems = validate_study_dir(directory)
+    problems = validate_study_dir(directory, trial=trial)
     if problems:
         raise StudyFolderError(Path(directory), problems)
 

@@ -144,3 +144,111 @@ async def _submit(backend: Any) -> tuple[str, str | None]:
         return await batch_api(backend).submit(REQUESTS)
     finally:
         await backend.aclose()
+
+
+@pytest.mark.parametrize("api", ["anthropic", "openai"])
+def test_the_key_never_reaches_an_item_error_or_a_batch_id_error(api: str) -> None:
+    """A provider's error text that echoes the key (a proxy quoting the request headers) is
+    written to the ledger's call_failed and to the one-line error: it must be scrubbed."""
+    from foreseen.core.errors import UserInputError
+    from foreseen.credit.backends.http.batches import _batch_id
+    from foreseen.credit.backends.http.common import HttpAnswer
+
+    with FakeLLMServer(KEY) as server:
+        api_of = batch_api(_backend(api, server))
+        cid = custom_id(REQUESTS[0].slot_id)
+        row: dict[str, Any] = (
+            {"custom_id": cid, "result": {"type": f"weird {KEY}"}} if api == "anthropic" else
+            {"custom_id": cid, "response": None,
+             "error": {"code": "server_error", "message": f"upstream said: Bearer {KEY}"}})
+        result = api_of.item(row, {cid: REQUESTS[0]})  # type: ignore[attr-defined]
+        assert result.error is not None and KEY not in result.error
+        with pytest.raises(UserInputError) as refused:
+            _batch_id(HttpAnswer(200, {"echo": KEY}, json.dumps({"echo": KEY})),
+                      api_of.scrubbed)  # type: ignore[attr-defined]
+    assert KEY not in str(refused.value)
+
+
+class _Failing:
+    """A batch API whose calls fail with ``error`` (counting them)."""
+
+    provider = "anthropic"
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+        self.calls = 0
+
+    async def submit(self, requests: Any) -> tuple[str, str | None]:
+        self.calls += 1
+        raise self.error
+
+    async def poll(self, batch_id: str) -> Any:
+        self.calls += 1
+        raise self.error
+
+    async def results(self, state: Any, requests: Any) -> Any:
+        raise AssertionError("not called")
+
+
+async def _instant(_: float) -> None:
+    return None
+
+
+@pytest.mark.parametrize(("kind", "submissions"), [("refused", 3), ("lost", 1), ("timeout", 1)])
+def test_a_submission_that_may_have_arrived_is_never_sent_twice(kind: str,
+                                                                submissions: int) -> None:
+    """A refused connection sent nothing (retried); a lost one or a timeout may have created
+    the batch: sending it again could pay every slot twice. Polls are retried either way."""
+    from foreseen.credit.backends.base import TransportError
+    from foreseen.credit.backends.http.batches import Retrying
+    from foreseen.credit.backends.http.common import ConnectionLost, RequestTimeout
+
+    error = {"refused": TransportError("connection error ClientConnectorError: refused"),
+             "lost": ConnectionLost("connection error ServerDisconnectedError: gone"),
+             "timeout": RequestTimeout("timeout after 5 s")}[kind]
+    inner = _Failing(error)
+    api = Retrying(inner, 3, lambda attempt, after: 0.0, _instant)  # type: ignore[arg-type]
+    with pytest.raises(TransportError):
+        asyncio.run(api.submit(REQUESTS))
+    assert inner.calls == submissions
+    polled = _Failing(error)
+    with pytest.raises(TransportError):
+        asyncio.run(Retrying(polled, 3, lambda attempt, after: 0.0,  # type: ignore[arg-type]
+                             _instant).poll("b1"))
+    assert polled.calls == 3
+
+
+def test_a_connection_dropped_after_it_was_made_is_a_lost_connection() -> None:
+    """The server reads the request and hangs up (ConnectionLost); a port nobody listens on
+    refuses the connection (a plain transport error: nothing was sent)."""
+    import socket
+
+    from foreseen.credit.backends.base import TransportError
+    from foreseen.credit.backends.http.common import ConnectionLost, ReusedClient
+
+    async def scenario() -> tuple[Exception, Exception]:
+        async def hang_up(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            await reader.read(1024)
+            writer.close()
+
+        server = await asyncio.start_server(hang_up, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        with socket.socket() as probe:  # a free port, closed again: nobody listens there
+            probe.bind(("127.0.0.1", 0))
+            closed = probe.getsockname()[1]
+        client = ReusedClient(5.0, 2)
+        caught: list[Exception] = []
+        for url in (f"http://127.0.0.1:{port}/v1/messages/batches",
+                    f"http://127.0.0.1:{closed}/v1/messages/batches"):
+            try:
+                await client.send("POST", url, {}, b"{}", KEY, KEY_ENV)
+            except TransportError as error:
+                caught.append(error)
+        await client.aclose()
+        server.close()
+        await server.wait_closed()
+        return caught[0], caught[1]
+
+    lost, refused = asyncio.run(scenario())
+    assert isinstance(lost, ConnectionLost)
+    assert not isinstance(refused, ConnectionLost) and not refused.billable

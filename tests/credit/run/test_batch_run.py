@@ -338,3 +338,179 @@ def test_an_outage_of_the_batch_api_is_retried_up_to_the_attempt_limit(
             assert _events(tmp_path / "ledger.jsonl", "run_halted")
             summary = _batch(plan, tmp_path / "ledger.jsonl")
     assert summary.complete and len(server.batch_api.created) == 1
+
+
+def _append(plan: FrozenPlan, ledger: Path, *events: Any) -> None:
+    from foreseen.credit.run.events import entry
+    from foreseen.credit.run.run_ledger import open_run_ledger
+
+    with open_run_ledger(plan, ledger) as opened:
+        opened.append_many([entry(e) for e in events])
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_a_batch_answer_is_recorded_though_an_online_attempt_had_the_same_number(
+        tmp_path: Path, api: str) -> None:
+    """An online run's failed attempt 1 (then the run stopped), resumed with --batch: the
+    batch's attempt 1 is a new call, its paid answer is written (not taken for the old one)."""
+    from foreseen.credit.run.events import CallFailed
+
+    with FakeLLMServer(KEY) as server:
+        plan = http_plan(tmp_path, api, server.base_url, n_tasks=1)
+        sid = _first_slots(plan, 1)[0]
+        ledger = tmp_path / "ledger.jsonl"
+        _append(plan, ledger, CallFailed(sid, 1, "HTTP 503: overloaded", None))
+        summary = _batch(plan, ledger)
+    assert summary.complete and summary.completed_valid == len(plan.slots)
+    assert len(server.batch_api.created) == 1  # answered once, paid once
+    assert [e["attempt"] for e in _events(ledger, "call_completed") if e["slot_id"] == sid] == [1]
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_an_online_run_refuses_a_ledger_with_an_open_batch(tmp_path: Path, api: str) -> None:
+    """Its slots are submitted (and billed) in the batch: sending them online pays twice."""
+    with FakeLLMServer(KEY) as server:
+        plan = http_plan(tmp_path, api, server.base_url, n_tasks=1)
+        ledger = tmp_path / "ledger.jsonl"
+        server.batch_api.processing_s = 30.0
+        with pytest.raises(TimeoutError):
+            asyncio.run(asyncio.wait_for(run_plan_batch_async(
+                plan, ledger, build_backend(plan), sleep=_no_wait, poll_s=0.0), timeout=1.0))
+        server.bodies.clear()
+        with pytest.raises(UserInputError, match=r"--batch.*twice"):
+            run_plan(plan, ledger)
+        assert not server.bodies  # nothing sent online
+        for batch in server.batch_api.batches.values():
+            batch.ends = 0.0
+        _batch(plan, ledger)
+        closed = run_plan(plan, ledger)  # every batch collected: online is allowed again
+    assert closed.skipped == len(plan.slots)
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_a_resumed_run_reserves_the_open_batchs_bounds_before_submitting_more(
+        tmp_path: Path, api: str) -> None:
+    """Four slots in an open batch, the budget refused the rest: resumed with the same
+    budget, the run must not submit the rest on top of the four unpaid-for bounds."""
+    model = "claude-test" if api == "anthropic" else "gpt-test"
+    price = {"input_per_mtok": 3.0, "output_per_mtok": 15.0, "batch_discount": 0.5}
+    with FakeLLMServer(KEY) as server:
+        plan = http_plan(tmp_path, api, server.base_url, n_tasks=1, pricing={model: price})
+        backend = build_backend(plan)
+        bounds = [backend.cost_bound_usd(r) for _, r in build_requests(plan)]
+        budget = 0.5 * sum(b for b in bounds[:4] if b is not None) + 1e-12
+        ledger = tmp_path / "ledger.jsonl"
+        server.batch_api.processing_s = 30.0
+        with pytest.raises(TimeoutError):
+            asyncio.run(asyncio.wait_for(run_plan_batch_async(
+                plan, ledger, build_backend(plan), sleep=_no_wait, poll_s=0.0,
+                budget_usd=budget), timeout=1.0))
+        for batch in server.batch_api.batches.values():
+            batch.ends = 0.0
+        summary = _batch(plan, ledger, budget_usd=budget)
+    assert [len(b["slots"]) for b in _events(ledger, "batch_submitted")] == [4]
+    assert summary.budget_exhausted and summary.completed_valid == 4
+    assert summary.spent_usd is not None and summary.spent_usd <= budget
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_a_failed_item_written_before_a_kill_is_still_resubmitted(tmp_path: Path,
+                                                                 api: str) -> None:
+    """The item's call_failed is on disk, batch_closed is not: the resumed run collects the
+    batch, does not write the failure again, and still retries the slot (attempt 2)."""
+    from foreseen.credit.run.batch import BatchRun
+    from foreseen.credit.run.run_ledger import open_run_ledger
+
+    with FakeLLMServer(KEY) as server:
+        plan = http_plan(tmp_path, api, server.base_url, n_tasks=1, max_attempts=3)
+        sid = _first_slots(plan, 1)[0]
+        server.batch_api.item_faults = {custom_id(sid): ["errored"]}
+        ledger = tmp_path / "ledger.jsonl"
+        server.batch_api.processing_s = 30.0
+        with pytest.raises(TimeoutError):
+            asyncio.run(asyncio.wait_for(run_plan_batch_async(
+                plan, ledger, build_backend(plan), sleep=_no_wait, poll_s=0.0), timeout=1.0))
+        for batch in server.batch_api.batches.values():
+            batch.ends = 0.0
+
+        async def write_the_failure() -> None:  # then "killed": no batch_closed
+            with open_run_ledger(plan, ledger) as opened:
+                run = BatchRun(plan, opened, build_requests(plan), build_backend(plan),
+                               _no_wait)
+                submitted = run.known.open[0]
+                state = await run.api.poll(submitted.batch_id)
+                wanted = {s.custom_id: run.requests[s.slot_id] for s in submitted.slots}
+                results = {r.custom_id: r for r in await run.api.results(state, wanted)}
+                slot = next(s for s in submitted.slots if s.slot_id == sid)
+                run.record(slot, results[slot.custom_id])
+                run.writer.flush()
+                await run.backend.aclose()
+
+        asyncio.run(write_the_failure())
+        summary = _batch(plan, ledger)
+    assert summary.complete and len(read_slot_records(ledger)) == len(plan.slots)
+    assert len(_events(ledger, "call_failed")) == 1
+    assert [[s["slot_id"] for s in b["slots"]] for b in _events(ledger, "batch_submitted")][1:] \
+        == [[sid]]
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_a_server_without_a_batch_api_is_named_as_such(tmp_path: Path, api: str) -> None:
+    with FakeLLMServer(KEY) as server:
+        server.batch_api.available = False
+        plan = http_plan(tmp_path, api, server.base_url, n_tasks=1)
+        with pytest.raises(RequestRejected, match=r"has no .* batch API.*without --batch"):
+            _batch(plan, tmp_path / "ledger.jsonl")
+    assert not _events(tmp_path / "ledger.jsonl", "batch_submitted")
+
+
+def test_a_submission_lost_on_the_way_halts_and_says_it_may_exist(tmp_path: Path) -> None:
+    """The connection dropped after the request went out: the run halts (nothing recorded,
+    nothing re-sent) and its halt line tells the user to look for the batch first."""
+    from foreseen.credit.backends.http.common import ConnectionLost
+    from foreseen.credit.run.batch import BatchRun
+    from foreseen.credit.run.run_ledger import open_run_ledger
+
+    class Lost:
+        provider = "anthropic"
+        sent = 0
+
+        async def submit(self, requests: Any) -> tuple[str, str | None]:
+            Lost.sent += 1
+            raise ConnectionLost("connection error ServerDisconnectedError: gone")
+
+    with FakeLLMServer(KEY) as server:
+        plan = http_plan(tmp_path, "anthropic", server.base_url, n_tasks=1)
+        ledger = tmp_path / "ledger.jsonl"
+
+        async def run() -> Any:
+            with open_run_ledger(plan, ledger) as opened:
+                batch_run = BatchRun(plan, opened, build_requests(plan), build_backend(plan),
+                                     _no_wait)
+                batch_run.api = Lost()  # type: ignore[assignment]
+                return await batch_run.run()
+
+        summary = asyncio.run(run())
+    assert Lost.sent == 1 and not _events(ledger, "batch_submitted")
+    assert summary.halt_reason is not None and "may have reached the provider" in \
+        summary.halt_reason and "paid twice" in summary.halt_reason
+    assert summary.unstarted == len(plan.slots)
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_a_batch_that_never_ends_halts_the_run_after_the_longest_wait(tmp_path: Path,
+                                                                     api: str) -> None:
+    """A server whose batch stays in progress: the run halts (resumable) instead of polling
+    forever; the batch stays open in the ledger and the next run collects it."""
+    with FakeLLMServer(KEY) as server:
+        plan = http_plan(tmp_path, api, server.base_url, n_tasks=1)
+        ledger = tmp_path / "ledger.jsonl"
+        server.batch_api.processing_s = 3600.0
+        summary = _batch(plan, ledger, max_wait_s=0.3)
+        assert summary.halt_reason is not None and "no open batch ended" in summary.halt_reason
+        assert len(_events(ledger, "batch_submitted")) == 1
+        assert not _events(ledger, "batch_closed") and _events(ledger, "run_halted")
+        for batch in server.batch_api.batches.values():
+            batch.ends = 0.0
+        resumed = _batch(plan, ledger)
+    assert resumed.complete and len(server.batch_api.created) == 1

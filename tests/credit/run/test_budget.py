@@ -112,3 +112,28 @@ def test_cli_budget_flag_stops_then_resumes(tmp_path: Path, monkeypatch: pytest.
         assert second.value.code == 0
     assert len(terminal_slots(read_ledger(ledger))) == len(plan.slots)
     assert KEY not in ledger.read_text()
+
+
+@pytest.mark.parametrize(("write_price", "raised"), [(3.75, True), (3.0, False)])
+def test_a_call_that_writes_the_prompt_cache_is_reserved_at_the_write_price(
+        write_price: float, raised: bool) -> None:
+    """Anthropic bills a cache write at 1.25 × input: a call whose shared start is written
+    costs more than the plain bound, so the budget reserves the larger (equal at 1 ×)."""
+    from foreseen.credit.backends.base import ForecastRequest
+    from foreseen.credit.backends.registry import make_backend
+    from foreseen.credit.run.budget import call_bound_usd
+
+    from support.http import backend_options
+
+    price = {"input_per_mtok": 3.0, "output_per_mtok": 15.0,
+             "cache_write_per_mtok": write_price, "cache_read_per_mtok": 0.3}
+    backend = make_backend({"backend": "anthropic", "options": backend_options(
+        "anthropic", "http://127.0.0.1:9", pricing={"claude-test": price})})
+    prompt = "shared instructions " * 200 + "this slot"
+    request = ForecastRequest("-|s|description|1", "s", "description", 1, prompt, 0,
+                              cache_prefix=len(prompt) - 9)
+    plain = backend.cost_bound_usd(request)
+    written = backend.cached_cost_bound_usd(request, read=False)
+    assert plain is not None and written is not None
+    assert call_bound_usd(backend, request) == pytest.approx(max(plain, written))
+    assert (call_bound_usd(backend, request) > plain) is raised

@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from foreseen.core.schema import json_schema, type_schema
+from foreseen.core.schema import OPTIONAL, json_schema, type_schema
 from foreseen.credit.model import Explanation, Outcome, Study
 from foreseen.credit.plan.answer_rules import AnswerRules
 from foreseen.credit.plan.renderers import CACHE_FIRST
@@ -72,17 +72,19 @@ class ExecutionSettings:
 
     The first four fields are required; breaker settings default as in
     :class:`~foreseen.credit.plan.freeze.ExecutionConfig`; without
-    ``answer_rules`` answers are read strictly.
+    ``answer_rules`` answers are read strictly. The last four may be absent
+    (:data:`~foreseen.core.schema.OPTIONAL`): plans frozen before the breaker or
+    the answer rules existed lack them and still load.
     """
 
     concurrency: int
     max_attempts: int
     backoff_base_s: float
     backoff_max_s: float
-    breaker_consecutive: int = 8
-    breaker_window: int = 40
-    breaker_share: float = 0.5
-    answer_rules: AnswerRules | None = None
+    breaker_consecutive: int = field(default=8, metadata=OPTIONAL)
+    breaker_window: int = field(default=40, metadata=OPTIONAL)
+    breaker_share: float = field(default=0.5, metadata=OPTIONAL)
+    answer_rules: AnswerRules | None = field(default=None, metadata=OPTIONAL)
 
 
 @dataclass(frozen=True)

@@ -61,7 +61,16 @@ def freeze_study_dir(directory: str | os.PathLike[str]) -> FrozenPlan:
     folder = Path(directory)
     if not folder.is_dir():
         raise UserInputError(f"study folder {folder} does not exist")
-    require_valid_study_dir(folder)
+    require_valid_study_dir(folder, trial=False)  # the freeze below says what it refuses
+    return freeze_checked_study_dir(folder)
+
+
+def freeze_checked_study_dir(folder: Path) -> FrozenPlan:
+    """The freeze of a folder whose files the validator found clean (no check repeated).
+
+    :func:`~foreseen.credit.validate.validate_study_dir` runs it as its last step,
+    so a folder it passes is one that freezes.
+    """
     study = Study.from_json(_read_json(folder / STUDY_FILE))
     explanations = {str(name): {str(sid): Explanation.from_json(e) for sid, e in by.items()}
                     for name, by in _read_json(folder / EXPLANATIONS_FILE).items()}

@@ -36,7 +36,9 @@ is the same whichever way it runs). Each round:
 With ``budget_usd`` each slot reserves its batch-priced bound before it is
 submitted (:mod:`.budget`); a refused slot stays unstarted (``budget_exhausted``).
 A batch API that stays down through its retries halts the run (``run_halted``;
-resumed, open batches included, by the next run).
+resumed, open batches included, by the next run), and so does a batch that has
+not ended after ``max_wait_s`` of polling (25 h: the providers end every batch
+within 24 h; polling a server that never ends one would never stop).
 """
 
 from __future__ import annotations
@@ -63,6 +65,7 @@ from foreseen.credit.backends.http.batches import (
     batch_api,
     custom_id,
 )
+from foreseen.credit.backends.http.common import ConnectionLost
 from foreseen.credit.plan.committed_files import check_committed_files
 from foreseen.credit.plan.freeze import FrozenPlan
 from foreseen.credit.run.answers import ForecastParseError, parse_forecast
@@ -96,6 +99,10 @@ from foreseen.credit.run.runner import (
 
 #: seconds between polls of an open batch (Anthropic and OpenAI answer within 24 h)
 DEFAULT_POLL_S = 30.0
+#: seconds a run polls its open batches before it halts (resumable): both providers end
+#: (expire) every batch within 24 h, so a batch still running after 25 h means a server
+#: that does not follow the protocol — the run must not poll it forever
+DEFAULT_MAX_WAIT_S = 25 * 3600.0
 #: items per batch (both providers accept more: Anthropic 100,000, OpenAI 50,000)
 DEFAULT_MAX_ITEMS = 10_000
 EXHAUSTED = "transport_exhausted"
@@ -115,6 +122,7 @@ class BatchRun:
     progress: bool = False
     budget_usd: float | None = None
     accept_failures: bool = False
+    max_wait_s: float = DEFAULT_MAX_WAIT_S
 
     def __post_init__(self) -> None:
         self.api: BatchApi = Retrying(
@@ -124,15 +132,19 @@ class BatchRun:
         self.slots = {slot["slot_id"]: slot for slot, _ in self.prepared}
         self.requests = {request.slot_id: request for _, request in self.prepared}
         done = terminal_slots(self.ledger.events)
+        self.done = set(done)
         self.summary = RunSummary(self.plan.plan_id, assigned=len(self.prepared),
                                   skipped=len(done))
         self.known = BatchLedger.of(self.ledger.events)
         self.budget = (None if self.budget_usd is None
                        else Budget.from_ledger(self.budget_usd, self.ledger.events))
         self.bounds: dict[str, float] = {}
+        self._reserve_open_batches()
         #: items answered in this run's batches (the service is up while any is)
         self.answers = 0
         self.outage: str | None = None
+        #: said in the halt line when a submission failed after it may have been received
+        self.unsure = ""
         self.halted: list[str] = []
         self.queue = self._pending(done)
 
@@ -182,7 +194,7 @@ class BatchRun:
                 await self.collect(batch, state, bar)
         except TransportError as error:
             self.known.unstarted += self.queue
-            self.outage = f"the batch API did not answer: {error}"[:500]
+            self.outage = f"the batch API did not answer: {error}"[:400] + self.unsure
 
     def details(self) -> str:
         shown = "; ".join(f"batch {s.batch_id} {s.status} {dict(s.counts)}"
@@ -191,14 +203,34 @@ class BatchRun:
         return (f"{spent}{self.summary.fallbacks} fallbacks,"
                 f" {self.summary.transport_failures} failed items; {shown}")
 
+    def _batch_bound(self, sid: str) -> float:
+        """The slot's cost bound at the batch price (:func:`.budget.call_bound_usd` × factor)."""
+        factor = float(getattr(self.backend, "batch_factor", lambda: 1.0)())
+        return call_bound_usd(self.backend, self.requests[sid]) * factor
+
+    def _reserve_open_batches(self) -> None:
+        """Reserve the bound of every slot an open batch holds without a result yet.
+
+        A resumed run's open batches are submitted (the provider bills them) but
+        not in the ledger's spend: without this the run could submit new slots
+        up to the whole budget on top of them. Forced, not tried: they are sent.
+        """
+        if self.budget is None:
+            return
+        for batch in self.known.open:
+            for slot in batch.slots:
+                if (slot.slot_id, slot.attempt) not in self.known.recorded:
+                    bound = self._batch_bound(slot.slot_id)
+                    self.budget.reserved_usd += bound
+                    self.bounds[slot.slot_id] = bound
+
     def _admitted(self, queue: list[str]) -> list[str]:
         """The queued slots the budget lets start (each reserves its batch-priced bound)."""
         if self.budget is None:
             return queue
-        factor = float(getattr(self.backend, "batch_factor", lambda: 1.0)())
         admitted = []
         for sid in queue:
-            bound = call_bound_usd(self.backend, self.requests[sid]) * factor
+            bound = self._batch_bound(sid)
             if self.budget.try_reserve(bound):
                 self.bounds[sid] = bound
                 admitted.append(sid)
@@ -218,8 +250,12 @@ class BatchRun:
             attempts = {sid: self.known.attempts.get(sid, 0) + 1 for sid in chunk}
             try:
                 batch_id, file_id = await self.api.submit([self.requests[s] for s in chunk])
-            except TransportError:
-                self.queue = queue[start:]  # not submitted: left for the next run
+            except TransportError as error:
+                self.queue = queue[start:]  # not recorded: left for the next run
+                if error.billable or isinstance(error, ConnectionLost):
+                    self.unsure = (f"; the submission of {len(chunk)} slots may have reached"
+                                   " the provider: before resuming, cancel any batch it shows"
+                                   " created now, or those slots may be paid twice")
                 raise
             event = BatchSubmitted(batch_id, self.api.provider, tuple(
                 BatchSlot(sid, attempts[sid], custom_id(sid)) for sid in chunk), file_id)
@@ -231,6 +267,7 @@ class BatchRun:
     async def wait_for_one(self) -> tuple[BatchSubmitted, BatchState]:
         """Poll the open batches until one has ended; status lines while they run."""
         last_line = 0.0
+        started = time.monotonic()
         while True:
             for batch in self.known.open:
                 state = await self.api.poll(batch.batch_id)
@@ -238,6 +275,11 @@ class BatchRun:
                 if state.ended:
                     return batch, state
             now = time.monotonic()
+            if now - started > self.max_wait_s:
+                raise TransportError(
+                    f"no open batch ended in {self.max_wait_s / 3600:g} h of polling (batch"
+                    f" {self.known.open[0].batch_id}: {state.status}); the providers end every"
+                    " batch within 24 h — check the server; the next run collects the batches")
             if self.progress and now - last_line >= status_interval():
                 print(f"waiting for {len(self.known.open)} batch(es): {self.details()}",
                       file=sys.stderr, flush=True)
@@ -258,7 +300,8 @@ class BatchRun:
             counts["answer" if result.kind == "answer" else
                    "missing" if result.kind == "missing" else "failed"] += 1
             if (slot.slot_id, slot.attempt) in self.known.recorded:
-                continue  # written before a kill; the ledger has it
+                self.resume_recorded(slot)  # written before a kill; the ledger has it
+                continue
             self.record(slot, result)
             bar.advance()
         self.writer.add(entry(BatchClosed(batch.batch_id, state.status, counts["answer"],
@@ -287,6 +330,20 @@ class BatchRun:
         self.summary.transport_failures += 1
         self.writer.add(entry(CallFailed(sid, attempt, (result.error or result.kind)[:500],
                                          None, 0.0 if self.budget is not None else None)))
+        self.after_failure(sid, attempt)
+
+    def resume_recorded(self, slot: BatchSlot) -> None:
+        """A result written before a kill: not written again, but a failed item whose slot
+        has no terminal event still follows the failure rule (resubmitted while attempts
+        are left), else the resumed run would end with the slot silently pending."""
+        event = self.known.recorded[(slot.slot_id, slot.attempt)]
+        if self.budget is not None:
+            self.budget.settle(self.bounds.pop(slot.slot_id, 0.0), 0.0)  # charged on disk
+        if event.type == CallFailed.TYPE and slot.slot_id not in self.done:
+            self.after_failure(slot.slot_id, slot.attempt)
+
+    def after_failure(self, sid: str, attempt: int) -> None:
+        """A failed item: resubmitted while attempts are left, else its fallback or a halt."""
         if attempt < self.plan.execution.max_attempts:
             self.queue.append(sid)
         elif self.answers or self.accept_failures:
@@ -345,7 +402,8 @@ async def run_plan_batch_async(plan: FrozenPlan, ledger_path: str | os.PathLike[
                                sleep: Sleep = asyncio.sleep, poll_s: float = DEFAULT_POLL_S,
                                max_items: int = DEFAULT_MAX_ITEMS,
                                budget_usd: float | None = None,
-                               accept_failures: bool = False) -> RunSummary:
+                               accept_failures: bool = False,
+                               max_wait_s: float = DEFAULT_MAX_WAIT_S) -> RunSummary:
     """:func:`~foreseen.credit.run.runner.run_plan_async` through the batch API."""
     check_committed_files(plan.body, Path(ledger_path).parent, "the ledger")
     prepared = build_requests(plan)
@@ -355,7 +413,7 @@ async def run_plan_batch_async(plan: FrozenPlan, ledger_path: str | os.PathLike[
             raise UserInputError(f"ledger holds slot {stray[0]!r}, which is not in the plan")
         return await BatchRun(plan, ledger, prepared, backend, sleep, poll_s=poll_s,
                               max_items=max_items, progress=progress, budget_usd=budget_usd,
-                              accept_failures=accept_failures).run()
+                              accept_failures=accept_failures, max_wait_s=max_wait_s).run()
 
 
 def run_plan_batch(plan: FrozenPlan, ledger_path: str | os.PathLike[str], *,

@@ -108,13 +108,17 @@ def call_bound_usd(backend: Backend, request: ForecastRequest) -> float:
 
     A backend that can cost money exposes ``cost_bound_usd(request)``; when it
     returns None (model missing from the pricing table) a budget cannot be
-    enforced and the run is refused.
+    enforced and the run is refused. A call whose shared start may be written
+    to the provider's prompt cache can cost more than that (Anthropic bills a
+    write at 1.25 × the input price): the bound is the larger of the two,
+    ``max(cost_bound_usd, cached_cost_bound_usd(read=False))``.
     """
     bound = backend.cost_bound_usd(request)
     if bound is None:
         raise UserInputError(
             "a budget needs the model's price: add it to the forecaster's pricing table")
-    return float(bound)
+    written = backend.cached_cost_bound_usd(request, read=False)
+    return float(bound if written is None else max(bound, written))
 
 
 def charge_for_response(response: BackendResponse, bound_usd: float) -> float:

@@ -64,6 +64,7 @@ from foreseen.credit.plan.followups import FOLLOWUP_CONTEXT, is_followup_slot
 from foreseen.credit.plan.freeze import FrozenPlan, load_contexts_module, slot_seed
 from foreseen.credit.run.answers import ForecastParseError
 from foreseen.credit.run.answers import parse_forecast as parse_forecast
+from foreseen.credit.run.batch_ledger import refuse_open_batches
 from foreseen.credit.run.breaker import CircuitBreaker
 from foreseen.credit.run.budget import (
     Budget,
@@ -421,11 +422,14 @@ async def run_plan_async(plan: FrozenPlan, ledger_path: str | os.PathLike[str],
     service answered others, else halted (``slot_halted``; retried by the next
     run). When the breaker trips no further slot starts and ``run_halted`` is
     logged. ``accept_failures`` (a user's decision after an outage that will
-    not end) gives every exhausted slot its fallback.
+    not end) gives every exhausted slot its fallback. A ledger with a batch
+    still open (a batch run stopped before collecting it) is refused: its slots
+    are paid for already (:func:`~foreseen.credit.run.batch_ledger.refuse_open_batches`).
     """
     check_committed_files(plan.body, Path(ledger_path).parent, "the ledger")
     prepared = build_requests(plan)
     with open_run_ledger(plan, ledger_path) as ledger:
+        refuse_open_batches(ledger.events)
         return await _run_open_ledger(plan, ledger, prepared, backend, concurrency=concurrency,
                                       progress=progress, sleep=sleep, budget_usd=budget_usd,
                                       accept_failures=accept_failures)

@@ -28,9 +28,11 @@ the provider refused as a whole (OpenAI ``failed``) rejects every item.
 Calls to the batch API itself (create, poll, results) that fail as an outage
 (:class:`~foreseen.credit.backends.base.TransportError`: 429, 5xx, connection
 errors) are retried by :class:`Retrying`, at most ``attempts`` times each, after
-the plan's retry delay — except a submission that timed out, which the provider
+the plan's retry delay — except a submission that timed out or whose connection
+was lost after it was made (:class:`~.common.ConnectionLost`), which the provider
 may have accepted: it is not sent again (the run stops; resuming submits the
-slots anew).
+slots anew — the one window where a batch may be paid twice, and the run's
+halt line says so).
 
 Item ids: Anthropic allows ``[A-Za-z0-9_-]{1,64}``, so each slot is sent
 under :func:`custom_id` (``s`` + 40 hex digits of its id's SHA-256).
@@ -44,15 +46,20 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypeVar
 
 from foreseen.core.digest import canonical_json, sha256_text
-from foreseen.core.errors import UserInputError
+from foreseen.core.errors import RequestRejected, UserInputError
 from foreseen.credit.backends.base import BackendResponse, ForecastRequest, TransportError
 from foreseen.credit.backends.http.backend import HttpBackend
 from foreseen.credit.backends.http.common import (
+    ConnectionLost,
     HttpAnswer,
     error_summary,
     is_transient,
     read_api_key,
 )
+from foreseen.credit.backends.secrets import scrub
+
+#: what a server without the batch route answers its creation with (not found, not allowed)
+NO_BATCH_ROUTE = frozenset({404, 405})
 
 ItemKind = Literal["answer", "transient", "rejected", "missing"]
 #: statuses after which a batch changes no more
@@ -131,7 +138,8 @@ class Retrying:
             try:
                 return await call()
             except TransportError as error:
-                if attempt >= self.attempts or (submit and error.billable):
+                if attempt >= self.attempts or (submit and (
+                        error.billable or isinstance(error, ConnectionLost))):
                     raise
                 await self.sleep(self.delay(attempt, error.retry_after))
         raise AssertionError("unreachable: the last attempt returns or raises")
@@ -201,6 +209,26 @@ class _Api:
         return await self.backend.client.send(method, url, sent, data, key,
                                               self.options.api_key_env)
 
+    async def create(self, url: str, data: Any,
+                     headers: Mapping[str, str] | None = None) -> HttpAnswer:
+        """POST the first request of a submission; a server that does not know the route
+        (HTTP 404 or 405) has no batch API: said so, with what to do instead."""
+        try:
+            return await self.call("POST", url, data, headers)
+        except RequestRejected as error:
+            if error.status not in NO_BATCH_ROUTE:
+                raise
+            raise RequestRejected(
+                f"the server at {self.options.base_url} has no {self.provider} batch API"
+                f" (POST {url} answered HTTP {error.status}: {error.server_message}); run"
+                " without --batch (and batch = false), or use a provider that offers"
+                " one; nothing was submitted", status=error.status,
+                server_message=error.server_message) from None
+
+    def scrubbed(self, text: str) -> str:
+        """``text`` without the key (provider texts may echo a request's headers)."""
+        return scrub(text, (self.key(),))
+
     def auth(self, key: str) -> dict[str, str]:
         raise NotImplementedError
 
@@ -231,8 +259,8 @@ class AnthropicBatches(_Api):
         items = [{"custom_id": custom_id(r.slot_id), "params": self.backend.payload(r)}
                  for r in requests]
         data = canonical_json({"requests": items}).encode()
-        answer = await self.call("POST", self.root, data, {"content-type": "application/json"})
-        return _batch_id(answer), None
+        answer = await self.create(self.root, data, {"content-type": "application/json"})
+        return _batch_id(answer, self.scrubbed), None
 
     async def poll(self, batch_id: str) -> BatchState:
         body = (await self.call("GET", f"{self.root}/{batch_id}")).body
@@ -267,7 +295,7 @@ class AnthropicBatches(_Api):
             if error_type == "invalid_request_error":
                 return ItemResult(cid, "rejected", error=summary, status=400)
             return ItemResult(cid, "transient", error=summary)
-        return ItemResult(cid, "missing", error=f"item {kind}")
+        return ItemResult(cid, "missing", error=self.scrubbed(f"item {kind}")[:300])
 
 
 class OpenAIBatches(_Api):
@@ -289,13 +317,13 @@ class OpenAIBatches(_Api):
         form.add_field("purpose", "batch")
         form.add_field("file", lines.encode(), filename="foreseen-batch.jsonl",
                        content_type="application/jsonl")
-        uploaded = await self.call("POST", self.options.base_url + "/files", form)
-        file_id = _batch_id(uploaded)
+        uploaded = await self.create(self.options.base_url + "/files", form)
+        file_id = _batch_id(uploaded, self.scrubbed)
         body = canonical_json({"input_file_id": file_id, "endpoint": OPENAI_ENDPOINT,
                                "completion_window": "24h"}).encode()
         created = await self.call("POST", self.options.base_url + "/batches", body,
                                   {"content-type": "application/json"})
-        return _batch_id(created), file_id
+        return _batch_id(created, self.scrubbed), file_id
 
     async def poll(self, batch_id: str) -> BatchState:
         body = (await self.call("GET", f"{self.options.base_url}/batches/{batch_id}")).body
@@ -335,12 +363,14 @@ class OpenAIBatches(_Api):
         if code in ("batch_expired", "batch_cancelled", "no response"):
             return ItemResult(cid, "missing", error=f"item {code}")
         message = str(error.get("message", "")) if error is not None else ""
-        return ItemResult(cid, "transient", error=f"{code}: {message}"[:300])
+        return ItemResult(cid, "transient", error=self.scrubbed(f"{code}: {message}")[:300])
 
 
-def _batch_id(answer: HttpAnswer) -> str:
+def _batch_id(answer: HttpAnswer, scrubbed: Callable[[str], str]) -> str:
+    """The id of a created batch or file (``scrubbed``: removes the key from a text)."""
     body = answer.body
     ident = body.get("id") if isinstance(body, Mapping) else None
     if not isinstance(ident, str) or not ident:
-        raise UserInputError(f"the batch API answered without an id: {answer.text[:200]}")
+        raise UserInputError("the batch API answered without an id: "
+                             + scrubbed(answer.text)[:200])
     return ident

@@ -121,6 +121,15 @@ class RequestTimeout(TransportError):
     billable = True
 
 
+class ConnectionLost(TransportError):
+    """The connection failed after it was made: the request may have reached the server.
+
+    Retried online like any outage (a call is answered or not); but a request that
+    *creates* something (a batch) is not sent again after it
+    (:class:`~foreseen.credit.backends.http.batches.Retrying`): the first may exist.
+    """
+
+
 LOOPBACK_NAMES = frozenset({"localhost"})
 
 
@@ -419,7 +428,10 @@ class ReusedClient:
                                  f"({type(error).__name__})") from None
         except aiohttp.ClientError as error:
             message = scrub(str(error), (secret,))[:ERROR_TEXT_LIMIT]
-            raise TransportError(f"connection error {type(error).__name__}: {message}") from None
+            # no connection made: nothing was sent; else the server may have had the request
+            lost = TransportError if isinstance(error, aiohttp.ClientConnectorError) \
+                else ConnectionLost
+            raise lost(f"connection error {type(error).__name__}: {message}") from None
         try:
             body: Any = json.loads(text)
         except (ValueError, RecursionError):
