@@ -383,7 +383,7 @@ def design_values(reading: FolderReading) -> Iterator[Problem]:
 
 def trial_freeze(folder: Path) -> Iterator[Problem]:
     """Step 6: freeze the clean folder in memory; the freeze's refusal is the problem."""
-    from foreseen.credit.plan.study_folder import freeze_checked_study_dir
+    from foreseen.credit.plan.folder_freeze import freeze_checked_study_dir
 
     try:
         freeze_checked_study_dir(folder)
