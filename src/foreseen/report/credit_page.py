@@ -514,7 +514,7 @@ def page(run: RunFolder, figures: Sequence[Figure]) -> Page:
     return Page(
         title=f"Predictive credit: {study.name}",
         subtitle="Paired forecasts under description, matched and donor contexts "
-                 "(spec credit.md).",
+                 "(credit §3 in docs/spec.md).",
         what_ran=what_ran, stand_ins=stand_ins, verdicts=_gate_verdicts(report),
         verdict_title="Gates", more_verdicts=(("The five checks", checks),),
         figures=tuple(figures),
