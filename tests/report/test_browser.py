@@ -21,6 +21,8 @@ import pytest
 
 from foreseen.report.build import write_html
 
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("browser")]  # one Chromium
+
 CHROMIUM = "/usr/bin/chromium"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--no-first-run", "--disable-component-update", "--disable-sync"]
