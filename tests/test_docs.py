@@ -138,13 +138,13 @@ def test_the_scan_reads_string_literals_and_skips_docstrings_outside_the_cli(
 ROW = re.compile(r"^\| (\d+) \| `(\w+)` \|", re.MULTILINE)
 
 
-def _error_classes() -> dict[str, type[errors.UserInputError]]:
-    """Every user-error class of the package's error modules, by name."""
-    found: dict[str, type[errors.UserInputError]] = {}
+def _error_classes() -> dict[str, type[errors.ForeseenError]]:
+    """Every error class of the package's error modules, by name."""
+    found: dict[str, type[errors.ForeseenError]] = {}
     for module_name in ("foreseen.core.errors", "foreseen.core.ledger"):
         module = importlib.import_module(module_name)
         for name, value in vars(module).items():
-            if (inspect.isclass(value) and issubclass(value, errors.UserInputError)
+            if (inspect.isclass(value) and issubclass(value, errors.ForeseenError)
                     and value.__module__ == module_name):
                 found[name] = value
     return found
