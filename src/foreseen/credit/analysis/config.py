@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 from foreseen.core.bootstrap import CORRECTIONS
 from foreseen.core.errors import UserInputError
 from foreseen.core.schema import OPTIONAL
+from foreseen.core.seeds import CREDIT_SEED
 from foreseen.credit.analysis.gates import validate_gate
 
 HIERARCHIES: tuple[tuple[str, ...], ...] = ((), ("task", "seed"), ("task", "cell", "seed"))
@@ -94,7 +95,7 @@ class AnalysisConfig:
 
     alpha: float = 0.2
     bootstrap_b: int = 10_000
-    bootstrap_seed: int = 20261129
+    bootstrap_seed: int = CREDIT_SEED
     stratify_by_kind: bool = False
     hierarchical: tuple[str, ...] = ()
     equivalence_margins: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_MARGINS))

@@ -91,6 +91,7 @@ DEFAULT_CONTEXTS_MODULE = CACHE_FIRST
 #: ``foreseen.credit.analysis`` plus the core statistics it uses (their digest is frozen)
 ANALYSIS_MODULES: tuple[str, ...] = (
     "foreseen.core.bootstrap",
+    "foreseen.core.seeds",
     "foreseen.core.stats",
     *sorted(f"foreseen.credit.analysis.{path.stem}"
             for path in (PACKAGE_ROOT / "credit" / "analysis").glob("*.py")

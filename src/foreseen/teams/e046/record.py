@@ -34,6 +34,7 @@ AMENDMENT_REASON = (
     "experiments/agent_value_forecast.py did not run"
 )
 ANALYSIS_MODULES = (
+    "foreseen.core.seeds",
     "foreseen.core.stats",
     "foreseen.teams.curves",
     "foreseen.teams.sources.experiments",

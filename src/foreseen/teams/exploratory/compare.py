@@ -45,6 +45,7 @@ from foreseen.core.memory import check_array_fits
 from foreseen.core.parallel import Executor, SerialExecutor, shared_context
 from foreseen.core.progress import map_with_progress
 from foreseen.core.schema import OPTIONAL
+from foreseen.core.seeds import E046_SEED
 from foreseen.teams.curves import coverage_grid, population_curve
 from foreseen.teams.exploratory.calibration import (
     DEFAULT_CALIBRATION_REPLICATES,
@@ -65,7 +66,7 @@ FloatArray = npt.NDArray[np.float64]
 RowFamily = Literal["preregistered", "exploratory", "conditional"]
 
 DEFAULT_KS = (5, 10, 20)
-DEFAULT_SEED = 20261009
+DEFAULT_SEED = E046_SEED
 CONDITIONAL_MODELS = ("beta_binomial", "beta_binomial_ml", "zero_inflated_beta_binomial")
 CONDITIONAL_PREFIX = "conditional_"
 REFERENCE = "beta_binomial"

@@ -53,6 +53,7 @@ from foreseen.core.digest import code_digest, sha256_json
 from foreseen.core.errors import UserInputError
 from foreseen.core.parallel import Executor, SerialExecutor, shared_context
 from foreseen.core.progress import map_with_progress, status
+from foreseen.core.seeds import CREDIT_SEED
 from foreseen.credit.model import Condition, Explanation, Outcome, State, Study, Task
 from foreseen.credit.studies.base import StudyBuild
 from foreseen.credit.studies.controlled.catalog import (
@@ -84,7 +85,7 @@ BUDGETS: tuple[int, ...] = (150, 500)
 SEEDS: tuple[int, ...] = (0, 1)
 INTERVENTIONS_PER_BUDGET = 2
 EVAL_ROWS = 4000
-DEFAULT_SEED = 20261129
+DEFAULT_SEED = CREDIT_SEED
 MAX_TASKS = 240
 
 

@@ -55,6 +55,7 @@ from foreseen.core.errors import UserInputError
 from foreseen.core.extras import optional_import
 from foreseen.core.parallel import Executor, LocalProcessExecutor, SerialExecutor, shared_context
 from foreseen.core.progress import map_with_progress
+from foreseen.core.seeds import CREDIT_SEED
 from foreseen.credit.model import Condition, Explanation, Intervention, Outcome, State, Study, Task
 from foreseen.credit.studies.base import StudyBuild
 from foreseen.credit.studies.openml.lottery import LOTTERY_SEED, Lottery, draw
@@ -83,7 +84,7 @@ from foreseen.credit.studies.verification import zero_outcome_share
 
 STUDY_NAME = "openml"
 STUDY_VERSION = "1"
-BUILD_SEED = 20261129
+BUILD_SEED = CREDIT_SEED
 EXPLAINER = "probe"
 DECLARED_PRIOR: dict[str, float] = {"typical_effect": 0.0, "typical_magnitude": 0.01,
                                     "half_width": 0.03}

@@ -37,6 +37,7 @@ from typing import Any
 
 from foreseen.core.errors import UserInputError
 from foreseen.core.parallel import Executor
+from foreseen.core.seeds import CREDIT_SEED
 from foreseen.credit.analysis.config import AnalysisConfig
 from foreseen.credit.analysis.gates import openml_joint_gate
 from foreseen.credit.plan.freeze import ExecutionConfig
@@ -69,7 +70,7 @@ _EXECUTION = ExecutionConfig(concurrency=4, max_attempts=4, backoff_base_s=0.01,
                              backoff_max_s=0.2)
 DIRECT_TEXT_CONTEXTS: tuple[str, ...] = ("matched_note",)
 REPEATS = 2
-DESIGN_SEED = 20261129
+DESIGN_SEED = CREDIT_SEED
 BRIEF = (
     "Each task is one OpenML dataset (OpenML-CC18 classification or OpenML-CTR23 "
     "regression); the parent is a LightGBM model trained on a budgeted share of the "

@@ -55,6 +55,7 @@ from pathlib import Path
 from typing import Any
 
 from foreseen.core.parallel import Executor
+from foreseen.core.seeds import CREDIT_SEED
 from foreseen.credit.analysis.config import AnalysisConfig
 from foreseen.credit.analysis.gates import replication_gate, tox21_harm_gate
 from foreseen.credit.model import Outcome
@@ -71,7 +72,7 @@ from foreseen.credit.studies.tox21.data import ENDPOINTS
 from foreseen.credit.studies.tox21.outcome_code import CODE_MODULES, LIBRARIES
 from foreseen.credit.studies.verification import zero_outcome_share
 
-DESIGN_SEED = 20261129
+DESIGN_SEED = CREDIT_SEED
 #: the declared hierarchical bootstrap sensitivity: endpoint (task) → budget cell → seed
 HIERARCHY: tuple[str, ...] = ("task", "cell", "seed")
 REPEATS = 2
