@@ -133,6 +133,37 @@ def test_the_scan_reads_string_literals_and_skips_docstrings_outside_the_cli(
     assert {line for line, _ in output_strings(package / "cli" / "command.py")} == {1, 2}
 
 
+#: "teams §5", "credit §5, §10", "credit §5–§8": an instrument and its sections
+CITED = re.compile(r"\b(teams|credit) (§\d+(?:\.\d+)?(?:\s*(?:,|–|-|and)\s*§\d+(?:\.\d+)?)*)")
+
+
+def cited_sections(text: str) -> set[tuple[str, str]]:
+    """Every (instrument, section) a text cites, lists and ranges' ends included."""
+    return {(match.group(1), number) for match in CITED.finditer(text)
+            for number in re.findall(r"§(\d+(?:\.\d+)?)", match.group(2))}
+
+
+def test_every_section_the_code_cites_is_on_the_spec_page() -> None:
+    """Docstrings and comments cite "teams §3" / "credit §7": sections of docs/spec.md."""
+    spec = (DOCS / "spec.md").read_text(encoding="utf-8")
+    cited: dict[tuple[str, str], str] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        assert not UNSHIPPED.search(text), f"{path.relative_to(SRC)} cites an unshipped file"
+        for key in cited_sections(text):
+            cited.setdefault(key, str(path.relative_to(SRC)))
+    assert len(cited) > 15
+    missing = {f"{i} §{n} ({where})" for (i, n), where in cited.items()
+               if _anchor(i, n) not in spec}
+    assert missing == set()
+
+
+def test_cited_sections_reads_lists_and_ranges() -> None:
+    assert cited_sections("(credit §5, §10; teams §3-§5 and teams §5.1)") == {
+        ("credit", "5"), ("credit", "10"), ("teams", "3"), ("teams", "5"), ("teams", "5.1")}
+    assert cited_sections("see §4 of the paper") == set()
+
+
 # --- the exit-code table ------------------------------------------------------------------
 
 ROW = re.compile(r"^\| (\d+) \| `(\w+)` \|", re.MULTILINE)

@@ -1,6 +1,6 @@
 """A credit run as a page: what ran and its stand-ins, gates, the five checks, then figures.
 
-Figures (spec credit.md §11 "plots a person would rather look at than read"):
+Figures (credit §11 "plots a person would rather look at than read"):
 
 * **primary contrasts** — a forest plot of every ITT contrast on each gate
   loss (point MAE without gates) per explainer × context: estimate and 95 %

@@ -3,7 +3,7 @@
 Figures:
 
 * **population curve** per feasible split — the exact mean coverage C(m) of
-  the competent agents on the grid (spec teams.md §3), the ceiling
+  the competent agents on the grid (teams §3), the ceiling
   1 − floor/N (the blind-spot floor: tasks no agent solves) and, when the
   split's matrix is at hand, each preregistered forecaster's forecast from
   one seeded pilot of k = 10 agents (the first pilot

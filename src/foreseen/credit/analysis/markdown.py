@@ -1,4 +1,4 @@
-"""Markdown summary of a credit report (spec credit.md §11), headline first.
+"""Markdown summary of a credit report (credit §11), headline first.
 
 :func:`render_markdown` renders a
 :class:`~foreseen.credit.analysis.report.CreditReport` (or a bare

@@ -1,4 +1,4 @@
-"""Frozen credit plans: slots, outcome commitment, reveal, amendments, child plans (spec §4).
+"""Frozen credit plans: slots, outcome commitment, reveal, amendments, child plans (credit §4).
 
 A plan is a JSON object; its file holds exactly ``canonical_json(plan)`` and
 the **plan id** is ``SHA-256(canonical_json(plan))``. It holds the public
@@ -115,7 +115,7 @@ LARGE_NOISE_FACTOR = 5.0
 
 @dataclass(frozen=True)
 class ExecutionConfig:
-    """Runner parameters frozen into the plan (spec §5), including the circuit breaker.
+    """Runner parameters frozen into the plan (credit §5), including the circuit breaker.
 
     The breaker (:mod:`foreseen.credit.run.breaker`) halts a run after
     ``breaker_consecutive`` slots in a row exhausted their retries with no
@@ -377,7 +377,7 @@ def _outcome_commitment(outcomes_path: str | os.PathLike[str]) -> dict[str, Any]
     return {"sha256": sha256_file(path)}
 
 
-#: the most repeats of every context a plan may freeze (spec credit.md: repeats measure
+#: the most repeats of every context a plan may freeze (docs/spec.md (credit): repeats measure
 #: drift; a handful is the design, 10**9 is a typo that would never finish)
 MAX_REPEATS = 1_000
 #: the most slots (forecast calls) one plan may freeze
@@ -690,7 +690,7 @@ def freeze_signal_plan(parent: FrozenPlan, outcomes_path: str | os.PathLike[str]
                        repeats: int | None = None, noise_sd: float = 0.01,
                        names: Sequence[str] | None = None,
                        executed_sha256: str | None = None) -> FrozenPlan:
-    """Known-signal child plan (spec §4): frozen after the reveal, names its parent, post_outcome.
+    """Known-signal child plan (credit §4): frozen after the reveal, names its parent, post_outcome.
 
     Reuses the parent's study, forecaster, analysis configuration, execution
     parameters and ``seed_swap`` donor map (computed with the parent's seed if the

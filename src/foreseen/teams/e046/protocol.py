@@ -1,4 +1,4 @@
-"""The E046 protocol of spec teams.md §5: per-split analysis and the cross-split decision.
+"""The E046 protocol of teams §5: per-split analysis and the cross-split decision.
 
 For each feasible split one ``random.Random(seed)`` stream is consumed in
 exactly the spec's order (agents are drawn as indices into the sorted

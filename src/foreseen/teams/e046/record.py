@@ -1,4 +1,4 @@
-"""The E046 results record (spec teams.md §5.1): assembly, rounding, writing.
+"""The E046 results record (teams §5.1): assembly, rounding, writing.
 
 Numbers are rounded with Python's ``round`` to 4 decimals, ``mcnemar_p`` to 6;
 size keys are strings. Beside the published keys the record carries an

@@ -1,10 +1,10 @@
 """Every coverage forecaster side by side on seeded pilots (the ``teams compare`` command).
 
 For one population (the competent agents of a split, M of them; grid G of
-spec teams.md §3 ending at M) and each pilot size k < M, P seeded pilots are
+teams §3 ending at M) and each pilot size k < M, P seeded pilots are
 drawn (:func:`foreseen.teams.exploratory.calibration.draw_pilot_indices`). Per forecaster:
 
-* curve MAE = mean over pilots and m ∈ G of |f(m) − C(m)| (spec §5 "curve error");
+* curve MAE = mean over pilots and m ∈ G of |f(m) − C(m)| (teams §5 "curve error");
 * population-coverage MAE = mean over pilots of |f(M) − C(M)|, and its bias
   (mean signed error); C(M) = 1 − floor/N;
 * interval coverage = share of (pilot, m ∈ G) whose 80 % / 95 % bootstrap

@@ -12,7 +12,7 @@ each forecaster and each point m separately:
   (ends included), for L in 50 / 80 / 95 %;
 * width = mean over pilots of upper − lower.
 
-C(m) is the exact population curve (spec teams.md §3). The forecasters are
+C(m) is the exact population curve (teams §3). The forecasters are
 the default :mod:`pilot-calibrated forecast <foreseen.teams.exploratory.pilot_calibrated>`
 and, for reference, registered forecasters with their task × agent bootstrap
 percentile intervals (:mod:`foreseen.teams.exploratory.intervals`).

@@ -1,4 +1,4 @@
-"""The controlled-learning study, executed for real with scikit-learn (spec credit.md §9, §10).
+"""The controlled-learning study, executed for real with scikit-learn (credit §9, §10).
 
 Design (all seeded from the build seed; ``random_state`` everywhere):
 
@@ -35,7 +35,7 @@ to each worker once as the session's shared context.
 
 :func:`verify_outcomes` re-executes a seeded share of states from scratch and
 checks bitwise equality; :func:`zero_outcome_share` reports the share of
-y = 0 outcomes per intervention (spec §9).
+y = 0 outcomes per intervention (credit §9).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The controlled-learning study as a :class:`~foreseen.credit.studies.base.StudyDefinition`.
 
-Design (spec credit.md §9, §10): contexts ``description``; for every offline
+Design (credit §9, §10): contexts ``description``; for every offline
 explainer ``matched_card``, ``donor_card@other_intervention`` and
 ``donor_card@seed_swap`` (the resolution check); ``matched_note`` for the
 plain notes; explainers ``mechanism`` (positive control: knows the generating

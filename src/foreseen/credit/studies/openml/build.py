@@ -1,4 +1,4 @@
-"""The OpenML study: lottery, 144 states executed for real, sealed outcomes (spec credit.md §9).
+"""The OpenML study: lottery, 144 states executed for real, sealed outcomes (credit §9).
 
 Design (lottery seed 20261129, build seed 20261129; see :mod:`.openml_lottery`,
 :mod:`.openml_pipeline`, :mod:`.openml_probe`):
@@ -15,7 +15,7 @@ Design (lottery seed 20261129, build seed 20261129; see :mod:`.openml_lottery`,
   group has two tasks and the ``cross_task`` donor always exists;
 * conditions: one per cell, ``ordinary`` on even cells and ``elicited`` on
   odd cells (cells ranked in study order): both seeds of a cell share it, so
-  the ``seed_swap`` donor comes from the same elicitation condition (spec §12)
+  the ``seed_swap`` donor comes from the same elicitation condition (credit §12)
   and the 72 cells split 36/36;
 * public state: data summary of the budget's training rows, the parent's
   internal-validation skill, train skill, learning curve and prediction hash,

@@ -1,4 +1,4 @@
-"""The OpenML hash lottery (spec credit.md §9).
+"""The OpenML hash lottery (credit §9).
 
 Each dataset of the mirror's index gets a ticket
 

@@ -1,4 +1,4 @@
-"""Tox21 data for the Tox21 credit study (spec credit.md §9): loading, parsing, splits, budgets.
+"""Tox21 data for the Tox21 credit study (credit §9): loading, parsing, splits, budgets.
 
 * :func:`load_tox21` — reads the shipped gzip (``foreseen/data/tox21``, a byte
   copy of MoleculeNet's Tox21 via chemprop; see its PROVENANCE.md) or a

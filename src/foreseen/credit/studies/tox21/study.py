@@ -1,6 +1,6 @@
 """The Tox21 study as a :class:`~foreseen.credit.studies.base.StudyDefinition`.
 
-Design (spec credit.md §9, §13): 12 endpoints × 3 nested label budgets × 2 seeds =
+Design (credit §9, §13): 12 endpoints × 3 nested label budgets × 2 seeds =
 72 states, all elicited (the probe explainer writes six-field cards). Contexts
 ``description`` and seven card contexts — the paper's component crossover,
 two forecasts each: 72 × 8 × 2 = 1,152 calls at the paper's size
