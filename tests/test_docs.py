@@ -273,3 +273,40 @@ def test_a_broken_link_fails_the_strict_build(tmp_path: Path) -> None:
     assert built.returncode != 0 and "guide.md" in built.stderr
     (tmp_path / "docs" / "guide.md").write_text("# guide\n")
     assert _mkdocs(config, tmp_path / "site").returncode == 0
+
+
+# --- the glossary -------------------------------------------------------------------------
+
+GLOSSARY = DOCS / "glossary.md"
+
+
+def undefined_notation(report: str, glossary: str) -> set[str]:
+    """The notations a credit ``report.md`` prints that the glossary does not define:
+    context ids (``kind@map`` defined as ``kind@m``, ``kind@name`` or itself), reason codes
+    (in parentheses or before a colon in a gate's reasons), contrast kinds."""
+    undefined = set()
+    for kind, qualifier in set(re.findall(r"\b([a-z_]+)@([a-z_]+)\b", report)):
+        if not any(f"`{kind}@{q}`" in glossary for q in ("m", "name", qualifier)):
+            undefined.add(f"{kind}@{qualifier}")
+    codes = set(re.findall(r"\(([a-z]+(?:_[a-z]+)+)\)", report))
+    codes |= set(re.findall(r"\b([a-z]+(?:_[a-z]+)+):(?:delta|drift)", report))
+    codes |= set(re.findall(r"^\| (delta_[a-z]+|drift_reduction) \|", report, re.MULTILINE))
+    undefined |= {code for code in codes if f"`{code}`" not in glossary}
+    return undefined
+
+
+def test_the_glossary_defines_every_notation_a_shipped_report_prints() -> None:
+    glossary = GLOSSARY.read_text(encoding="utf-8")
+    reports = sorted((REPO / "examples" / "runs").glob("*/report.md"))
+    assert reports
+    for path in reports:
+        assert undefined_notation(path.read_text(encoding="utf-8"), glossary) == set(), path
+
+
+def test_the_glossary_check_finds_what_is_missing() -> None:
+    report = ("| delta_desc | x |\n| drift_reduction | y |\n"
+              "- reasons: too_few_clusters:delta_desc/a\nestimate 1 (no_such_reason) via donor_card@seed_swap and signal@exact and "
+              "novel@map\n")
+    glossary = "`delta_desc` `too_few_clusters` `donor_card@m` `signal@name`"
+    assert undefined_notation(report, glossary) == {"drift_reduction", "no_such_reason",
+                                                    "novel@map"}
