@@ -305,7 +305,8 @@ def test_the_glossary_defines_every_notation_a_shipped_report_prints() -> None:
 
 def test_the_glossary_check_finds_what_is_missing() -> None:
     report = ("| delta_desc | x |\n| drift_reduction | y |\n"
-              "- reasons: too_few_clusters:delta_desc/a\nestimate 1 (no_such_reason) via donor_card@seed_swap and signal@exact and "
+              "- reasons: too_few_clusters:delta_desc/a\n"
+              "estimate 1 (no_such_reason) via donor_card@seed_swap and signal@exact and "
               "novel@map\n")
     glossary = "`delta_desc` `too_few_clusters` `donor_card@m` `signal@name`"
     assert undefined_notation(report, glossary) == {"drift_reduction", "no_such_reason",
