@@ -10,8 +10,10 @@ OUT    ?= out
 .PHONY: demo test docs lint bench mutate clean browser
 
 # `make test` spreads the tests over TEST_WORKERS processes (pytest-xdist; `auto` = one per
-# core). --dist loadgroup keeps the tests that share one expensive thing (the llama server,
-# the local model, the browser) on one worker; `make test TEST_WORKERS=0` runs them serially.
+# core). --dist loadfile keeps each test file on one worker, so a file's module-scoped server,
+# model or browser starts once (xdist's loadgroup has no effect with pytest 9: it renames
+# node ids through an attribute pytest 9 no longer reads); `make test TEST_WORKERS=0` runs
+# them in one process.
 TEST_WORKERS ?= auto
 
 $(BIN)/.installed-run: pyproject.toml
@@ -50,7 +52,7 @@ demo: $(BIN)/.installed-run
 test: $(BIN)/.installed-local browser
 	$(BIN)/ruff check src tests benchmarks tools
 	$(BIN)/mypy
-	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadgroup
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 $(BIN)/.installed-docs: pyproject.toml $(BIN)/.installed-run
 	$(BIN)/python -m pip install --quiet -e '.[learn,report,docs]'

@@ -21,7 +21,7 @@ import pytest
 
 from foreseen.report.build import write_html
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("browser")]  # one Chromium
+pytestmark = pytest.mark.slow  # one Chromium per run of this file (make test: --dist loadfile)
 
 CHROMIUM = "/usr/bin/chromium"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",

@@ -25,8 +25,8 @@ from foreseen.credit.backends.schemas import FORECAST_SCHEMA
 from foreseen.credit.explainers import templates as tpl
 from foreseen.credit.run.runner import parse_forecast
 
-# a real model (or its server): on one worker at a time
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("llama")]
+# a real model (or its server), started once for this file (make test: --dist loadfile)
+pytestmark = pytest.mark.slow
 
 GGUF = smollm2_gguf()
 SHA = sha256_file(GGUF)
