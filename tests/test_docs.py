@@ -144,7 +144,8 @@ def cited_sections(text: str) -> set[tuple[str, str]]:
 
 
 def test_every_section_the_code_cites_is_on_the_spec_page() -> None:
-    """Docstrings and comments cite "teams §3" / "credit §7": sections of docs/spec.md."""
+    """Docstrings, comments and the schemas' descriptions cite "teams §3" / "credit §7":
+    sections of docs/spec.md."""
     spec = (DOCS / "spec.md").read_text(encoding="utf-8")
     cited: dict[tuple[str, str], str] = {}
     for path in sorted(PACKAGE.rglob("*.py")):
@@ -152,6 +153,11 @@ def test_every_section_the_code_cites_is_on_the_spec_page() -> None:
         assert not UNSHIPPED.search(text), f"{path.relative_to(SRC)} cites an unshipped file"
         for key in cited_sections(text):
             cited.setdefault(key, str(path.relative_to(SRC)))
+    for path in sorted((DOCS / "schemas").glob("*.json")):  # descriptions come from docstrings
+        text = path.read_text(encoding="utf-8")
+        assert not UNSHIPPED.search(text), f"{path.name} cites an unshipped file"
+        for key in cited_sections(text):
+            cited.setdefault(key, path.name)
     assert len(cited) > 15
     missing = {f"{i} §{n} ({where})" for (i, n), where in cited.items()
                if _anchor(i, n) not in spec}

@@ -111,7 +111,8 @@ def schemas_markdown(folder: Path = SCHEMAS) -> str:
             "Every artefact foreseen writes has a JSON Schema generated from its type "
             "(`foreseen schemas --out docs/schemas` regenerates them; a test checks the "
             "shipped files match the types). Generated from `docs/schemas/` when the site "
-            "is built.", "",
+            "is built. A description citing \"teams §3\" or \"credit §7\" means that section of "
+            "[what the specifications say](spec.md).", "",
             "| schema | title | description |", "|---|---|---|"]
     for path in sorted(folder.glob("*.schema.json")):
         schema = json.loads(path.read_text(encoding="utf-8"))
