@@ -1,12 +1,20 @@
 # Two commands do everything on a fresh machine with Python 3.11 and pip:
 #   make demo   set up .venv and run the main job on built-in data
 #   make test   set up .venv and run every test (plus ruff and mypy)
+#   make docs   build the documentation site into site/ (offline, warnings are errors)
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 OUT    ?= out
 
-.PHONY: demo test lint bench mutate clean browser
+.PHONY: demo test docs lint bench mutate clean browser
+
+# `make test` spreads the tests over TEST_WORKERS processes (pytest-xdist; `auto` = one per
+# core). --dist loadfile keeps each test file on one worker, so a file's module-scoped server,
+# model or browser starts once (xdist's loadgroup has no effect with pytest 9: it renames
+# node ids through an attribute pytest 9 no longer reads); `make test TEST_WORKERS=0` runs
+# them in one process.
+TEST_WORKERS ?= auto
 
 $(BIN)/.installed-run: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -42,9 +50,18 @@ demo: $(BIN)/.installed-run
 	$(BIN)/foreseen credit demo --out $(OUT)/credit
 
 test: $(BIN)/.installed-local browser
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks tools
 	$(BIN)/mypy
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile
+
+$(BIN)/.installed-docs: pyproject.toml $(BIN)/.installed-run
+	$(BIN)/python -m pip install --quiet -e '.[learn,report,docs]'
+	touch $@
+
+# the site: guides, glossary, CLI reference and schema index generated from the code
+# (tools/docs_hooks.py), API reference from the docstrings; nothing fetched
+docs: $(BIN)/.installed-docs
+	$(BIN)/mkdocs build --strict --site-dir site
 
 bench: $(BIN)/.installed-dev
 	$(BIN)/python benchmarks/teams.py
@@ -65,4 +82,4 @@ mutate: $(BIN)/.installed-mutate
 	$(BIN)/python tests/support/mutation_score.py $(MUTATE_PACKAGES)
 
 clean:
-	rm -rf $(VENV) $(OUT) .mutate
+	rm -rf $(VENV) $(OUT) .mutate site

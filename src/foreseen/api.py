@@ -6,7 +6,7 @@ teams:
   parquet, wide or long), an experiments tree, a split directory, or the name
   of a built-in split (``"lite"``, ``"verified"``);
 * :func:`population_curve` — the exact mean coverage C(m) of m-agent teams of a
-  matrix's competent agents (spec teams.md §3), on a grid of sizes;
+  matrix's competent agents (teams §3), on a grid of sizes;
 * :data:`FORECASTERS` / :func:`forecaster` — the coverage forecasters, each
   tagged ``family`` (preregistered or exploratory): ``forecaster(name).fit(pilot)
   .curve(sizes)``;

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from foreseen.core.digest import canonical_json
-from foreseen.core.errors import UserInputError
+from foreseen.core.errors import SourceError, UserInputError
 from foreseen.core.ledger import (
     GENESIS,
     TORN_LINE_EVENT,
@@ -188,7 +188,7 @@ def test_an_empty_ledger_file_is_refused_not_ok(tmp_path: Path) -> None:
     """An empty file (or /dev/null) is no ledger: verify never says "ok: 0 events"."""
     path = tmp_path / "l.jsonl"
     path.write_bytes(b"")
-    with pytest.raises(UserInputError) as caught:
+    with pytest.raises(SourceError) as caught:
         verify_ledger(path)
     assert str(caught.value) == "ledger l.jsonl is empty: it holds no event to verify"
 

@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from foreseen.core.digest import canonical_json
-from foreseen.core.errors import UserInputError
+from foreseen.core.errors import IntegrityError
 from foreseen.core.ledger import GENESIS, Ledger, head_path, read_ledger
 
 EVENTS = 8
@@ -46,14 +46,15 @@ LINES = LEDGER.split(b"\n")[:-1]
 
 
 def _refused(data: bytes) -> None:
-    """``data`` with the original head file is refused on reading and on opening, unchanged."""
+    """``data`` with the original head file is refused on reading and on opening, unchanged,
+    as tampering (:class:`IntegrityError`, exit code 2), never as an unreadable file."""
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "l.jsonl"
         path.write_bytes(data)
         head_path(path).write_bytes(HEAD)
-        with pytest.raises(UserInputError):
+        with pytest.raises(IntegrityError):
             read_ledger(path)
-        with pytest.raises(UserInputError):
+        with pytest.raises(IntegrityError):
             Ledger.open(path)
         assert path.read_bytes() == data and head_path(path).read_bytes() == HEAD
 
@@ -105,7 +106,7 @@ def test_truncation_by_exactly_one_line_is_named_by_the_head_file() -> None:
         path = Path(folder) / "l.jsonl"
         path.write_bytes(b"".join(line + b"\n" for line in LINES[:-1]))
         head_path(path).write_bytes(HEAD)
-        with pytest.raises(UserInputError, match=f"truncated: head file records {EVENTS} "
+        with pytest.raises(IntegrityError, match=f"truncated: head file records {EVENTS} "
                                                  f"events, the ledger holds {EVENTS - 1}"):
             read_ledger(path)
 
@@ -134,7 +135,7 @@ def test_a_forged_chain_with_a_sequence_gap_or_reordering_is_refused(
     path = tmp_path / "l.jsonl"
     path.write_bytes(data)
     head_path(path).write_bytes(head)
-    with pytest.raises(UserInputError, match=expected):
+    with pytest.raises(IntegrityError, match=expected):
         read_ledger(path)
     good, good_head = _forged([0, 1, 2, 3])
     path.write_bytes(good)
@@ -157,5 +158,5 @@ def test_a_line_with_the_same_content_but_not_canonical_is_refused(
     path = tmp_path / "l.jsonl"
     path.write_text("\n".join([rewritten, *lines[1:]]) + "\n", encoding="utf-8")
     head_path(path).write_bytes(HEAD)
-    with pytest.raises(UserInputError, match="line 1 of 8: line is not in canonical form"):
+    with pytest.raises(IntegrityError, match="line 1 of 8: line is not in canonical form"):
         read_ledger(path)

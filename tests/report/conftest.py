@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from support.shared_build import built_once
 from support.teams_cli import run
 
 COMMANDS: dict[str, list[str]] = {
@@ -37,14 +38,16 @@ WRITTEN = {"teams-record": "record.json", "teams-curve": "curve.json",
 
 @pytest.fixture(scope="session")
 def artefacts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """Artefact kind → the path a real command wrote it to."""
+    """Artefact kind → the path a real command wrote it to (written once per run, shared by
+    the xdist workers; the tests only read them, and copy what they change)."""
     from support.teams_matrices import LITE_CSV
 
-    folder = tmp_path_factory.mktemp("artefacts")
-    paths = {}
-    for kind, argv in COMMANDS.items():
-        filled = [a.format(dir=folder, lite=LITE_CSV) for a in argv]
-        assert run(["-q", *filled]) == 0, kind
-        paths[kind] = folder / WRITTEN[kind]
-        assert paths[kind].exists(), kind
+    def build(folder: Path) -> None:
+        for kind, argv in COMMANDS.items():
+            filled = [a.format(dir=folder, lite=LITE_CSV) for a in argv]
+            assert run(["-q", *filled]) == 0, kind
+
+    folder = built_once(tmp_path_factory, "artefacts", build)
+    paths = {kind: folder / WRITTEN[kind] for kind in COMMANDS}
+    assert all(path.exists() for path in paths.values()), paths
     return paths

@@ -21,6 +21,8 @@ import pytest
 
 from foreseen.report.build import write_html
 
+pytestmark = pytest.mark.slow  # one Chromium per run of this file (make test: --dist loadfile)
+
 CHROMIUM = "/usr/bin/chromium"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--no-first-run", "--disable-component-update", "--disable-sync"]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -142,18 +143,52 @@ def tiny_study(n_tasks: int = 6) -> tuple[Study, dict[str, float], Explanations]
     return study, outcomes, {"mechanism": cards, "placebo": placebo}
 
 
+HOLD_AFTER_ENV = "FORESEEN_SPINE_HOLD_AFTER"
+HOLD_FILE_ENV = "FORESEEN_SPINE_HOLD_FILE"
+
+
+def held_marker(release: Path) -> Path:
+    """The file a held backend creates once its first call is held (``<release>.held``)."""
+    return release.with_name(release.name + ".held")
+
+
 class TestBackend(Backend):
-    """Deterministic offline forecaster: reads the card's target if shown; sleeps if asked."""
+    """Deterministic offline forecaster: reads the card's target if shown; sleeps if asked.
+
+    For tests that must catch a run in the middle, without timing: with
+    ``FORESEEN_SPINE_HOLD_AFTER=K`` in the environment, every call after the
+    K-th waits (the run stays busy) until the file ``FORESEEN_SPINE_HOLD_FILE``
+    exists (forever if none is named); the first held call creates
+    ``<that file>.held`` so the test knows the run is inside a call.
+    """
 
     name = "spine-test"
 
     def __init__(self, sleep_ms: float = 0.0) -> None:
         self.sleep_ms = sleep_ms
+        self.calls = 0
+        hold_after = os.environ.get(HOLD_AFTER_ENV)
+        self.hold_after = int(hold_after) if hold_after else None
+        hold_file = os.environ.get(HOLD_FILE_ENV)
+        self.release = Path(hold_file) if hold_file else None
+
+    async def _hold(self) -> None:
+        """Wait here while the environment asks this call to be held (see the class)."""
+        self.calls += 1
+        if self.hold_after is None or self.calls <= self.hold_after:
+            return
+        if self.release is None:
+            await asyncio.Event().wait()  # never set: the run stays busy until killed
+            return
+        held_marker(self.release).touch()
+        while not self.release.exists():
+            await asyncio.sleep(0.01)
 
     def configuration(self) -> dict[str, Any]:
         return {"model": "spine-test", "temperature": 0.0, "sleep_ms": self.sleep_ms}
 
     async def complete(self, request: ForecastRequest) -> BackendResponse:
+        await self._hold()
         if self.sleep_ms:
             await asyncio.sleep(self.sleep_ms / 1000)
         noise_key = f"{request.state_id}|{request.repeat}".encode()

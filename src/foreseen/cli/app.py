@@ -10,10 +10,12 @@ Registration is lazy: :func:`build_app` imports only the group or command the
 command line runs (a teams command never imports credit); the others are
 listed in the help by name and help line only (:data:`LISTED`).
 
-Errors a user can cause are :class:`~foreseen.core.errors.UserInputError` and
-its kinds (source, configuration, integrity, missing extra); :func:`main` is
-the one boundary that turns them into one line on standard error and their
-exit code (2). Nothing else catches them. A file the operating system will not
+Errors foreseen reports are :class:`~foreseen.core.errors.ForeseenError`:
+:class:`~foreseen.core.errors.UserInputError` and its kinds (source,
+configuration, integrity, missing extra; exit code 2, a rejected request 4) and
+:class:`~foreseen.core.errors.RunHalted` (an outage; exit code 3); :func:`main`
+is the one boundary that turns them into one line on standard error and their
+exit code (table: docs/errors.md). Nothing else catches them. A file the operating system will not
 read or write (permission denied, a full disk, a folder where a file was
 expected) that no command turned into such an error is one line and exit 2
 here too, never a traceback.
@@ -32,7 +34,7 @@ import typer.main
 
 from foreseen.cli import console, options, plain_params
 from foreseen.cli.guard import guard_commands
-from foreseen.core.errors import UserInputError
+from foreseen.core.errors import ForeseenError
 from foreseen.core.secrets import scrub_secrets
 from foreseen.version import __version__
 
@@ -169,7 +171,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         command = guard_commands(typer.main.get_command(build_app(args)))
         result = command(args=args, standalone_mode=False)
-    except UserInputError as error:
+    except ForeseenError as error:
         _fail(str(error), error.exit_code)
     except typer.Exit as stop:
         raise SystemExit(stop.exit_code) from None

@@ -3,7 +3,7 @@
 Every scheme here produces a **weight matrix** ``W`` of shape ``(B, n_units)``
 whose rows sum to one; replicate ``b`` of a (weighted) mean is then
 ``W[b] @ values`` and of a ratio of means ``(W[b] @ num) / (W[b] @ den)``, so
-all replicates of all statistics are a few matrix products (spec credit.md §7:
+all replicates of all statistics are a few matrix products (credit §7:
 "seeded task-cluster bootstrap … B = 10,000").
 
 * :func:`cluster_indices` — a ``B × K`` matrix of cluster (task) indices drawn
@@ -14,7 +14,7 @@ all replicates of all statistics are a few matrix products (spec credit.md §7:
   seed): clusters, then children within each drawn cluster, and so on; each
   leaf's weight is the product of 1 / (children drawn) along its path.
 * :func:`summarize` — percentile intervals: 95 % two-sided, 90 % two-sided,
-  and the one-sided 95 % lower bound = 5th percentile (spec §7), or a
+  and the one-sided 95 % lower bound = 5th percentile (credit §7), or a
   small-cluster corrected interval (see :func:`summarize`); none at all below
   a declared minimum number of clusters.
 
@@ -294,7 +294,7 @@ def summarize(estimate: float, replicates: FloatArray, n_clusters: int, *, b: in
 
 
 def equivalent(ci90: tuple[float, float] | None, margin: float) -> bool | None:
-    """Equivalence (spec §7): the 90 % interval lies inside ``[−margin, margin]``.
+    """Equivalence (credit §7): the 90 % interval lies inside ``[−margin, margin]``.
 
     ``None`` when there is no interval. Two one-sided tests at 5 % each
     (Schuirmann 1987) are this inclusion of the 90 % interval.

@@ -1,11 +1,17 @@
-"""Errors a user can cause, as a small typed hierarchy.
+"""The errors foreseen reports to its user, as a small typed hierarchy.
 
-Every error a user can cause is a :class:`UserInputError`; the command line
+Every such error is a :class:`ForeseenError`; the command line
 (:mod:`foreseen.cli.app`, the one boundary that maps errors to exit codes)
 prints its message as one line on standard error and exits with its
-``exit_code``. The subclasses say *what kind* of problem it was, so a test or
-a notebook can assert "tampering was detected" rather than "the user did
-something wrong":
+``exit_code`` (the table is ``docs/errors.md``). Two branches:
+
+* :class:`UserInputError` (exit code 2) — a problem with what the user gave;
+* :class:`RunHalted` (exit code 3) — no one's mistake: the service a paid run
+  calls stopped answering; resume later.
+
+The subclasses of :class:`UserInputError` say *what kind* of problem it was, so
+a test or a notebook can assert "tampering was detected" rather than "the user
+did something wrong":
 
 * :class:`SourceError` — an input file or folder cannot be read as what it
   claims to be (a matrix, a mirror, a study folder, a cache entry);
@@ -17,9 +23,11 @@ something wrong":
 * :class:`MissingExtraError` — an optional dependency is not installed; the
   message names the extra that provides it.
 
-:class:`RunHalted` is not a mistake of the user's: a paid run stopped because
-the service it calls stopped answering (a circuit breaker). It exits with its
-own code (3) so a script can tell "resume later" from "fix your input".
+:class:`RunHalted` is not a mistake of the user's, so it is not a
+:class:`UserInputError`: a paid run stopped because the service it calls
+stopped answering (a circuit breaker, a probe with no answer, a budget
+reached). It exits with its own code (3) so a script can tell "resume later"
+from "fix your input".
 
 :class:`RequestRejected` is a :class:`ConfigError` a model server reported: it
 answered that the request itself is wrong (HTTP 400/404/422, an unsupported
@@ -30,13 +38,17 @@ configuration changes, so it has its own code (4), distinct from an outage.
 from __future__ import annotations
 
 
-class UserInputError(Exception):
-    """A problem with the user's input; the message is one clear line."""
+class ForeseenError(Exception):
+    """An error foreseen reports to its user: one clear line and an exit code."""
 
     exit_code = 2
 
     def __init__(self, message: str) -> None:
         super().__init__(" ".join(message.split()))
+
+
+class UserInputError(ForeseenError):
+    """A problem with the user's input; the message is one clear line."""
 
 
 class SourceError(UserInputError):
@@ -61,7 +73,7 @@ class MissingExtraError(UserInputError):
         )
 
 
-class RunHalted(UserInputError):
+class RunHalted(ForeseenError):
     """A run stopped on an outage; nothing was spent on the halted slots. Resume it later."""
 
     exit_code = 3

@@ -1,15 +1,15 @@
 """Small exact statistics shared by the instruments.
 
 * :func:`mcnemar_exact_p` — two-sided exact McNemar test on the discordant
-  counts b and c (spec teams.md §5 step 5):
+  counts b and c (teams §5 step 5):
   p = min(1, 2 · Σ_{i ≤ min(b, c)} binom(b + c, i) / 2^(b + c)), and p = 1 when
   b + c = 0. Computed in exact rational arithmetic, rounded once to float.
 * :func:`normal_cdf` — the standard normal distribution function,
   Φ(z) = (1 + erf(z/√2))/2 (Abramowitz & Stegun 1964, 7.1.22 relation to erf);
   :data:`Z80` = Φ⁻¹(0.9), the half-width in standard deviations of a central
   80 % normal interval.
-* :func:`percentile_interval` — the bootstrap percentile interval of spec
-  teams.md §5 step 2: the sorted replicate values at indices ⌊0.025·R⌋ and
+* :func:`percentile_interval` — the bootstrap percentile interval of
+  teams §5 step 2: the sorted replicate values at indices ⌊0.025·R⌋ and
   min(R − 1, ⌊0.975·R⌋).
 """
 
@@ -47,7 +47,7 @@ def percentile_interval(values: Sequence[float], level: float = 0.95) -> tuple[f
     """Percentile interval: sorted values at ⌊α·R⌋ and min(R − 1, ⌊(1 − α)·R⌋), α = (1 − level)/2.
 
     With ``level = 0.95`` these are the indices ⌊0.025·R⌋ and min(R − 1, ⌊0.975·R⌋)
-    of spec teams.md §5 step 2 (the tail fractions are written as decimal literals
+    of teams §5 step 2 (the tail fractions are written as decimal literals
     so that 0.025·200 is exactly 5.0).
     """
     if not values:

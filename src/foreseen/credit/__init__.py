@@ -1,4 +1,4 @@
-"""The credit instrument: predictive credit of research explanations (spec credit.md).
+"""The credit instrument: predictive credit of research explanations (docs/spec.md (credit)).
 
 Data flow: a study (``studies``) → public states, explanations and sealed
 outcomes → a frozen plan (``plan``) → its run into a hash-chained ledger

@@ -1,4 +1,4 @@
-"""The credit instrument's data model (spec credit.md §2), with validation and JSON round-trips.
+"""The credit instrument's data model (credit §2), with validation and JSON round-trips.
 
 Every entity is a frozen dataclass with ``to_json() -> dict`` and
 ``from_json(dict)``; ``from_json`` validates and raises

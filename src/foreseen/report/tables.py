@@ -9,7 +9,7 @@ same keys in the same order), for:
   (per arm and state: the repeats' mean point ``point_mean``, mean interval,
   ``abs_error`` = mean over repeats of ``|ŷ − y|``, ``covered`` = share of repeats whose
   interval holds y, ``width`` = mean u − l, ``drift`` = mean absolute
-  pairwise difference of the repeats' points, spec credit.md §6), ``arms``
+  pairwise difference of the repeats' points, credit §6), ``arms``
   (the report's task-weighted metrics per arm and variant), ``contrasts``
   (every contrast and the delivered subset, ``subset`` tells them apart) and
   ``gates`` (one row per condition);

@@ -1,4 +1,4 @@
-"""The teams instrument: coverage of coding-agent teams from a pilot (spec teams.md).
+"""The teams instrument: coverage of coding-agent teams from a pilot (docs/spec.md (teams)).
 
 Data flow: ``sources`` → :class:`~foreseen.teams.matrix.OutcomeMatrix` (+ ``provenance``)
 → ``curves`` / ``forecasters`` → the preregistered E046 protocol (``e046``) → record;

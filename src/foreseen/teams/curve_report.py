@@ -1,8 +1,8 @@
 """The ``teams curve`` artefact: a split's exact population curve, floor and mean φ.
 
-For the competent agents of one split (spec teams.md §2 screen; M agents, N
+For the competent agents of one split (teams §2 screen; M agents, N
 tasks): the exact mean oracle coverage C(m) on the grid G = {2, 5, 10, 20, 40}
-∩ {m < M} plus M (:mod:`foreseen.teams.curves`, spec §3), the blind-spot floor
+∩ {m < M} plus M (:mod:`foreseen.teams.curves`, teams §3), the blind-spot floor
 (tasks no agent solves; C(M) = 1 − floor/N) and the mean pairwise φ̄.
 """
 
@@ -30,7 +30,7 @@ class CurvePoint:
 
 @dataclass(frozen=True)
 class CurveReport:
-    """The exact population curve of one split's competent agents (spec teams.md §3)."""
+    """The exact population curve of one split's competent agents (teams §3)."""
 
     split: str
     source: str

@@ -3,7 +3,7 @@
 An :class:`OutcomeMatrix` holds every agent with a usable result (rows) and the
 task universe (columns), both sorted by Python's default string order, and a
 ``numpy`` boolean array ``solved[a, t]``. :meth:`OutcomeMatrix.competent`
-applies the E046 competence screen (solved / N ≥ 0.05, spec teams.md §2).
+applies the E046 competence screen (solved / N ≥ 0.05, teams §2).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ class Provenance:
     ``file_sha256`` maps ``r/<submission>.json`` / ``p/<submission>.json`` to the
     SHA-256 of the file that supplied that agent's row (empty for matrix files).
     ``files_read`` counts the files that supplied an agent's row; for a matrix
-    file, the number of agents with a row. ``files_sha256`` is spec §2 rule 4.
+    file, the number of agents with a row. ``files_sha256`` is teams §2 rule 4.
     """
 
     split: str

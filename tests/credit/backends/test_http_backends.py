@@ -399,11 +399,22 @@ def test_a_slot_waiting_to_retry_makes_no_call_after_a_rejection(tmp_path: Path)
         server.scripted[bad] = "fault:http_400_error_body"
         ledger = tmp_path / "ledger.jsonl"
 
-        async def slow_sleep(_seconds: float) -> None:
-            await asyncio.sleep(0.5)  # the rejection arrives while the slot waits
+        backend, rejected = build_backend(plan), asyncio.Event()
+        complete = backend.complete
 
+        async def noting_the_rejection(request: ForecastRequest) -> BackendResponse:
+            try:
+                return await complete(request)
+            except RequestRejected:
+                rejected.set()  # the runner records the rejection before it awaits again
+                raise
+
+        async def slow_sleep(_seconds: float) -> None:
+            await rejected.wait()  # the rejection arrives while the slot waits (no timing)
+
+        backend.complete = noting_the_rejection  # type: ignore[method-assign]
         with pytest.raises(RequestRejected):
-            asyncio.run(run_plan_async(plan, ledger, build_backend(plan), sleep=slow_sleep))
+            asyncio.run(run_plan_async(plan, ledger, backend, sleep=slow_sleep))
         assert server.attempts == {waiting: 1, bad: 1}
         events = read_ledger(ledger)
         assert waiting not in terminal_slots(events)

@@ -44,6 +44,9 @@ from foreseen.credit.run.runner import build_backend, run_plan_async
 from support import spine
 from support.spine import tiny_study
 
+# a real model (or its server), started once for this file (make test: --dist loadfile)
+pytestmark = pytest.mark.slow
+
 UNSET_KEY_ENV = "FORESEEN_TEST_UNSET_LOCAL_KEY"
 STARTUP_S = 180.0
 

@@ -25,6 +25,9 @@ from foreseen.credit.backends.schemas import FORECAST_SCHEMA
 from foreseen.credit.explainers import templates as tpl
 from foreseen.credit.run.runner import parse_forecast
 
+# a real model (or its server), started once for this file (make test: --dist loadfile)
+pytestmark = pytest.mark.slow
+
 GGUF = smollm2_gguf()
 SHA = sha256_file(GGUF)
 PROMPT = ("You are forecasting the change in held-out log-loss (y > 0 is an improvement) of "

@@ -26,9 +26,11 @@ from support.spine import make_plan
 KILL_SEED = 20261129
 
 
-def _env() -> dict[str, str]:
+def _env(hold_after: int | None = None) -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(TESTS), str(SRC), env.get("PYTHONPATH", "")])
+    if hold_after is not None:  # every backend call after the hold_after-th waits forever
+        env[spine_support.HOLD_AFTER_ENV] = str(hold_after)
     return env
 
 
@@ -62,11 +64,15 @@ def test_sigkill_then_resume_gives_the_same_report(tmp_path: Path, torn: bool) -
     ledger = tmp_path / "killed.jsonl"
     n_slots = len(plan.slots)
     threshold = random.Random(KILL_SEED + torn).randint(n_slots // 4, n_slots // 2)
+    # the last call is held, so the run cannot end before the kill however slow this test is;
+    # the calls before it write (in batches of at most FLUSH_EVENTS) far more than `threshold`
     process = subprocess.Popen(
         [sys.executable, "-m", "support.foreseen_with_spine", "credit", "run", str(plan_path),
-         "--ledger", str(ledger)], env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while _lines(ledger) < threshold and process.poll() is None and time.monotonic() < deadline:
+         "--ledger", str(ledger)], env=_env(hold_after=n_slots - 1), stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120  # a guard against a hang, not a timing
+    while _lines(ledger) < threshold:
+        assert process.poll() is None and time.monotonic() < deadline, process.returncode
         time.sleep(0.002)
     process.send_signal(signal.SIGKILL)
     process.wait()

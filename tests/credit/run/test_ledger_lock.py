@@ -1,9 +1,12 @@
-"""One writer per ledger: two real ``credit run`` processes on one ledger, together and 3 s apart.
+"""One writer per ledger: two real ``credit run`` processes on one ledger, together and one
+while the other is inside a call.
 
 Without the lock both runs exited 0 and interleaved their lines, and the
 ledger failed ``verify`` for good. With it the second run refuses at once with
 one line naming the holder (pid and host), the first finishes, and the ledger
 verifies and resumes. A holder killed with SIGKILL leaves no stale lock.
+No test relies on timing: the first run is held inside a backend call (the
+spine backend's hold, released by a file) while the second one starts.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -21,19 +25,30 @@ import pytest
 from foreseen.core.ledger import Ledger, LedgerBusyError, lock_path, read_ledger
 
 from support.paths import SRC, TESTS
-from support.spine import make_plan
+from support.spine import HOLD_AFTER_ENV, HOLD_FILE_ENV, held_marker, make_plan
+
+WAIT_S = 120  # a guard against a hang only: every wait below ends on an event
 
 
-def _env() -> dict[str, str]:
+def _env(release: Path | None = None) -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(TESTS), str(SRC), env.get("PYTHONPATH", "")])
+    if release is not None:  # every call waits until the file `release` exists
+        env[HOLD_AFTER_ENV], env[HOLD_FILE_ENV] = "0", str(release)
     return env
 
 
-def _start(*args: str) -> subprocess.Popen[str]:
+def _start(*args: str, release: Path | None = None) -> subprocess.Popen[str]:
     return subprocess.Popen([sys.executable, "-m", "support.foreseen_with_spine", "credit",
-                             *args], env=_env(), stdout=subprocess.PIPE,
+                             *args], env=_env(release), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
+
+
+def _wait_until(condition: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + WAIT_S
+    while not condition():
+        assert time.monotonic() < deadline, f"gave up waiting: {what}"
+        time.sleep(0.01)
 
 
 def _finish(process: subprocess.Popen[str]) -> tuple[int, str, str]:
@@ -62,30 +77,34 @@ def _refusal(err: str, winner: subprocess.Popen[str]) -> None:
 
 
 def test_two_runs_started_together(tmp_path: Path) -> None:
-    plan = make_plan(tmp_path, sleep_ms=40.0)
-    plan_path, ledger = tmp_path / "plan.json", tmp_path / "ledger.jsonl"
-    first = _start("run", str(plan_path), "--ledger", str(ledger))
-    second = _start("run", str(plan_path), "--ledger", str(ledger))
-    results = {process: _finish(process) for process in (first, second)}
-    codes = sorted(code for code, _, _ in results.values())
-    assert codes == [0, 2], results
-    winner = next(p for p, r in results.items() if r[0] == 0)
-    loser = next(r for r in results.values() if r[0] == 2)
-    _refusal(loser[2], winner)
+    """Both held at their first call: whichever took the lock waits there, the other refuses."""
+    plan = make_plan(tmp_path)
+    plan_path, ledger, release = tmp_path / "plan.json", tmp_path / "ledger.jsonl", tmp_path / "go"
+    runs = [_start("run", str(plan_path), "--ledger", str(ledger), release=release)
+            for _ in range(2)]
+    _wait_until(lambda: held_marker(release).exists() and any(
+        run.poll() is not None for run in runs), "one run inside a call, the other ended")
+    loser = next(run for run in runs if run.poll() is not None)
+    winner = next(run for run in runs if run is not loser)
+    code, _, err = _finish(loser)
+    assert code == 2 and winner.poll() is None
+    _refusal(err, winner)
+    release.touch()
+    code, _, err = _finish(winner)
+    assert code == 0, err
     _check_after(plan_path, ledger, len(plan.slots))
 
 
-def test_a_second_run_three_seconds_later(tmp_path: Path) -> None:
-    plan = make_plan(tmp_path, sleep_ms=80.0)  # 192 slots × 80 ms / 3 at a time ≈ 5 s
-    plan_path, ledger = tmp_path / "plan.json", tmp_path / "ledger.jsonl"
-    first = _start("run", str(plan_path), "--ledger", str(ledger))
-    time.sleep(3.0)
-    assert first.poll() is None, "the first run ended before the second started"
-    lines_before = ledger.read_bytes().count(b"\n")
+def test_a_second_run_while_the_first_is_inside_a_call(tmp_path: Path) -> None:
+    plan = make_plan(tmp_path)
+    plan_path, ledger, release = tmp_path / "plan.json", tmp_path / "ledger.jsonl", tmp_path / "go"
+    first = _start("run", str(plan_path), "--ledger", str(ledger), release=release)
+    _wait_until(held_marker(release).exists, "the first run inside a call")
     code, _, err = _finish(_start("run", str(plan_path), "--ledger", str(ledger)))
     assert code == 2
     _refusal(err, first)
-    assert lines_before > 0
+    assert first.poll() is None  # still held: the refusal did not wait for it
+    release.touch()
     code, _, err = _finish(first)
     assert code == 0, err
     _check_after(plan_path, ledger, len(plan.slots))

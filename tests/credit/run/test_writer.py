@@ -50,23 +50,32 @@ def test_a_failed_write_is_raised_by_the_next_call(tmp_path: Path) -> None:
 
 
 def test_a_slow_disk_gets_larger_batches_not_a_queue(tmp_path: Path) -> None:
-    import time
-
+    """While the first write is stuck on the disk, everything added meanwhile is written
+    in one larger batch after it, not queued as many small ones (no timing: the test adds the
+    rest once the first write has begun, and that write ends only once everything is added)."""
     ledger = Ledger.open(tmp_path / "l.jsonl")
     sizes: list[int] = []
+    writing, disk_free = threading.Event(), threading.Event()
     original = ledger.append_many
 
-    def slow(batch: Iterable[tuple[str, Mapping[str, Any]]]) -> list[LedgerEvent]:
+    def stuck_once(batch: Iterable[tuple[str, Mapping[str, Any]]]) -> list[LedgerEvent]:
         events = list(batch)
         sizes.append(len(events))
-        time.sleep(0.05)
+        if len(sizes) == 1:
+            writing.set()
+            assert disk_free.wait(60), "the test never freed the disk"
         return original(events)
 
-    ledger.append_many = slow  # type: ignore[method-assign]
+    ledger.append_many = stuck_once  # type: ignore[method-assign]
     writer = runner._Writer(ledger)
     total = 10 * runner.FLUSH_EVENTS
-    for i in range(total):
+    for i in range(runner.FLUSH_EVENTS):  # the FLUSH_EVENTS-th hands the first batch over
         writer.add(("n", {"i": i}))
+    assert writing.wait(60), "the first batch was never handed to the disk"
+    for i in range(runner.FLUSH_EVENTS, total):
+        writer.add(("n", {"i": i}))
+    disk_free.set()
     writer.flush()
-    assert sum(sizes) == total and len(sizes) < 10 and max(sizes) > runner.FLUSH_EVENTS
+    # the first batch holds at most FLUSH_EVENTS (fewer if FLUSH_SECONDS passed first)
+    assert len(sizes) == 2 and sizes[0] <= runner.FLUSH_EVENTS < sizes[1] == total - sizes[0]
     assert [e.payload["i"] for e in read_ledger(tmp_path / "l.jsonl")] == list(range(total))

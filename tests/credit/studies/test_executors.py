@@ -23,6 +23,8 @@ from support.executor_builds import build_digest, build_study
 from support.openml_mirror import copy_mirror
 from support.paths import SRC, TESTS
 
+pytestmark = pytest.mark.slow  # real study builds
+
 PARALLEL = ("local:2", "dask")
 
 

@@ -35,6 +35,8 @@ from support.fake_llm_server import FakeLLMServer
 from support.http import KEY, KEY_ENV
 from support.openml_mirror import copy_mirror
 
+pytestmark = pytest.mark.slow  # real study builds
+
 STUDIES = ("controlled", "tox21", "openml")
 
 

@@ -23,6 +23,8 @@ from foreseen.credit.studies.pipeline import BackendSpec, StudySettings, run_stu
 from foreseen.credit.studies.tox21.study import Tox21Study
 from foreseen.report.build import write_html
 
+pytestmark = pytest.mark.slow  # real study builds
+
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory, study_cache: Path) -> tuple[Path, Path]:

@@ -1,4 +1,4 @@
-"""Append-only, hash-chained JSON-lines event ledger (spec credit.md §5).
+"""Append-only, hash-chained JSON-lines event ledger (credit §5).
 
 One event a line, each line the canonical JSON (:mod:`foreseen.core.digest`
 states the form byte by byte) of::

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from foreseen.core.digest import write_json_atomic
-from foreseen.core.errors import UserInputError
+from foreseen.core.errors import IntegrityError, SourceError, UserInputError
 from foreseen.core.ledger.chain import (
     GENESIS,
     HASH_PREFIX,
@@ -125,12 +125,12 @@ class Ledger:
         """
         ledger_path = Path(path)
         if ledger_path.is_dir():
-            raise UserInputError(f"ledger {ledger_path} is a folder, not a file")
+            raise SourceError(f"ledger {ledger_path} is a folder, not a file")
         try:
             ledger_path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as error:
-            raise UserInputError(f"cannot create the folder of ledger {ledger_path}:"
-                                 f" {error.strerror}") from None
+            raise SourceError(f"cannot create the folder of ledger {ledger_path}:"
+                              f" {error.strerror}") from None
         key = acquire_ledger_lock(ledger_path)
         try:
             verified = VerifiedLedger.read(ledger_path, keep, repairable=True)
@@ -149,7 +149,7 @@ class Ledger:
         try:
             actual = path.stat().st_size if path.exists() else 0
             if checked_size and actual != end.size + end.torn_tail_bytes:
-                raise UserInputError(
+                raise IntegrityError(
                     f"ledger {path.name} changed while it was open ({actual} bytes, verified"
                     f" {end.size + end.torn_tail_bytes}); read it again")
         except BaseException:

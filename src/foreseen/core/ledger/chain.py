@@ -20,7 +20,7 @@ from foreseen.core.digest import (
     canonical_json_bytes_of_parsed,
     parse_strict_json,
 )
-from foreseen.core.errors import UserInputError
+from foreseen.core.errors import IntegrityError, SourceError
 from foreseen.core.inputs import read_regular_text, why_not_a_file
 
 GENESIS = "0" * 64
@@ -100,11 +100,11 @@ def _read_head(path: Path) -> tuple[str, int] | None:
         obj = json.loads(read_regular_text(hpath, "head file"))
         head, count = obj["head"], obj["events"]
     except OSError as error:
-        raise UserInputError(f"cannot read head file {hpath.name}: {error.strerror}") from None
+        raise SourceError(f"cannot read head file {hpath.name}: {error.strerror}") from None
     except (ValueError, KeyError, TypeError, RecursionError):
-        raise UserInputError(f"head file {hpath.name} is not valid") from None
+        raise IntegrityError(f"head file {hpath.name} is not valid") from None
     if not isinstance(head, str) or not isinstance(count, int):
-        raise UserInputError(f"head file {hpath.name} is not valid")
+        raise IntegrityError(f"head file {hpath.name} is not valid")
     return head, count
 
 
@@ -129,35 +129,35 @@ def _verify_line(raw: bytes, index: int, prev: str, path: Path, total: int) -> L
     try:
         obj = parse_strict_json(raw)
     except NonFiniteNumberError:
-        raise UserInputError(f"{where()}: non-finite number in payload") from None
+        raise IntegrityError(f"{where()}: non-finite number in payload") from None
     except ValueError:
-        raise UserInputError(f"{where()}: not valid JSON (changed byte?)") from None
+        raise IntegrityError(f"{where()}: not valid JSON (changed byte?)") from None
     if not isinstance(obj, dict) or obj.keys() != _FIELDS:
-        raise UserInputError(f"{where()}: not a ledger event (fields missing or extra)")
+        raise IntegrityError(f"{where()}: not a ledger event (fields missing or extra)")
     seq, kind, payload, prev_field, stored = (obj["seq"], obj["type"], obj["payload"],
                                               obj["prev"], obj["hash"])
     if not (isinstance(seq, int) and isinstance(kind, str) and isinstance(payload, dict)
             and isinstance(prev_field, str) and isinstance(stored, str)):
-        raise UserInputError(f"{where()}: not a ledger event (field types)")
+        raise IntegrityError(f"{where()}: not a ledger event (field types)")
     try:
         body = canonical_json_bytes_of_parsed({"seq": seq, "type": kind, "payload": payload,
                                                "prev": prev_field}, raw)
     except NonFiniteNumberError:
-        raise UserInputError(f"{where()}: non-finite number in payload") from None
+        raise IntegrityError(f"{where()}: non-finite number in payload") from None
     except (ValueError, TypeError):
-        raise UserInputError(f"{where()}: not valid JSON (changed byte?)") from None
+        raise IntegrityError(f"{where()}: not valid JSON (changed byte?)") from None
     if hashlib.sha256(body).hexdigest() != stored:
-        raise UserInputError(f"{where()}: hash mismatch (content of this line was changed)")
+        raise IntegrityError(f"{where()}: hash mismatch (content of this line was changed)")
     if prev_field != prev:
-        raise UserInputError(
+        raise IntegrityError(
             f"{where()}: chain break (prev does not match the hash of the line before)")
     if seq != index:
-        raise UserInputError(f"{where()}: sequence number {seq}, expected {index}")
+        raise IntegrityError(f"{where()}: sequence number {seq}, expected {index}")
     # the canonical line is {"hash":"<stored>", followed by the body without its "{"
     if not (raw.startswith(HASH_PREFIX) and raw[len(HASH_PREFIX):].startswith(
             stored.encode("utf-8") + b'",') and raw[len(HASH_PREFIX) + len(stored) + 2:]
             == body[1:]):
-        raise UserInputError(f"{where()}: line is not in canonical form (edited?)")
+        raise IntegrityError(f"{where()}: line is not in canonical form (edited?)")
     return LedgerEvent(seq, kind, payload, prev_field, stored)
 
 
@@ -188,23 +188,24 @@ class LedgerReader:
         path = self.path
         exists = path.exists()
         if not exists and not self.repairable:
-            raise UserInputError(f"ledger {path} {why_not_a_file(path)}")
+            raise SourceError(f"ledger {path} {why_not_a_file(path)}")
         if exists and path.is_dir():
-            raise UserInputError(f"ledger {path} is a folder, not a file")
+            raise SourceError(f"ledger {path} is a folder, not a file")
         if exists and not path.is_file():
-            raise UserInputError(f"ledger {path} is not a regular file")
+            raise SourceError(f"ledger {path} is not a regular file")
         try:
             total, torn = _count_lines(path) if exists else (0, 0)
         except OSError as error:
-            raise UserInputError(f"cannot read ledger {path}: {error.strerror}") from None
-        if exists and not total and not torn and not self.repairable:
-            raise UserInputError(f"ledger {path.name} is empty: it holds no event to verify")
+            raise SourceError(f"cannot read ledger {path}: {error.strerror}") from None
+        head = _read_head(path)
+        if exists and not total and not torn and not self.repairable and head is None:
+            # with a head file, an empty ledger is a truncated one (refused below as such)
+            raise SourceError(f"ledger {path.name} is empty: it holds no event to verify")
         if torn and not self.repairable:
-            raise UserInputError(
+            raise IntegrityError(
                 f"ledger {path.name}: final line is torn ({torn} bytes without a newline);"
                 " resume the run to discard it"
             )
-        head = _read_head(path)
         wanted = head[1] if head is not None else -1
         at_head: str | None = None
         prev = GENESIS
@@ -229,13 +230,13 @@ def _check_head(path: Path, head: tuple[str, int] | None, events: int, last: str
     """Check the head file against the verified chain; True if it lags (and that is allowed)."""
     if head is None:
         if events:
-            raise UserInputError(f"ledger {path.name}: head file {head_path(path).name} missing")
+            raise IntegrityError(f"ledger {path.name}: head file {head_path(path).name} missing")
         return False
     head_hash, count = head
     if head_hash == last and count == events:
         return False
     if count > events:
-        raise UserInputError(
+        raise IntegrityError(
             f"ledger {path.name}: truncated: head file records {count} events,"
             f" the ledger holds {events}"
         )
@@ -244,11 +245,11 @@ def _check_head(path: Path, head: tuple[str, int] | None, events: int, last: str
     if 0 < count <= events and at_head == head_hash:
         if allow_lag:
             return True
-        raise UserInputError(
+        raise IntegrityError(
             f"ledger {path.name}: head file is behind ({count} of {events} events);"
             " resume the run to bring it forward"
         )
-    raise UserInputError(
+    raise IntegrityError(
         f"ledger {path.name}: head hash disagrees with line {min(count, events)}"
         " (ledger or head file changed)"
     )

@@ -12,7 +12,7 @@ import threading
 import time
 from pathlib import Path
 
-from foreseen.core.errors import UserInputError
+from foreseen.core.errors import SourceError, UserInputError
 
 
 class LedgerBusyError(UserInputError):
@@ -65,7 +65,7 @@ def acquire_ledger_lock(ledger_path: str | os.PathLike[str]) -> str:
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as error:
-            raise UserInputError(f"cannot lock ledger {Path(ledger_path).name}:"
+            raise SourceError(f"cannot lock ledger {Path(ledger_path).name}:"
                                  f" {error.strerror}") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -75,7 +75,7 @@ def acquire_ledger_lock(ledger_path: str | os.PathLike[str]) -> str:
             raise LedgerBusyError(message) from None
         except OSError as error:
             os.close(fd)
-            raise UserInputError(f"cannot lock ledger {Path(ledger_path).name}:"
+            raise SourceError(f"cannot lock ledger {Path(ledger_path).name}:"
                                  f" {error.strerror}") from None
         data = _holder_text().encode("utf-8")
         os.ftruncate(fd, 0)

@@ -2,7 +2,7 @@
 
 :func:`analyze` is a pure function of the study, the explanations, the slot
 records read back from the ledger, the revealed outcomes and the frozen
-:class:`~foreseen.credit.analysis.config.AnalysisConfig` (spec credit.md §5–§8). Its
+:class:`~foreseen.credit.analysis.config.AnalysisConfig` (credit §5–§8). Its
 result is a :class:`CreditAnalysis` of frozen records, written as strict JSON
 only at the edge (undefined values are ``null`` with a reason).
 
@@ -133,7 +133,7 @@ class IntegrityTally(Record):
 
 @dataclass(frozen=True, kw_only=True)
 class Integrity(Record):
-    """Integrity overall, per arm (``<explainer>|<context>``) and per task (spec §5)."""
+    """Integrity overall, per arm (``<explainer>|<context>``) and per task (credit §5)."""
 
     overall: IntegrityTally
     per_context: Mapping[str, IntegrityTally]
@@ -167,7 +167,7 @@ class SecondaryEstimate(Record):
 
 @dataclass(frozen=True, kw_only=True)
 class CreditAnalysis(Record):
-    """The analysis part of a credit report (spec §5–§8, §11).
+    """The analysis part of a credit report (credit §5–§8, §11).
 
     ``estimates`` is the table gates read (names in the module docstring);
     ``contrasts`` holds every ITT and valid-only contrast, ``delivered_subset``
@@ -302,7 +302,7 @@ def _contrasts(arms: Mapping[str, ArmSlots],
                states: Mapping[str, Mapping[Literal["itt", "valid_only"], ArmStates]],
                rates: Mapping[str, float | None], resampler: Resampler,
                config: AnalysisConfig) -> _Contrasts:
-    """Δ_desc, drift reduction and Δ_donor for every explanation arm (spec §7)."""
+    """Δ_desc, drift reduction and Δ_donor for every explanation arm (credit §7)."""
     out = _Contrasts([], [], {})
     for label, (explainer, context, _) in sorted(arms.items()):
         if explainer is None or context == "description":

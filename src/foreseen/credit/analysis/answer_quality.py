@@ -2,7 +2,7 @@
 
 A stand-in answers perfectly; a real (small) model does not, and a reader
 must see how often before reading any contrast. Per arm (``<explainer>|<context>``)
-over the arm's slots (spec credit.md §5, intention to treat):
+over the arm's slots (credit §5, intention to treat):
 
 * ``unreadable`` — fallbacks whose answer arrived but was not a valid forecast
   (not JSON, a missing field, ``lower > upper``, a probability outside [0, 1],

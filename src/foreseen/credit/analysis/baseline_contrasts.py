@@ -1,4 +1,4 @@
-"""Paired contrasts of every arm against the constant baselines (spec credit.md §6, §8 check 3).
+"""Paired contrasts of every arm against the constant baselines (credit §6, §8 check 3).
 
 The baselines of :mod:`foreseen.credit.analysis.baselines` are scored per
 state, so each arm can be compared with them state by state, like Δ_desc:

@@ -1,4 +1,4 @@
-"""Baseline forecasts and claim-level metrics of cards (spec credit.md §6).
+"""Baseline forecasts and claim-level metrics of cards (credit §6).
 
 Baselines, scored with the same task-weighted aggregation as the forecasts:
 
@@ -81,7 +81,7 @@ class TaskMeanBaseline(Record):
 
 @dataclass(frozen=True, kw_only=True)
 class Baselines(Record):
-    """The three baselines over the states with outcomes (spec §6)."""
+    """The three baselines over the states with outcomes (credit §6)."""
 
     constant_zero: ConstantZeroBaseline
     constant_improve: ConstantImproveBaseline
@@ -133,7 +133,7 @@ class IntervalClaims(Record):
 
 @dataclass(frozen=True, kw_only=True)
 class ClaimMetrics(Record):
-    """Claim-level metrics of one explainer's cards (spec §6)."""
+    """Claim-level metrics of one explainer's cards (credit §6)."""
 
     direction: DirectionClaims
     interval: IntervalClaims

@@ -1,4 +1,4 @@
-"""The five checks of predictive credit (spec credit.md §8).
+"""The five checks of predictive credit (credit §8).
 
 Each check, and each part of one, is a value or null with a machine-readable
 reason; inside, results are given for intention to treat (``itt``) and for
@@ -484,7 +484,7 @@ def known_signal(calibration: Sequence[SlotRecord],
 
 @dataclass(frozen=True, kw_only=True)
 class FiveChecks(Record):
-    """The five checks of predictive credit (spec §8)."""
+    """The five checks of predictive credit (credit §8)."""
 
     commitment: CommitmentCheck
     delivery: DeliveryCheck

@@ -1,4 +1,4 @@
-"""The analysis configuration frozen into a credit plan (spec credit.md §4, §6, §7).
+"""The analysis configuration frozen into a credit plan (credit §4, §6, §7).
 
 Defaults follow the spec: α = 0.2 (central 80 % intervals), B = 10,000
 task-cluster bootstrap replicates with a fixed seed, equivalence margins of
@@ -7,7 +7,7 @@ lost), fallback point 0 and interval [0, 0], integrity minimum 0.9, and at
 least 6 tasks for a gate to decide. A new plan's task-cluster interval is the
 Student t interval on the expanded bootstrap SE and no interval rests on fewer
 than 5 clusters (both chosen by ``benchmarks/bootstrap_coverage.py``,
-docs/intervals.md; spec §13 "Small samples"); plans frozen before read as the
+docs/intervals.md; credit §13 "Small samples"); plans frozen before read as the
 percentile interval with no minimum.
 """
 
@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 from foreseen.core.bootstrap import CORRECTIONS
 from foreseen.core.errors import UserInputError
 from foreseen.core.schema import OPTIONAL
+from foreseen.core.seeds import CREDIT_SEED
 from foreseen.credit.analysis.gates import validate_gate
 
 HIERARCHIES: tuple[tuple[str, ...], ...] = ((), ("task", "seed"), ("task", "cell", "seed"))
@@ -94,7 +95,7 @@ class AnalysisConfig:
 
     alpha: float = 0.2
     bootstrap_b: int = 10_000
-    bootstrap_seed: int = 20261129
+    bootstrap_seed: int = CREDIT_SEED
     stratify_by_kind: bool = False
     hierarchical: tuple[str, ...] = ()
     equivalence_margins: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_MARGINS))

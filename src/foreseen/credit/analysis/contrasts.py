@@ -1,4 +1,4 @@
-"""Paired contrasts with task-cluster bootstrap intervals (spec credit.md §7).
+"""Paired contrasts with task-cluster bootstrap intervals (credit §7).
 
 For an arm ``c`` against a comparator arm ``a`` and a loss ``L`` (lower is
 better), the paired per-state difference after averaging repeats is
@@ -15,11 +15,11 @@ when a denominator or a ratio is 0), leave-one-task-out estimates
 ``(Kθ̂ − m_k)/(K − 1)`` with influence ``θ̂ − θ̂_(−k)``, and the declared
 sensitivities (hierarchical resampling, small-cluster correction).
 
-Drift reduction (spec §6) is a ratio computed inside every replicate:
+Drift reduction (credit §6) is a ratio computed inside every replicate:
 ``1 − (W[b] @ m)/(W[b] @ d)`` with ``m``, ``d`` the task means of matched and
 description drift over paired states.
 
-**Exact zeros** (spec §12, "a quantity that is zero by construction is reported
+**Exact zeros** (credit §12, "a quantity that is zero by construction is reported
 as 0 with its reason"). Two per-state losses computed from the same numbers in a
 different order can differ by float round-off (``1e-18`` where the losses are
 ``1e-2``); a bootstrap of such differences gives a lower bound of ``5e-20`` and a
@@ -172,7 +172,7 @@ def pair_arms(comparator: ArmStates, arm: ArmStates, *, delivered_only: bool = F
 
 @dataclass(frozen=True, kw_only=True)
 class BootstrapResult(Record):
-    """A point estimate with its task-cluster bootstrap intervals (spec §7).
+    """A point estimate with its task-cluster bootstrap intervals (credit §7).
 
     ``ci95``/``ci90`` are two-sided percentile intervals; ``lower_bound_one_sided``
     is the 5th percentile. ``reason`` is written when the intervals are null.
@@ -198,7 +198,7 @@ class BootstrapResult(Record):
 
 @dataclass(frozen=True, kw_only=True)
 class Equivalence(Record):
-    """Equivalence of a contrast: its 90 % interval inside ``[−margin, margin]`` (spec §7)."""
+    """Equivalence of a contrast: its 90 % interval inside ``[−margin, margin]`` (credit §7)."""
 
     margin: float | None
     equivalent: bool | None
@@ -250,7 +250,7 @@ class Sensitivity(Record):
 
 @dataclass(frozen=True, kw_only=True)
 class ContrastEstimate(Record):
-    """One contrast's estimate with its bootstrap summary and diagnostics (spec §7).
+    """One contrast's estimate with its bootstrap summary and diagnostics (credit §7).
 
     A loss contrast ``Δ(L) = L(comparator) − L(arm)`` writes ``n_states``,
     ``arm_mean``, ``comparator_mean`` and ``equivalence`` (and, for the ITT

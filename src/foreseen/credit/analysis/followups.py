@@ -38,7 +38,7 @@ LIKELIHOOD_TOLERANCE = 1e-7
 def classify_change(y: float, y_f: float, threshold: float) -> str:
     """The effect-change class of ``y → y_f`` with threshold τ, the first rule that holds:
     ``unchanged`` if ``|y_f − y| ≤ τ``; ``reverses`` if ``y · y_f < 0``; ``grows`` if
-    ``|y_f| > |y|``; ``shrinks`` otherwise (exhaustive and exclusive; spec credit.md §13)."""
+    ``|y_f| > |y|``; ``shrinks`` otherwise (exhaustive and exclusive; credit §13)."""
     if abs(y_f - y) <= threshold:
         return "unchanged"
     if y * y_f < 0:

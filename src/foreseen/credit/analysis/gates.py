@@ -1,4 +1,4 @@
-"""Decision gates declared in the plan (spec credit.md §7).
+"""Decision gates declared in the plan (credit §7).
 
 A gate is JSON::
 
@@ -14,7 +14,7 @@ Tests on a named estimate (see ``analysis`` for the names):
 * ``lower_bound_positive``: one-sided 95 % lower bound (5th percentile) > 0;
 * ``ci90_inside`` (``margin``): the 90 % interval inside ``[−margin, margin]``;
 * ``within_reference_interval``: the estimate lies inside the reference run's
-  95 % interval of the same estimate (replication, spec §13);
+  95 % interval of the same estimate (replication, credit §13);
 * ``sign_agrees``: the estimate's sign equals the same estimate's sign in a
   reference run (the replication test of plans frozen before intervals were
   compared; kept so they re-analyse).
@@ -27,7 +27,7 @@ on fewer than ``minimum_tasks`` clusters, or on arms whose integrity is below
 ``integrity_minimum``. An all-of gate **fails** as soon as one condition
 decided a failure, whatever else could not decide; an any-of gate passes as
 soon as one decided a pass; otherwise an undecided condition makes the gate
-``inconclusive`` (spec §7: the study cannot decide; spec §13: Gate logic).
+``inconclusive`` (credit §7: the study cannot decide; credit §13: Gate logic).
 Delivered-subset estimates never feed a gate (they are not in the estimate
 table).
 
@@ -71,7 +71,7 @@ GATE_ROLES: tuple[str, ...] = ("primary", "control", "machinery")
 
 @dataclass(frozen=True, kw_only=True)
 class Estimate(Record):
-    """One entry of the estimate table that gates read (spec §7).
+    """One entry of the estimate table that gates read (credit §7).
 
     A bootstrapped estimate (a contrast, a drift reduction, a commitment
     difference) carries its one-sided lower bound, intervals and cluster count;
@@ -277,7 +277,7 @@ def gate_outcome(join: str, decided: Sequence[bool | None]) -> bool | None:
     """The gate's outcome from its conditions' decided outcomes (None: could not decide).
 
     ``all``: any decided failure fails the gate whatever else could not decide
-    (spec credit.md §13, Gate logic); else any undecided condition makes it
+    (credit §13, Gate logic); else any undecided condition makes it
     inconclusive (None); else it passes. ``any``: any decided pass passes it
     whatever else could not decide; else any undecided condition makes it
     inconclusive; else it fails.
@@ -344,7 +344,7 @@ def evaluate_gate(spec: Mapping[str, Any], estimates: Mapping[str, Estimate], *,
 def replication_gate(explainer: str = "probe", donor_map: str = "seed_swap",
                      interval_margin: float = 0.005) -> dict[str, Any]:
     """Replication gate: each estimate inside the reference run's 95 % interval; Δ_donor
-    interval score's 90 % interval inside ±δ (spec §7, §13: intervals, not signs only)."""
+    interval score's 90 % interval inside ±δ (credit §7, §13: intervals, not signs only)."""
     desc = f"delta_desc/{explainer}/matched_card/interval_score/itt"
     donor = f"delta_donor/{explainer}/donor_card@{donor_map}/interval_score/itt"
     point = f"delta_desc/{explainer}/matched_card/point_mae/itt"

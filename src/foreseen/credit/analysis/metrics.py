@@ -1,6 +1,6 @@
-"""Losses and per-state metrics of forecasts (spec credit.md §6).
+"""Losses and per-state metrics of forecasts (credit §6).
 
-Aggregation order (spec §6): the calls (repeats) of a state are averaged
+Aggregation order (credit §6): the calls (repeats) of a state are averaged
 first, then the states of a task, then tasks with equal weight
 (:func:`task_weighted_mean`).
 
@@ -247,7 +247,7 @@ class SweepPoint(Record):
 
 @dataclass(frozen=True, kw_only=True)
 class DirectionSummary(Record):
-    """Direction accuracy of an arm: task-weighted, every state in the denominator (spec §6).
+    """Direction accuracy of an arm: task-weighted, every state in the denominator (credit §6).
 
     ``n_no_call`` counts states whose mean forecast is exactly 0 or whose every
     repeat is a fallback; ``sweep`` is the accuracy per movement threshold.
@@ -263,7 +263,7 @@ class DirectionSummary(Record):
 
 @dataclass(frozen=True, kw_only=True)
 class ArmMetrics(Record):
-    """Task-weighted metrics of one arm and variant (spec §6), with its slot counts.
+    """Task-weighted metrics of one arm and variant (credit §6), with its slot counts.
 
     Losses and coverage/width are equal-task-weight means of per-state values
     (repeats averaged first); ``drift`` is the mean absolute pairwise

@@ -3,7 +3,7 @@
 Every result of the credit analysis is a :class:`Record`, written by core
 :func:`~foreseen.core.schema.to_json` (one key per field, in field order) and
 read back by core :func:`~foreseen.core.schema.from_json`. Keys that the report
-format (spec credit.md §11) writes only when they apply use the core field
+format (credit §11) writes only when they apply use the core field
 metadata :data:`~foreseen.core.schema.OPTIONAL` (written when not None) and
 :func:`~foreseen.core.schema.written_with` (written when another field is set).
 """

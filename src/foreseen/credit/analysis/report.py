@@ -1,6 +1,6 @@
 """The credit report as a typed artefact: header, analysis, study section, run metadata.
 
-A report (spec credit.md §11) is one :class:`CreditReport` in memory and one
+A report (credit §11) is one :class:`CreditReport` in memory and one
 JSON object in ``report.json``: the header (plan id and parent, amendments,
 forecaster block, analysis-code digest and whether it matches the plan, the
 outcome commitment check, the calibration plan, ledger heads), then every key
@@ -128,7 +128,7 @@ class ReferenceRun(Record):
 
 @dataclass(frozen=True, kw_only=True)
 class LeakCheck(Record):
-    """Whether what the forecaster saw could depend on the outcomes (spec §11, §13).
+    """Whether what the forecaster saw could depend on the outcomes (credit §11, §13).
 
     ``method`` ``outcome_search``: at freeze the sealed outcomes were read in
     memory and every rendered prompt was searched for them (exact, rounded,
@@ -146,7 +146,7 @@ class LeakCheck(Record):
 
 @dataclass(frozen=True, kw_only=True)
 class CalibrationPlan(Record):
-    """The post-outcome known-signal child plan analysed with this plan (spec §8, check 5)."""
+    """The post-outcome known-signal child plan analysed with this plan (credit §8, check 5)."""
 
     plan_id: str
     parent_plan_id: str | None
@@ -198,7 +198,7 @@ class SpendSummary(Record):
 
 @dataclass(frozen=True, kw_only=True)
 class ReportHeader(Record):
-    """Provenance of a credit report (spec §4, §5, §11)."""
+    """Provenance of a credit report (credit §4, §5, §11)."""
 
     format: str = REPORT_FORMAT
     plan_id: str
@@ -249,7 +249,7 @@ class RunMetadata(Record):
 
 @dataclass(frozen=True, kw_only=True)
 class CreditReport(CreditAnalysis, ReportHeader):
-    """A predictive-credit report: header, analysis, study section, run metadata (spec §11).
+    """A predictive-credit report: header, analysis, study section, run metadata (credit §11).
 
     A pure function of the plan, the ledger, the revealed outcomes and the run
     folder's study section; only :data:`~foreseen.credit.run.pipeline.VARYING_KEYS`

@@ -1,4 +1,4 @@
-"""A backend that pipes each prompt to a command-line program (spec credit.md §10, "command").
+"""A backend that pipes each prompt to a command-line program (credit §10, "command").
 
 For every call the program named by the plan's ``argv`` (a list: no shell, no
 quoting rules) is started with :func:`asyncio.create_subprocess_exec`, the
@@ -9,7 +9,7 @@ the child's environment: ``FORESEEN_SLOT_ID``, ``FORESEEN_STATE_ID``,
 ``FORESEEN_CONTEXT_KIND``, ``FORESEEN_REPEAT`` and ``FORESEEN_SEED`` (the
 per-slot seed), so a deterministic program can seed itself per slot.
 
-Failures (spec §5 — transport vs content):
+Failures (credit §5 — transport vs content):
 
 * the program does not exist or is not executable → :class:`UserInputError`
   (one line; checked when the backend is built and again at each call);

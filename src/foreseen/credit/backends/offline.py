@@ -1,4 +1,4 @@
-"""Offline forecasters as :class:`~foreseen.credit.backends.base.Backend`s (spec credit.md §10).
+"""Offline forecasters as :class:`~foreseen.credit.backends.base.Backend`s (credit §10).
 
 ``card_reader`` (:class:`CardReadingForecaster`) reads the structured
 context (``request.context``: ``public``, ``intervention`` and, per context
@@ -24,7 +24,7 @@ through :func:`foreseen.credit.cards.render.extract_card`. Per-slot variation: t
 point and interval are shifted by ``ε = jitter × half_width × z``,
 ``z ~ N(0, 1)`` from ``default_rng([seed, H(state id), repeat])`` — it does
 **not** depend on the context kind or on whether a card is present, so the
-slots of one state and repeat are paired (spec §5). ``request.seed`` is
+slots of one state and repeat are paired (credit §5). ``request.seed`` is
 deliberately unused for that reason. direction_probability = the card's
 benefit probability when given, else ``Φ(point / (half_width / z₀.₉))``.
 

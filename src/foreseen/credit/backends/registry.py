@@ -1,4 +1,4 @@
-"""The one registry and builder of model backends, by name (spec credit.md §10).
+"""The one registry and builder of model backends, by name (credit §10).
 
 Every backend a plan, a study or a run configuration names is built here and
 nowhere else: :func:`make_backend` looks the name up in :data:`BACKENDS` and

@@ -1,4 +1,4 @@
-"""Condition-blind extraction of a prediction card from text, with exact spans (spec credit.md §2).
+"""Condition-blind extraction of a prediction card from text, with exact spans (credit §2).
 
 :func:`extract_card` takes **only** the text (it never sees the elicitation
 condition, the state or the explainer) and returns a :class:`Card` whose every

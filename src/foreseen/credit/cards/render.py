@@ -1,4 +1,4 @@
-"""Prediction cards: deterministic six-field rendering and the slot view (spec credit.md §2).
+"""Prediction cards: deterministic six-field rendering and the slot view (credit §2).
 
 :func:`render_card` writes one line per filled slot, in :data:`SLOT_NAMES`
 order::

@@ -1,7 +1,7 @@
 """The one interface every explainer obeys, and the record of what an explainer did.
 
 An explainer writes, for every state of a study, the explanation a forecaster
-may later be shown (a note, a card, or both; spec credit.md §2). It sees the
+may later be shown (a note, a card, or both; credit §2). It sees the
 public study only — never an outcome, never held-out data.
 
 * :class:`Explainer` — ``name``, ``stand_in`` (True for offline stand-ins that

@@ -1,4 +1,4 @@
-"""Explainers that call a language model through any Backend (spec credit.md §2, §9, §10).
+"""Explainers that call a language model through any Backend (credit §2, §9, §10).
 
 For every state of a study, :class:`LLMExplainer` makes (prompts in
 :mod:`foreseen.credit.explainers.templates`):

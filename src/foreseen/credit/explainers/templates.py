@@ -1,4 +1,4 @@
-"""Versioned prompt templates and response schemas for model calls (spec credit.md §3, §10).
+"""Versioned prompt templates and response schemas for model calls (credit §3, §10).
 
 Five calls, each with a template version, a text and a response schema:
 

@@ -1,4 +1,4 @@
-"""Blinded contexts and the blinding check at freeze (spec credit.md §13, "Blinding").
+"""Blinded contexts and the blinding check at freeze (credit §13, "Blinding").
 
 A donor context shows the explanation of another state (its *origin*) to the
 receiving state. Nothing in it may identify that origin, or "matched vs donor"

@@ -3,7 +3,7 @@
 An amendment (:func:`amend_plan`) changes only :data:`AMENDABLE_KEYS` and records
 its parent; the known-signal child plan (:func:`freeze_signal_plan`) shows each
 state one of the five known signals (:data:`SIGNAL_NAMES`) and is frozen after
-the reveal (spec credit §9).
+the reveal (credit §9).
 """
 
 
@@ -119,7 +119,7 @@ def freeze_signal_plan(parent: FrozenPlan, outcomes_path: str | os.PathLike[str]
                        repeats: int | None = None, noise_sd: float = 0.01,
                        names: Sequence[str] | None = None,
                        executed_sha256: str | None = None) -> FrozenPlan:
-    """Known-signal child plan (spec §4): frozen after the reveal, names its parent, post_outcome.
+    """Known-signal child plan (credit §4): frozen after the reveal, names its parent, post_outcome.
 
     Reuses the parent's study, forecaster, analysis configuration, execution
     parameters and ``seed_swap`` donor map (computed with the parent's seed if the

@@ -1,4 +1,4 @@
-"""Context kinds, context ids, prompt rendering and the delivery check (spec credit.md §3, §7).
+"""Context kinds, context ids, prompt rendering and the delivery check (credit §3, §7).
 
 Every prompt holds the public state, the intervention and the forecast
 instructions (:mod:`foreseen.credit.plan.prompts`); the context kind decides the
@@ -43,7 +43,7 @@ by ``[…]``. A slot left with no two-letter word is dropped. The text between
 screened matches is kept byte for byte, so each kept piece is itself an
 evidence-backed span of the source.
 
-**Delivery** (spec §7). Card kinds: True iff at least one span of the shown
+**Delivery** (credit §7). Card kinds: True iff at least one span of the shown
 slots occurs verbatim in the explanation's source *and* its text occurs in the
 added block of the rendered prompt (checked on the prompt text; the added block
 and not the whole prompt, so a span such as "improve" cannot be matched by the

@@ -1,4 +1,4 @@
-"""Donor maps π: state → donor state (spec credit.md §3, donor table).
+"""Donor maps π: state → donor state (credit §3, donor table).
 
 Every map is a deterministic function of (study, seed) — fixed before any
 forecast — and never maps a state to itself. Randomness is drawn per *group*
@@ -7,7 +7,7 @@ from ``numpy.random.default_rng`` seeded with the SHA-256 of the canonical JSON
 group, on state order in the study file, or on Python's hash seed.
 
 * ``seed_swap`` — group = the state's cell (task × budget × intervention) and
-  its elicitation condition (spec §12: a seed-swap donor comes from the same
+  its elicitation condition (credit §12: a seed-swap donor comes from the same
   condition as the matched card, so a donor contrast never compares an
   ordinary note with an elicited card). The group's states, sorted by
   (seed, id), are put in a seeded random cyclic order and each state's donor

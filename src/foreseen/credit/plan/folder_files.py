@@ -48,7 +48,7 @@ class SealedOutcomeFile:
     """``outcomes.sealed.json``: the realised outcome of every state, committed by digest.
 
     Written before the plan is frozen and never read until the reveal; the
-    plan freezes the SHA-256 of its bytes (spec credit.md §2, §13).
+    plan freezes the SHA-256 of its bytes (credit §2, §13).
     """
 
     study: str = field(metadata={"doc": "the study's name (study.json 'name')"})

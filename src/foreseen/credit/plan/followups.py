@@ -2,7 +2,7 @@
 
 The paper (controlled study): thirty preselected states ran follow-ups whose
 four-class effect-change predictions were scored (11/30 correct, as simple
-majority baselines). Here (spec credit.md §13, docs/paper-parts.md):
+majority baselines). Here (credit §13, docs/paper-parts.md):
 
 * **Preselection, frozen before any outcome.** The states are ranked by
   ``SHA-256(canonical JSON [seed, "followup", state id])`` ascending and the

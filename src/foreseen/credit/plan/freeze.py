@@ -1,4 +1,4 @@
-"""Frozen credit plans: slots, outcome commitment, reveal, amendments, child plans (spec §4).
+"""Frozen credit plans: slots, outcome commitment, reveal, amendments, child plans (credit §4).
 
 A plan is a JSON object; its file holds exactly ``canonical_json(plan)`` and
 the **plan id** is ``SHA-256(canonical_json(plan))``. It holds the public
@@ -89,6 +89,7 @@ DEFAULT_CONTEXTS_MODULE = CACHE_FIRST
 #: ``foreseen.credit.analysis`` plus the core statistics it uses (their digest is frozen)
 ANALYSIS_MODULES: tuple[str, ...] = (
     "foreseen.core.bootstrap",
+    "foreseen.core.seeds",
     "foreseen.core.stats",
     *sorted(f"foreseen.credit.analysis.{path.stem}"
             for path in (PACKAGE_ROOT / "credit" / "analysis").glob("*.py")
@@ -98,7 +99,7 @@ ANALYSIS_MODULES: tuple[str, ...] = (
 
 @dataclass(frozen=True)
 class ExecutionConfig:
-    """Runner parameters frozen into the plan (spec §5), including the circuit breaker.
+    """Runner parameters frozen into the plan (credit §5), including the circuit breaker.
 
     The breaker (:mod:`foreseen.credit.run.breaker`) halts a run after
     ``breaker_consecutive`` slots in a row exhausted their retries with no
@@ -360,7 +361,7 @@ def _outcome_commitment(outcomes_path: str | os.PathLike[str]) -> dict[str, Any]
     return {"sha256": sha256_file(path)}
 
 
-#: the most repeats of every context a plan may freeze (spec credit.md: repeats measure
+#: the most repeats of every context a plan may freeze (docs/spec.md (credit): repeats measure
 #: drift; a handful is the design, 10**9 is a typo that would never finish)
 MAX_REPEATS = 1_000
 #: the most slots (forecast calls) one plan may freeze

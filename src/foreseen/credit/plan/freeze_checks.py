@@ -1,4 +1,4 @@
-"""The checks a freeze runs on its rendered prompts and its sealed outcomes (spec credit.md §13).
+"""The checks a freeze runs on its rendered prompts and its sealed outcomes (credit §13).
 
 In order, each refusing the freeze on failure:
 

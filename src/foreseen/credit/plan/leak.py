@@ -1,4 +1,4 @@
-"""The leak check: every rendered prompt is searched for the outcomes (spec credit.md §13).
+"""The leak check: every rendered prompt is searched for the outcomes (credit §13).
 
 At freeze the sealed outcome file is read **in memory** (the plan still commits
 to the file's SHA-256; nothing read here enters a prompt) and every rendered

@@ -1,4 +1,4 @@
-"""The sealed outcome file: writing it, and reading it with every check (spec credit.md §2, §13).
+"""The sealed outcome file: writing it, and reading it with every check (credit §2, §13).
 
 The file is ``{"study": name, "version": version, "outcomes": [{"state_id": …,
 "y": …}, …]}`` (canonical key order). :func:`read_outcomes` refuses, in one line,

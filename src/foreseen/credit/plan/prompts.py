@@ -1,4 +1,4 @@
-"""The versioned forecast-prompt template (spec credit.md §3–§4).
+"""The versioned forecast-prompt template (credit §3–§4).
 
 A prompt is four blocks joined by blank lines, always in this order:
 

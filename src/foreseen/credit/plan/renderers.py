@@ -1,4 +1,4 @@
-"""The registry of context renderers a plan may name (spec credit.md §3).
+"""The registry of context renderers a plan may name (credit §3).
 
 A plan records the *name* of the renderer that turns (study, state, context
 id, explanations, donor maps) into a prompt (its ``contexts_module`` field);

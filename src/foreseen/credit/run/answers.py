@@ -1,7 +1,7 @@
 """Reading a forecast out of what a model answered, under the plan's answer rules.
 
 A forecast answer is one JSON object ``{"point", "lower", "upper",
-"direction_probability"?}`` (spec credit.md §5). How strictly an answer is
+"direction_probability"?}`` (credit §5). How strictly an answer is
 read is frozen in the plan
 (:class:`~foreseen.credit.plan.answer_rules.AnswerRules`, part of the execution
 block):

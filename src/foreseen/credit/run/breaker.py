@@ -1,4 +1,4 @@
-"""The circuit breaker: an outage stops a run; it does not spend it (spec credit.md §5, ITT).
+"""The circuit breaker: an outage stops a run; it does not spend it (credit §5, ITT).
 
 Intention to treat gives a slot the plan's fallback forecast when *its own*
 calls failed. When the service itself is down, every slot would fail the same

@@ -1,4 +1,4 @@
-"""A spending limit in USD that stops a run cleanly before it is exceeded (spec credit.md §5).
+"""A spending limit in USD that stops a run cleanly before it is exceeded (credit §5).
 
 Before each call attempt the runner **reserves** the attempt's upper-bound cost
 

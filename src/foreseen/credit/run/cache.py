@@ -1,4 +1,4 @@
-"""The slot-keyed response cache (spec credit.md §5: keyed on the slot, never on prompt text).
+"""The slot-keyed response cache (credit §5: keyed on the slot, never on prompt text).
 
 Key (:func:`slot_cache_key`)::
 

@@ -1,4 +1,4 @@
-"""Run a frozen plan and its known-signal child plan in one output folder (spec §4).
+"""Run a frozen plan and its known-signal child plan in one output folder (credit §4).
 
 The offline study commands (``credit demo``, the Tox21 and OpenML studies)
 share these steps: move the files a previous run left in the folder into

@@ -1,4 +1,4 @@
-"""Reveal and analyse a finished run into ``report.json`` / ``report.md`` (spec §4, §5, §11).
+"""Reveal and analyse a finished run into ``report.json`` / ``report.md`` (credit §4, §5, §11).
 
 A report is a pure function of the plan, the ledger's terminal events, the
 revealed outcomes and the run folder's ``study_section.json``. Everything

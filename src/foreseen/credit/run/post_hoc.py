@@ -5,7 +5,7 @@ before the outcomes were opened it is part of the preregistration; made after,
 it may have been written knowing them — a margin widened until a contrast
 looks "equivalent". The report marks such an amendment **post hoc**, analyses
 the plan under the configuration preregistered before it, and reports the
-amended analysis apart (it never produces a headline verdict; spec credit.md
+amended analysis apart (it never produces a headline verdict; docs/spec.md (credit)
 §4 amendments, §11 report).
 
 **The ledger is the clock.** Its first ``outcomes_revealed`` event names the

@@ -11,8 +11,8 @@ estimate table to the gates: ``within_reference_interval`` asks each estimate
 to lie inside the reference's 95 % interval
 (:func:`foreseen.credit.analysis.gates.evaluate_gate`).
 
-A reference is accepted only when it ran the **same study definition** (spec
-credit.md §13, Replication): its ``plan.json`` (beside its report, and the
+A reference is accepted only when it ran the **same study definition**
+(credit §13, Replication): its ``plan.json`` (beside its report, and the
 plan its report names) must hold the same tasks and the same base states —
 :func:`study_definition_digest` equal. What a replication may change (the
 forecaster and its model, the explainers, the bootstrap) lies outside that

@@ -1,4 +1,4 @@
-"""Execute a frozen plan's call slots into the ledger (spec credit.md §5).
+"""Execute a frozen plan's call slots into the ledger (credit §5).
 
 * One backend instance per plan, ``concurrency`` workers (a plan parameter,
   overridable on the command line: it never changes a result).

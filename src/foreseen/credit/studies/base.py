@@ -288,7 +288,7 @@ class StudyDefinition(ABC):
     def replication_gate(self, design: StudyDesign) -> dict[str, Any]:
         """The gate a run with a reference run adds: every estimate the design's gates
         name must lie inside the reference run's 95 % interval of it
-        (``within_reference_interval``, spec credit.md §13: intervals, not signs only)."""
+        (``within_reference_interval``, credit §13: intervals, not signs only)."""
         names = dict.fromkeys(str(c["estimate"]) for gate in design.analysis.gates
                               for c in gate.get("conditions", ()))
         return {"name": "replication", "join": "all",

@@ -1,4 +1,4 @@
-"""Note delivery: how many explainer notes reached the forecaster whole (spec credit.md §13).
+"""Note delivery: how many explainer notes reached the forecaster whole (credit §13).
 
 The direct-text pipeline shows the forecaster an explainer's full free-text note
 (``matched_note``). For every explainer that has note contexts in the design,

@@ -2,7 +2,7 @@
 
 :func:`count_zero_outcomes` (and :func:`zero_outcome_share`) report, per
 intervention, how many outcomes are
-exactly 0 (spec §9); :func:`reproduce_sample` re-executes a seeded share of
+exactly 0 (credit §9); :func:`reproduce_sample` re-executes a seeded share of
 states and compares the recomputed outcomes bit for bit. Neither defines an
 outcome, so this module is not part of any study's code digest.
 """

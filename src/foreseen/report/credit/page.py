@@ -1,6 +1,6 @@
 """A credit run as a page: what ran and its stand-ins, gates, the five checks, then figures.
 
-Figures (spec credit.md §11 "plots a person would rather look at than read"):
+Figures (credit §11 "plots a person would rather look at than read"):
 
 * **primary contrasts** — a forest plot of every ITT contrast on each gate
   loss (point MAE without gates) per explainer × context: estimate and 95 %
@@ -520,7 +520,7 @@ def page(run: RunFolder, figures: Sequence[Figure]) -> Page:
     return Page(
         title=f"Predictive credit: {study.name}",
         subtitle="Paired forecasts under description, matched and donor contexts "
-                 "(spec credit.md).",
+                 "(credit §3 in docs/spec.md).",
         what_ran=what_ran, stand_ins=stand_ins, verdicts=_gate_verdicts(report),
         verdict_title="Gates", more_verdicts=(("The five checks", checks),),
         figures=tuple(figures),

@@ -14,7 +14,8 @@ def curve_chart(report: CurveReport) -> Chart:
     """C(m) on the grid and the ceiling 1 − floor/N."""
     x = tuple(float(p.size) for p in report.curve)
     return Chart("population-curve", "Population curve and floor",
-                 "Exact mean coverage C(m) of teams of m competent agents (spec teams.md §3); "
+                 "Exact mean coverage C(m) of teams of m competent agents "
+                 "(teams §3 in docs/spec.md); "
                  "the dashed line is the ceiling 1 − floor/N = C(M).",
                  (Panel(f"{report.split}: M = {report.competent_agents}, N = {report.tasks}",
                         "team size m", "coverage C(m)", (

@@ -3,7 +3,7 @@
 Figures:
 
 * **population curve** per feasible split — the exact mean coverage C(m) of
-  the competent agents on the grid (spec teams.md §3), the ceiling
+  the competent agents on the grid (teams §3), the ceiling
   1 − floor/N (the blind-spot floor: tasks no agent solves) and, when the
   split's matrix is at hand, each preregistered forecaster's forecast from
   one seeded pilot of k = 10 agents (the first pilot
@@ -126,8 +126,8 @@ def mae_chart(record: E046Record) -> Chart:
             Series(f"H2 tolerance {H2_TOLERANCE}", "vline", (H2_TOLERANCE,), style="dashed"),
         ), ycategories=labels))
     return Chart("population-coverage-mae", "Forecaster error at the population size",
-                 "Mean absolute error of each forecaster's C(M) from 10-agent pilots (spec "
-                 "§5 step 3); H2 asks for MAE ≤ 0.03 and below pilot_only's.",
+                 "Mean absolute error of each forecaster's C(M) from 10-agent pilots (teams §5 "
+                 "in docs/spec.md, step 3); H2 asks for MAE ≤ 0.03 and below pilot_only's.",
                  tuple(panels) or (Panel("no feasible split", "", "", (), note="none"),),
                  columns=2, panel_height=3.0)
 
@@ -251,7 +251,8 @@ def page(record: E046Record, figures: Sequence[Figure]) -> Page:
     )
     return Page(
         title="E046 record: coverage of coding-agent teams",
-        subtitle="Preregistered protocol (spec teams.md §5); decision over the feasible splits.",
+        subtitle="Preregistered protocol (teams §5 in docs/spec.md); decision over the feasible"
+                 " splits.",
         what_ran=what_ran, stand_ins=(), verdicts=verdicts, verdict_title="Decision",
         more_verdicts=per_split,
         figures=tuple(figures),

@@ -1,4 +1,4 @@
-"""The preregistered E046 protocol (spec teams.md §5): selection, analysis, verdicts, record.
+"""The preregistered E046 protocol (teams §5): selection, analysis, verdicts, record.
 
 ``protocol`` (the per-split analysis in the preregistration's draw order),
 ``selection`` (hash split, top-k, greedy), ``verdicts`` (H1–H3 and the

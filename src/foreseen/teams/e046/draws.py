@@ -1,6 +1,6 @@
 """The E046 protocol's random draws, read from a ``random.Random`` stream in bulk.
 
-The preregistered script draws with ``random.Random`` (spec teams.md §5): pilots
+The preregistered script draws with ``random.Random`` (teams §5): pilots
 with ``sample``, bootstrap tasks with ``choice`` and H3 re-splits with
 ``shuffle``. The record must be byte-identical to the script's, so every draw
 here consumes the stream exactly as those methods do — only faster:

@@ -1,4 +1,4 @@
-"""The E046 protocol of spec teams.md §5: per-split analysis and the cross-split decision.
+"""The E046 protocol of teams §5: per-split analysis and the cross-split decision.
 
 For each feasible split one ``random.Random(seed)`` stream is consumed in
 exactly the spec's order (agents are drawn as indices into the sorted
@@ -38,6 +38,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import numpy.typing as npt
 
+from foreseen.core.seeds import E046_SEED
 from foreseen.core.stats import mcnemar_exact_p, percentile_interval
 from foreseen.teams.curves import (
     blind_spot_floor,
@@ -75,7 +76,7 @@ from foreseen.teams.matrix import OutcomeMatrix
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 
-SEED = 20261009
+SEED = E046_SEED
 EXPERIMENT = "E046"
 MIN_COMPETENT_AGENTS = 20
 MIN_TASKS = 100

@@ -1,4 +1,4 @@
-"""The E046 results record (spec teams.md §5.1): assembly, rounding, writing.
+"""The E046 results record (teams §5.1): assembly, rounding, writing.
 
 Numbers are rounded with Python's ``round`` to 4 decimals, ``mcnemar_p`` to 6;
 size keys are strings. Beside the published keys the record carries an
@@ -29,11 +29,12 @@ from foreseen.version import __version__
 
 FROZEN_ANALYSIS_SHA256 = "67aa3068b52cf67baa6c3862f03fee8ae93a6ad0568de3d26f7b5a1848f28f7d"
 AMENDMENT_REASON = (
-    "independent implementation: the protocol of the preregistration (spec teams.md §3-§5) "
+    "independent implementation: the protocol of the preregistration (teams §3-§5 in docs/spec.md) "
     "re-implemented in the foreseen package; the frozen script "
     "experiments/agent_value_forecast.py did not run"
 )
 ANALYSIS_MODULES = (
+    "foreseen.core.seeds",
     "foreseen.core.stats",
     "foreseen.teams.curves",
     "foreseen.teams.sources.experiments",

@@ -1,4 +1,4 @@
-"""The E046 results record as typed values (spec teams.md §5.1, keys as published).
+"""The E046 results record as typed values (teams §5.1, keys as published).
 
 Field order is the JSON key order (:func:`foreseen.core.schema.to_json`), so
 these classes fix the record's layout byte for byte. The protocol

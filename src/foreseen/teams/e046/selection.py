@@ -1,4 +1,4 @@
-"""Team selection for H3 (spec teams.md §5 step 5): hash split, top-k, greedy, coverage.
+"""Team selection for H3 (teams §5 step 5): hash split, top-k, greedy, coverage.
 
 * Hash split: a task is a calibration task when the SHA-256 of its UTF-8 id,
   read as a big-endian integer, is even (i.e. the digest's last byte is even);

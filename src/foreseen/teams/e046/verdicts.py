@@ -1,6 +1,6 @@
 """The E046 decision rules: per-split verdicts for H1, H2, H3 and the cross-split decision.
 
-All comparisons use unrounded values (spec teams.md §5.1) and the exact
+All comparisons use unrounded values (teams §5.1) and the exact
 inequalities of the preregistration (§5 and §6 of its text):
 
 * H1 (§5 step 2): ``supported`` if every comparator's interval has its lower

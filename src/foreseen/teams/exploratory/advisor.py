@@ -7,11 +7,11 @@ the team is chosen from and the evidence the forecasts are fitted to. Only the
 Report blocks (M competent agents, N tasks, c_t = agents solving task t; the
 types are in :mod:`foreseen.teams.exploratory.advice`):
 
-* ``dependence``: p̄ = Σ_t c_t/(MN); φ̄ = mean pairwise φ (spec teams.md §3);
-  the beta-binomial intra-task correlation ρ by moments (spec §4, the whole
+* ``dependence``: p̄ = Σ_t c_t/(MN); φ̄ = mean pairwise φ (teams §3);
+  the beta-binomial intra-task correlation ρ by moments (teams §4, the whole
   matrix as a pilot of k = M); Kish's effective number of independent agents
   n_eff = M / (1 + (M − 1)·max(0, φ̄)) (and the same with ρ in place of φ̄).
-* ``curve``: the exact population curve C(m) (spec §3) with task-bootstrap
+* ``curve``: the exact population curve C(m) (teams §3) with task-bootstrap
   percentile intervals (tasks resampled with replacement, seeded), and the
   chosen forecaster's curve with intervals from
   :func:`foreseen.teams.exploratory.intervals.forecast_with_intervals` (fitted on all M

@@ -1,10 +1,10 @@
 """Every coverage forecaster side by side on seeded pilots (the ``teams compare`` command).
 
 For one population (the competent agents of a split, M of them; grid G of
-spec teams.md §3 ending at M) and each pilot size k < M, P seeded pilots are
+teams §3 ending at M) and each pilot size k < M, P seeded pilots are
 drawn (:func:`foreseen.teams.exploratory.calibration.draw_pilot_indices`). Per forecaster:
 
-* curve MAE = mean over pilots and m ∈ G of |f(m) − C(m)| (spec §5 "curve error");
+* curve MAE = mean over pilots and m ∈ G of |f(m) − C(m)| (teams §5 "curve error");
 * population-coverage MAE = mean over pilots of |f(M) − C(M)|, and its bias
   (mean signed error); C(M) = 1 − floor/N;
 * interval coverage = share of (pilot, m ∈ G) whose 80 % / 95 % bootstrap
@@ -45,6 +45,7 @@ from foreseen.core.memory import check_array_fits
 from foreseen.core.parallel import Executor, SerialExecutor, shared_context
 from foreseen.core.progress import map_with_progress
 from foreseen.core.schema import OPTIONAL
+from foreseen.core.seeds import E046_SEED
 from foreseen.teams.curves import coverage_grid, population_curve
 from foreseen.teams.exploratory.calibration import (
     DEFAULT_CALIBRATION_REPLICATES,
@@ -65,7 +66,7 @@ FloatArray = npt.NDArray[np.float64]
 RowFamily = Literal["preregistered", "exploratory", "conditional"]
 
 DEFAULT_KS = (5, 10, 20)
-DEFAULT_SEED = 20261009
+DEFAULT_SEED = E046_SEED
 CONDITIONAL_MODELS = ("beta_binomial", "beta_binomial_ml", "zero_inflated_beta_binomial")
 CONDITIONAL_PREFIX = "conditional_"
 REFERENCE = "beta_binomial"

@@ -12,7 +12,7 @@ each forecaster and each point m separately:
   (ends included), for L in 50 / 80 / 95 %;
 * width = mean over pilots of upper − lower.
 
-C(m) is the exact population curve (spec teams.md §3). The forecasters are
+C(m) is the exact population curve (teams §3). The forecasters are
 the default :mod:`pilot-calibrated forecast <foreseen.teams.exploratory.pilot_calibrated>`
 and, for reference, registered forecasters with their task × agent bootstrap
 percentile intervals (:mod:`foreseen.teams.exploratory.intervals`).
@@ -31,6 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from foreseen.core.errors import ConfigError
+from foreseen.core.seeds import E046_SEED
 from foreseen.teams.curves import population_curve
 from foreseen.teams.exploratory.calibration import (
     EXPLORATORY,
@@ -52,7 +53,7 @@ BoolArray = npt.NDArray[np.bool_]
 DEFAULT_KS = (5, 10, 20)
 DEFAULT_PILOTS = 60
 DEFAULT_REPLICATES = 100
-DEFAULT_SEED = 20261009
+DEFAULT_SEED = E046_SEED
 DEFAULT_REFERENCES = ("beta_binomial", "incidence", "kish")
 
 

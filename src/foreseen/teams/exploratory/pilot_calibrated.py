@@ -1,6 +1,6 @@
 """The pilot-calibrated coverage forecast: an ensemble with intervals calibrated inside the pilot.
 
-Exploratory (spec teams.md §7 "forecasts with intervals and a check that they
+Exploratory (teams §7 "forecasts with intervals and a check that they
 are calibrated"). Only the k × N pilot and the population size M are used.
 
 **Point.** The mean of the ensemble members' forecasts f_i(m) (default

@@ -14,11 +14,11 @@ Strategies (each sees only the calibration columns of the pool):
 * ``max_coverage`` the exact maximum-coverage team (:mod:`foreseen.teams.exploratory.max_coverage`);
 * any extra strategy passed by the caller (the advisor adds its cost-aware team).
 
-Held-out comparison of a strategy's team T with the top-k team K (spec teams.md
+Held-out comparison of a strategy's team T with the top-k team K (docs/spec.md (teams)
 §5 step 5 applied to each strategy): coverage = covered held-out tasks / held-out
 tasks; b = held-out tasks covered by T and not K, c = covered by K and not T;
 exact two-sided McNemar p on (b, c). The expected held-out coverage of a
-uniformly random n-agent team of the pool is exact (spec §3 formula on the
+uniformly random n-agent team of the pool is exact (teams §3 formula on the
 held-out columns). Re-split stability: R random halves (``numpy`` generator
 seeded with ``seed``; calibration = the first ⌊N/2⌋ of a permutation), each
 strategy re-chosen on the new calibration half; reported are the mean held-out

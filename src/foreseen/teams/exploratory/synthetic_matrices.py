@@ -12,7 +12,7 @@ from ``numpy.random.default_rng([seed, index of the structure])``:
   u_ft ~ N(0, 1) (P = σ(a_j − b_t + u_ft)), so agents of one family succeed
   and fail together (correlated agents).
 
-The competence screen of spec teams.md §2 (solve rate ≥ 0.05) is applied.
+The competence screen of teams §2 (solve rate ≥ 0.05) is applied.
 """
 
 from __future__ import annotations

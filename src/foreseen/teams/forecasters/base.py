@@ -6,7 +6,7 @@ stack P × k × N of pilots. Every forecaster obeys one interface:
     forecaster.fit(pilot) → CoverageForecast,   forecast.curve(sizes) → C(m)
 
 vectorised over pilots and team sizes: ``curve`` returns an array of shape
-(P…, len(sizes)) (spec teams.md §4).
+(P…, len(sizes)) (teams §4).
 
 Each forecaster class carries *tags* (scikit-learn's estimator tags are the
 model) instead of name lists kept elsewhere:
@@ -23,10 +23,10 @@ model) instead of name lists kept elsewhere:
   returns the forecaster with it fixed (the default returns the forecaster
   itself).
 
-:class:`PilotStats` (spec §4 "pilot statistics"): the pilot size k, the
+:class:`PilotStats` (teams §4 "pilot statistics"): the pilot size k, the
 histogram Q_j of pilot solver counts c_t (j = 0..k, weighted when tasks carry
 bootstrap multiplicities w_t), the number of tasks N = Σ_j Q_j, the pooled rate
-p̄ = Σ_t c_t/(kN), and φ̄ over the k pilot agents (spec §3).
+p̄ = Σ_t c_t/(kN), and φ̄ over the k pilot agents (teams §3).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The six closed-form forecasters of the preregistration (spec teams.md §4).
+"""The six closed-form forecasters of the preregistration (teams §4).
 
 Each depends on the pilot only through :class:`~.base.PilotStats` (p̄ = Σ c_t/(kN),
 φ̄ the pilot's mean pairwise φ, Q_j the number of tasks j pilot agents solve):
@@ -101,7 +101,7 @@ def beta_binomial_curve(
 ) -> FloatArray:
     """(1 − π)(1 − B(α, β + m)/B(α, β)) where ``fitted``, else 1 − (1 − p̄)^m.
 
-    π = ``never_solved`` (0 when ``None``: the plain beta-binomial of spec §4); the
+    π = ``never_solved`` (0 when ``None``: the plain beta-binomial of teams §4); the
     trailing axis of the result runs over ``sizes``.
     """
     betaln = log_beta
@@ -116,7 +116,7 @@ def beta_binomial_curve(
 
 
 def beta_binomial_moments(stats: PilotStats) -> tuple[FloatArray, FloatArray, BoolArray]:
-    """Method-of-moments (α, β) and the fitted mask (spec §4 "Beta-binomial moments").
+    """Method-of-moments (α, β) and the fitted mask (teams §4 "Beta-binomial moments").
 
     μ = p̄; no fit if μ ≤ 0, μ ≥ 1 or k < 2. c̄ = Σc_t/N, v = Σ(c_t − c̄)²/(N − 1),
     ρ = (v/(kμ(1 − μ)) − 1)/(k − 1); no fit if ρ ≤ 0; ρ capped at 0.999;

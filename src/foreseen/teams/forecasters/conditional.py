@@ -5,7 +5,7 @@ A task the pilot solved (c_t ≥ 1) is covered by the population for certain. A
 task no pilot agent solved (c_t = 0) is covered when at least one of the other
 R = M − k agents solves it.
 
-Beta-binomial (spec teams.md §4, item-difficulty prior p_t ~ Beta(α, β)). After
+Beta-binomial (teams §4, item-difficulty prior p_t ~ Beta(α, β)). After
 seeing c_t solves among k agents the posterior of the task's solve rate is
 Beta(α + c_t, β + k − c_t), so the probability that none of R further agents
 solves it is

@@ -1,7 +1,7 @@
 """Pilot statistics from agent indices, without building the P × k × N pilot stack.
 
 ``pilot_stats(solved, pilots, weights)`` equals
-``PilotStats.from_pilot(solved[pilots], weights)`` (spec teams.md §4 "pilot
+``PilotStats.from_pilot(solved[pilots], weights)`` (teams §4 "pilot
 statistics") for integer task weights, value for value: the protocol draws
 hundreds of pilots of a matrix with up to hundreds of thousands of tasks, and
 the stack (and its float32 copy for the Gram matrix) would take gigabytes.

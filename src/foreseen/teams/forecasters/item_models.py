@@ -1,7 +1,7 @@
 """Exploratory item-difficulty forecasters fitted to a pilot by maximum likelihood.
 
 Three models of how hard each task is, each giving a forecast of team coverage
-C(m) (spec teams.md §7 names them as what the preregistration lacks). All fits
+C(m) (teams §7 names them as what the preregistration lacks). All fits
 are vectorised over a stack of pilots (leading batch axes). They are tagged
 ``family = "exploratory"``: they were added after the data had been seen.
 
@@ -11,7 +11,7 @@ P(c_t = j) = binom(k, j)·B(j + α, k − j + β)/B(α, β). (α, β) maximise
 Σ_j Q_j log P(c = j) (Q_j = weighted number of tasks with c_t = j), found by
 Levenberg–Marquardt steps on (log α, log β) with the exact gradient and Hessian
 (digamma/trigamma), started at the method-of-moments fit. The forecast is
-C(m) = 1 − B(α, β + m)/B(α, β) (spec teams.md §4 with ML in place of moments).
+C(m) = 1 − B(α, β + m)/B(α, β) (teams §4 with ML in place of moments).
 No fit when p̄ ∈ {0, 1} or k < 2 (then independence, as the moments model);
 log α and log β are kept in [−10, 15], so an under-dispersed pilot ends near the
 binomial limit (C(m) ≈ 1 − (1 − p̄)^m).

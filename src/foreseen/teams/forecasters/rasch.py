@@ -1,4 +1,4 @@
-"""The Rasch forecaster of the preregistration (spec teams.md §4 "Rasch").
+"""The Rasch forecaster of the preregistration (teams §4 "Rasch").
 
 P(agent j solves task t) = σ(a_j − b_t), σ(x) = 1/(1 + e^(−x)) and exactly 0 for
 x ≤ −35. Abilities a_j and difficulties b_t start at 0 and take 25 alternating
@@ -33,7 +33,7 @@ SIGMOID_CUTOFF = -35.0
 
 
 def sigmoid(x: FloatArray) -> FloatArray:
-    """σ(x) = 1/(1 + e^(−x)), exactly 0 for x ≤ −35 (spec §4)."""
+    """σ(x) = 1/(1 + e^(−x)), exactly 0 for x ≤ −35 (teams §4)."""
     safe = np.maximum(x, SIGMOID_CUTOFF)
     result: FloatArray = np.where(x <= SIGMOID_CUTOFF, 0.0, 1.0 / (1.0 + np.exp(-safe)))
     return result
@@ -79,7 +79,7 @@ class RaschForecast(CoverageForecast):
 def rasch_sweeps(
     outcomes: FloatArray, weights: FloatArray, sweeps: int = RASCH_SWEEPS
 ) -> tuple[FloatArray, FloatArray]:
-    """Alternating Newton sweeps of spec §4 on (P…, k, U) outcomes with task weights (P…, U).
+    """Alternating Newton sweeps of teams §4 on (P…, k, U) outcomes with task weights (P…, U).
 
     Each sweep: for every b_t, gradient −λb_t + Σ_j(σ(a_j − b_t) − y_jt), curvature
     λ + Σ_j σ(1 − σ), b_t += gradient/curvature; then for every a_j with the new b,

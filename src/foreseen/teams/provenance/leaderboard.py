@@ -8,7 +8,7 @@ list the same submission folder; :func:`rows_by_folder` keeps every row in file
 order so that the caller can prefer the row of its own split.
 
 A copy ships as package data (``foreseen/data/swebench/leaderboard.csv``; see the
-PROVENANCE note there), so that the installed package never reads ``../shared``.
+PROVENANCE note there), so that the installed package never reads outside itself.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ is ignored) followed by the task ids; every further row is an agent name
 followed by one ``0`` or ``1`` per task (surrounding spaces allowed). Blank
 lines are ignored. A 0 means "not solved" (spec ``teams.md`` §2 rule 3).
 
-Provenance (spec §5.1 ``upstream`` block): commit ``None``; ``files_read`` = the
+Provenance (teams §5.1 ``upstream`` block): commit ``None``; ``files_read`` = the
 number of agent rows; ``file_sha256`` = ``{"m/<file name>": SHA-256 of the file
 bytes}``; ``files_sha256`` by rule 4 over that map.
 

@@ -32,6 +32,8 @@ from foreseen.credit.studies.controlled.probes import internal_folds, public_sum
 
 from support.controlled_build import SMALL_TASKS, small_build
 
+pytestmark = pytest.mark.slow  # real study builds
+
 
 def test_design_covers_mechanisms_budgets_seeds_and_conditions() -> None:
     build = small_build()

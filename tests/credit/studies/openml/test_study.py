@@ -26,6 +26,8 @@ from foreseen.credit.studies.openml.pipeline import split_dataset
 
 from support.openml_mirror import copy_mirror
 
+pytestmark = pytest.mark.slow  # real study builds
+
 QUOTAS = {"OpenML-CC18": 1, "OpenML-CTR23": 1}
 
 

@@ -32,6 +32,8 @@ from foreseen.credit.studies.tox21.probe import PROBE_FOLDS, ProbeResult, probe_
 from foreseen.credit.studies.tox21.study import Tox21Study
 from foreseen.credit.studies.verification import zero_outcome_share
 
+pytestmark = pytest.mark.slow  # real study builds
+
 ENDPOINTS = ("NR-AR", "NR-PPAR-gamma")
 
 

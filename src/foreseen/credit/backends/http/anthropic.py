@@ -1,4 +1,4 @@
-"""Anthropic Messages API backend (``anthropic``; spec credit.md §5, §10).
+"""Anthropic Messages API backend (``anthropic``; credit §5, §10).
 
 ``POST {base_url}/v1/messages`` with headers ``x-api-key`` (from the
 environment variable named in the plan) and ``anthropic-version``. Output

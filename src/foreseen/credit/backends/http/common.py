@@ -20,7 +20,7 @@
   from every text that could reach a ledger, a log or an exception.
 * **One** :class:`aiohttp.ClientSession` per backend and event loop, reused
   for every call (:class:`ReusedClient`), with explicit timeouts and limits.
-* **Errors** fall into three classes (spec credit.md §5; design "Talking to
+* **Errors** fall into three classes (credit §5; design "Talking to
   real servers"), decided here once for every HTTP backend:
 
   - **outage** — connection errors, timeouts, HTTP 408, 409, 425, 429, every

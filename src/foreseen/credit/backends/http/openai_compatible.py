@@ -1,4 +1,4 @@
-"""OpenAI-compatible chat completions backend (``openai_compatible``; spec credit.md §5, §10).
+"""OpenAI-compatible chat completions backend (``openai_compatible``; credit §5, §10).
 
 ``POST {base_url}/chat/completions`` with ``Authorization: Bearer <key>``
 (the key from the environment variable named in the plan; none for a server on

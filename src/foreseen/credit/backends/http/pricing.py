@@ -1,4 +1,4 @@
-"""Token prices from the plan and the cost of one call (spec credit.md §5: usage and cost).
+"""Token prices from the plan and the cost of one call (credit §5: usage and cost).
 
 The plan's forecaster options carry a pricing table, USD per million tokens::
 

@@ -1,4 +1,4 @@
-"""An async token bucket on requests per minute and tokens per minute (spec credit.md §5).
+"""An async token bucket on requests per minute and tokens per minute (credit §5).
 
 Each limit ``L`` (per minute) is a bucket of capacity ``L`` that refills
 continuously at ``L / 60`` per second, starting full. :meth:`RateLimiter.acquire`

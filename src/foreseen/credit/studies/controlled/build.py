@@ -1,4 +1,4 @@
-"""The controlled-learning study, executed for real with scikit-learn (spec credit.md §9, §10).
+"""The controlled-learning study, executed for real with scikit-learn (credit §9, §10).
 
 Design (all seeded from the build seed; ``random_state`` everywhere):
 
@@ -35,7 +35,7 @@ to each worker once as the session's shared context.
 
 :func:`verify_outcomes` re-executes a seeded share of states from scratch and
 checks bitwise equality; :func:`zero_outcome_share` reports the share of
-y = 0 outcomes per intervention (spec §9).
+y = 0 outcomes per intervention (credit §9).
 """
 
 from __future__ import annotations
@@ -53,6 +53,7 @@ from foreseen.core.digest import code_digest, sha256_json
 from foreseen.core.errors import UserInputError
 from foreseen.core.parallel import Executor, SerialExecutor, shared_context
 from foreseen.core.progress import map_with_progress, status
+from foreseen.core.seeds import CREDIT_SEED
 from foreseen.credit.model import Condition, Explanation, Outcome, State, Study, Task
 from foreseen.credit.studies.base import StudyBuild
 from foreseen.credit.studies.controlled.catalog import (
@@ -84,7 +85,7 @@ BUDGETS: tuple[int, ...] = (150, 500)
 SEEDS: tuple[int, ...] = (0, 1)
 INTERVENTIONS_PER_BUDGET = 2
 EVAL_ROWS = 4000
-DEFAULT_SEED = 20261129
+DEFAULT_SEED = CREDIT_SEED
 MAX_TASKS = 240
 
 

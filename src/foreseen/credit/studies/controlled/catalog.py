@@ -1,4 +1,4 @@
-"""The parent recipe and the public intervention catalog of the controlled study (spec §9).
+"""The parent recipe and the public intervention catalog of the controlled study (credit §9).
 
 Parent recipe: ``LogisticRegression(C=1.0, solver="lbfgs", max_iter=100)`` on
 the raw features. Each catalog entry is one real scikit-learn change to that

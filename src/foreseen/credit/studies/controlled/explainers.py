@@ -1,4 +1,4 @@
-"""Offline explainers of the controlled study (spec credit.md §10), each labelled by name.
+"""Offline explainers of the controlled study (credit §10), each labelled by name.
 
 * ``mechanism`` — the **positive control**. Knows the task's generating
   mechanism. Its card's numbers come from the K-fold probe on the state's

@@ -1,4 +1,4 @@
-"""Synthetic generating mechanisms of the controlled-learning study (spec credit.md §9).
+"""Synthetic generating mechanisms of the controlled-learning study (credit §9).
 
 Each mechanism is a binary-classification data distribution. ``make(rng)``
 draws the task's fixed parameters (coefficients, noise rate, shift) once per
@@ -8,7 +8,7 @@ distribution, which differs from the training distribution only for
 ``covariate_shift``.
 
 The mechanism of a task is private: only the ``mechanism`` explainer (the
-positive control, spec §10) is told it; the public study shows a neutral task
+positive control, credit §10) is told it; the public study shows a neutral task
 id and family.
 """
 

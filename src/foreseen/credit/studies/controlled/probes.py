@@ -1,13 +1,13 @@
 """Training-data-only computations of the controlled study: public state and probes.
 
 Everything here sees only a state's ``n`` training rows — never the held-out
-evaluation set (spec §2, §9):
+evaluation set (credit §2, §9):
 
-* :func:`public_summary` — the public state (spec §9): data summary (n, d,
+* :func:`public_summary` — the public state (credit §9): data summary (n, d,
   class balance, spread of feature scales), the parent's K-fold internal
   validation metrics, its training log-loss, and a learning curve on the
   first internal split (25 %, 50 %, 100 % of its training part);
-* :func:`probe_changes` — the probe (spec §10): for each internal fold k,
+* :func:`probe_changes` — the probe (credit §10): for each internal fold k,
   ``Δ_k = L_val(parent_k) − L_val(child_k)`` (log-loss reduction on the fold's
   validation rows; for ``double_data`` the parent is fitted on the first half
   of the fold's training rows and the child on all of them, the in-sample

@@ -1,6 +1,6 @@
 """The controlled-learning study as a :class:`~foreseen.credit.studies.base.StudyDefinition`.
 
-Design (spec credit.md §9, §10): contexts ``description``; for every offline
+Design (credit §9, §10): contexts ``description``; for every offline
 explainer ``matched_card``, ``donor_card@other_intervention`` and
 ``donor_card@seed_swap`` (the resolution check); ``matched_note`` for the
 plain notes; explainers ``mechanism`` (positive control: knows the generating
@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from foreseen.core.parallel import Executor
+from foreseen.core.seeds import CREDIT_SEED
 from foreseen.credit.analysis.config import AnalysisConfig
 from foreseen.credit.analysis.gates import predictive_value_gate
 from foreseen.credit.explainers.base import Proposal
@@ -68,7 +69,7 @@ CONTEXTS: dict[str | None, tuple[str, ...]] = {
     "placebo": CARD_CONTEXTS,
 }
 #: the build seed and the largest study (kept here so listing the study imports no build code)
-DEFAULT_SEED = 20261129
+DEFAULT_SEED = CREDIT_SEED
 MAX_TASKS = 240
 LLM_CONTEXTS: tuple[str, ...] = ("matched_card", "matched_note", "donor_card@other_intervention")
 REPEATS = 2

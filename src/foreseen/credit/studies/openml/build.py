@@ -1,4 +1,4 @@
-"""The OpenML study: lottery, 144 states executed for real, sealed outcomes (spec credit.md §9).
+"""The OpenML study: lottery, 144 states executed for real, sealed outcomes (credit §9).
 
 Design (lottery seed 20261129, build seed 20261129; see :mod:`.openml_lottery`,
 :mod:`.openml_pipeline`, :mod:`.openml_probe`):
@@ -15,7 +15,7 @@ Design (lottery seed 20261129, build seed 20261129; see :mod:`.openml_lottery`,
   group has two tasks and the ``cross_task`` donor always exists;
 * conditions: one per cell, ``ordinary`` on even cells and ``elicited`` on
   odd cells (cells ranked in study order): both seeds of a cell share it, so
-  the ``seed_swap`` donor comes from the same elicitation condition (spec §12)
+  the ``seed_swap`` donor comes from the same elicitation condition (credit §12)
   and the 72 cells split 36/36;
 * public state: data summary of the budget's training rows, the parent's
   internal-validation skill, train skill, learning curve and prediction hash,
@@ -55,6 +55,7 @@ from foreseen.core.errors import UserInputError
 from foreseen.core.extras import optional_import
 from foreseen.core.parallel import Executor, LocalProcessExecutor, SerialExecutor, shared_context
 from foreseen.core.progress import map_with_progress
+from foreseen.core.seeds import CREDIT_SEED
 from foreseen.credit.model import Condition, Explanation, Intervention, Outcome, State, Study, Task
 from foreseen.credit.studies.base import StudyBuild
 from foreseen.credit.studies.openml.lottery import LOTTERY_SEED, Lottery, draw
@@ -83,7 +84,7 @@ from foreseen.credit.studies.verification import zero_outcome_share
 
 STUDY_NAME = "openml"
 STUDY_VERSION = "1"
-BUILD_SEED = 20261129
+BUILD_SEED = CREDIT_SEED
 EXPLAINER = "probe"
 DECLARED_PRIOR: dict[str, float] = {"typical_effect": 0.0, "typical_magnitude": 0.01,
                                     "half_width": 0.03}

@@ -1,4 +1,4 @@
-"""Fetch an OpenML suite through the public REST API into the mirror format (spec §9, OpenML).
+"""Fetch an OpenML suite through the public REST API into the mirror format (credit §9, OpenML).
 
 Requests (JSON API, ``api`` defaults to ``https://www.openml.org/api/v1/json``):
 

@@ -1,4 +1,4 @@
-"""The OpenML hash lottery (spec credit.md §9).
+"""The OpenML hash lottery (credit §9).
 
 Each dataset of the mirror's index gets a ticket
 
@@ -25,9 +25,10 @@ from typing import Any
 
 from foreseen.core.digest import canonical_json, sha256_text
 from foreseen.core.errors import UserInputError
+from foreseen.core.seeds import CREDIT_SEED
 from foreseen.credit.studies.openml.mirror import SUITES, MirrorEntry
 
-LOTTERY_SEED = 20261129
+LOTTERY_SEED = CREDIT_SEED
 DEFAULT_QUOTAS: dict[str, int] = {"OpenML-CC18": 12, "OpenML-CTR23": 12}
 
 

@@ -1,4 +1,4 @@
-"""Reader and validator of the offline OpenML mirror format (spec credit.md §9, OpenML study).
+"""Reader and validator of the offline OpenML mirror format (credit §9, OpenML study).
 
 A mirror is a folder with ``index.tsv`` (columns ``suite, name, did, task_type,
 n_rows, n_features, family, folder``) and one folder per dataset holding

@@ -1,4 +1,4 @@
-"""LightGBM parent recipe, the six changes, splits, budgets and skill (spec credit.md §9, OpenML).
+"""LightGBM parent recipe, the six changes, splits, budgets and skill (credit §9, OpenML).
 
 **Rows.** A dataset with more than :data:`ROW_CAP` rows is cut to a seeded,
 stratified subsample of :data:`ROW_CAP` rows (so the full build fits 15 minutes

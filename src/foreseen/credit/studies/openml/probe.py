@@ -1,4 +1,4 @@
-"""The probe explainer of the OpenML study, and the LLM explainer path (spec credit.md §10).
+"""The probe explainer of the OpenML study, and the LLM explainer path (credit §10).
 
 **Probe** (offline, labelled ``probe``). Its only inputs are the state's
 public state and its training-only probe (:func:`.openml_pipeline.probe`: parent

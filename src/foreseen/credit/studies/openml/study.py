@@ -1,6 +1,6 @@
 """The OpenML study as a :class:`~foreseen.credit.studies.base.StudyDefinition`.
 
-Design (spec credit.md §9): the hash lottery draws 12 OpenML-CC18
+Design (credit §9): the hash lottery draws 12 OpenML-CC18
 classification and 12 OpenML-CTR23 regression datasets (distinct families)
 from a mirror; each gets 3 label budgets × 2 seeds; a LightGBM parent and six
 public changes. Contexts ``description``; for the ``probe`` explainer
@@ -11,7 +11,7 @@ task of the same kind); 2 repeats; seed 20261129; the lottery (index digest,
 seed, ranking) frozen into the plan; analysis stratified by task kind with the
 joint OpenML gate. The folder adds ``lottery.json`` and ``timings.json``.
 
-**Direct-text pipeline** (``--pipeline direct_text``; spec credit.md §13, the
+**Direct-text pipeline** (``--pipeline direct_text``; credit §13, the
 paper's direct-text follow-up on the same states): the forecaster is shown the
 explainer's full note, not a card — contexts ``description`` and
 ``matched_note`` only, for the offline probe explainer and for any LLM
@@ -37,6 +37,7 @@ from typing import Any
 
 from foreseen.core.errors import UserInputError
 from foreseen.core.parallel import Executor
+from foreseen.core.seeds import CREDIT_SEED
 from foreseen.credit.analysis.config import AnalysisConfig
 from foreseen.credit.plan.freeze import ExecutionConfig
 from foreseen.credit.studies.base import (
@@ -71,7 +72,7 @@ _EXECUTION = ExecutionConfig(concurrency=4, max_attempts=4, backoff_base_s=0.01,
                              backoff_max_s=0.2)
 DIRECT_TEXT_CONTEXTS: tuple[str, ...] = ("matched_note",)
 REPEATS = 2
-DESIGN_SEED = 20261129
+DESIGN_SEED = CREDIT_SEED
 BRIEF = (
     "Each task is one OpenML dataset (OpenML-CC18 classification or OpenML-CTR23 "
     "regression); the parent is a LightGBM model trained on a budgeted share of the "

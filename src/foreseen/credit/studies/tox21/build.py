@@ -1,4 +1,4 @@
-"""The Tox21 credit study (spec credit.md §9), executed for real.
+"""The Tox21 credit study (credit §9), executed for real.
 
 States: endpoints (12 by default) × 3 nested training-label fractions
 (0.25, 0.5, 0.8) × 2 seeds = 72. Cell = endpoint × budget × change; the
@@ -463,7 +463,7 @@ def verify_outcomes(study: Study, outcomes: Sequence[Outcome], fraction: float =
 
 def seed_pair_summary(study: Study, outcomes: Mapping[str, float],
                       point_mae: float | None = None) -> dict[str, Any]:
-    """Seed noise beside the gate (spec §9): sign agreement and median seed gap of cell pairs.
+    """Seed noise beside the gate (credit §9): sign agreement and median seed gap of cell pairs.
 
     For every cell with two seeds: the pair shares the effect's sign iff
     ``sign(y₁) == sign(y₂)`` (0 is its own sign); seed gap = ``|y₁ − y₂|``.

@@ -1,4 +1,4 @@
-"""Tox21 data for the Tox21 credit study (spec credit.md §9): loading, parsing, splits, budgets.
+"""Tox21 data for the Tox21 credit study (credit §9): loading, parsing, splits, budgets.
 
 * :func:`load_tox21` — reads the shipped gzip (``foreseen/data/tox21``, a byte
   copy of MoleculeNet's Tox21 via chemprop; see its PROVENANCE.md) or a
@@ -41,6 +41,7 @@ import numpy.typing as npt
 from foreseen.core.digest import sha256_bytes
 from foreseen.core.errors import UserInputError
 from foreseen.core.extras import optional_import
+from foreseen.core.seeds import CREDIT_SEED
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -53,7 +54,7 @@ ENDPOINTS: tuple[str, ...] = (
 BUDGET_FRACTIONS: tuple[float, ...] = (0.25, 0.5, 0.8)
 SEEDS: tuple[int, ...] = (0, 1)
 HELD_OUT_FRACTION = 0.2
-SPLIT_SEED = 20261129
+SPLIT_SEED = CREDIT_SEED
 BUDGET_SEED = 20261130
 
 

@@ -1,4 +1,4 @@
-"""The Tox21 probe explainer (spec credit.md §10, ``source="probe"``).
+"""The Tox21 probe explainer (credit §10, ``source="probe"``).
 
 The probe sees a state's budgeted training labels only. It splits them into
 :data:`PROBE_FOLDS` stratified internal folds (``StratifiedKFold``, shuffled,

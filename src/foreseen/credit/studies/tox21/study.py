@@ -1,6 +1,6 @@
 """The Tox21 study as a :class:`~foreseen.credit.studies.base.StudyDefinition`.
 
-Design (spec credit.md §9, §13): 12 endpoints × 3 nested label budgets × 2 seeds =
+Design (credit §9, §13): 12 endpoints × 3 nested label budgets × 2 seeds =
 72 states, all elicited (the probe explainer writes six-field cards). Contexts
 ``description`` and seven card contexts — the paper's component crossover,
 two forecasts each: 72 × 8 × 2 = 1,152 calls at the paper's size
@@ -55,6 +55,7 @@ from pathlib import Path
 from typing import Any
 
 from foreseen.core.parallel import Executor
+from foreseen.core.seeds import CREDIT_SEED
 from foreseen.credit.analysis.config import AnalysisConfig
 from foreseen.credit.analysis.gates import replication_gate
 from foreseen.credit.model import Outcome
@@ -72,7 +73,7 @@ from foreseen.credit.studies.tox21.gates import tox21_harm_gate
 from foreseen.credit.studies.tox21.outcome_code import CODE_MODULES, LIBRARIES
 from foreseen.credit.studies.verification import zero_outcome_share
 
-DESIGN_SEED = 20261129
+DESIGN_SEED = CREDIT_SEED
 #: the declared hierarchical bootstrap sensitivity: endpoint (task) → budget cell → seed
 HIERARCHY: tuple[str, ...] = ("task", "cell", "seed")
 REPEATS = 2
