@@ -178,7 +178,7 @@ ROW = re.compile(r"^\| (\d+) \| `(\w+)` \|", re.MULTILINE)
 def _error_classes() -> dict[str, type[errors.ForeseenError]]:
     """Every error class of the package's error modules, by name."""
     found: dict[str, type[errors.ForeseenError]] = {}
-    for module_name in ("foreseen.core.errors", "foreseen.core.ledger"):
+    for module_name in ("foreseen.core.errors", "foreseen.core.ledger.lock"):
         module = importlib.import_module(module_name)
         for name, value in vars(module).items():
             if (inspect.isclass(value) and issubclass(value, errors.ForeseenError)

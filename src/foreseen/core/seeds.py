@@ -8,8 +8,8 @@ default that names it (and so new plans' ids, never a frozen plan's).
 from __future__ import annotations
 
 CREDIT_SEED = 20261129
-"""The credit instrument's default seed: the studies' designs and builds, the Tox21 split,
-the OpenML lottery, and the analysis's bootstrap (``bootstrap_seed``)."""
+"""The credit instrument's default seed: the shipped studies' designs, builds, data splits
+and dataset lottery, and the analysis's bootstrap (``bootstrap_seed``)."""
 
 E046_SEED = 20261009
 """The seed the E046 preregistration fixes for its protocol (teams §5 in docs/spec.md); the

@@ -53,6 +53,7 @@ from foreseen.credit.backends.http.common import (
     ConnectionLost,
     HttpAnswer,
     error_summary,
+    import_aiohttp,
     is_transient,
     read_api_key,
 )
@@ -307,7 +308,7 @@ class OpenAIBatches(_Api):
         return {"authorization": f"Bearer {key}"} if key else {}
 
     async def submit(self, requests: Sequence[ForecastRequest]) -> tuple[str, str | None]:
-        import aiohttp
+        aiohttp = import_aiohttp()
 
         lines = "".join(canonical_json({"custom_id": custom_id(r.slot_id), "method": "POST",
                                         "url": OPENAI_ENDPOINT,

@@ -339,7 +339,8 @@ class HttpAnswer:
     text: str
 
 
-def _import_aiohttp() -> Any:
+def import_aiohttp() -> Any:
+    """The aiohttp module; :class:`MissingExtraError` naming the ``llm`` extra when absent."""
     try:
         import aiohttp
     except ImportError:
@@ -385,7 +386,7 @@ class ReusedClient:
     def get(self) -> Any:
         loop = asyncio.get_running_loop()
         if not self._clients or self._loop is not loop:
-            aiohttp = _import_aiohttp()
+            aiohttp = import_aiohttp()
             tls = ssl.create_default_context(cafile=_certifi_bundle())
             connector = aiohttp.TCPConnector(limit=self.max_connections,
                                              limit_per_host=self.max_connections, ssl=tls)
@@ -414,7 +415,7 @@ class ReusedClient:
                    secret: str, key_env: str) -> HttpAnswer:
         """Send one request (``data``: bytes, a form or None); map failures as in the module
         docstring. The body is parsed as JSON when it is JSON (else ``body`` is None)."""
-        aiohttp = _import_aiohttp()
+        aiohttp = import_aiohttp()
         session = self.get()
         try:
             async with session.request(method, url, data=data, headers=dict(headers),
