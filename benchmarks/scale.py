@@ -160,9 +160,9 @@ def case_ledger(kind: str, size: int) -> dict[str, Any]:
             ledger = Ledger.open(path, keep_appended=False)
             batch = [("call_completed", LEDGER_PAYLOAD)] * 64
             if kind == "writer":
-                from foreseen.credit.run.runner import _Writer
+                from foreseen.credit.run.ledger_writer import LedgerWriter
 
-                writer = _Writer(ledger)
+                writer = LedgerWriter(ledger)
 
                 def through_writer() -> dict[str, Any]:
                     for _ in range(size):

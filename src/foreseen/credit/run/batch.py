@@ -83,6 +83,7 @@ from foreseen.credit.run.events import (
     SlotIdentity,
     entry,
 )
+from foreseen.credit.run.ledger_writer import LedgerWriter
 from foreseen.credit.run.run_ledger import open_run_ledger, terminal_slots
 from foreseen.credit.run.runner import (
     RunSummary,
@@ -91,7 +92,6 @@ from foreseen.credit.run.runner import (
     _count_fallback,
     _fallback,
     _retry_delay,
-    _Writer,
     build_backend,
     build_requests,
     run_plan,
@@ -128,7 +128,7 @@ class BatchRun:
         self.api: BatchApi = Retrying(
             batch_api(self.backend), self.plan.execution.max_attempts,
             lambda attempt, after: _retry_delay(self.plan, "batch", attempt, after), self.sleep)
-        self.writer = _Writer(self.ledger)
+        self.writer = LedgerWriter(self.ledger)
         self.slots = {slot["slot_id"]: slot for slot, _ in self.prepared}
         self.requests = {request.slot_id: request for _, request in self.prepared}
         done = terminal_slots(self.ledger.events)

@@ -34,10 +34,8 @@ import asyncio
 import os
 import random
 import shlex
-import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -90,12 +88,8 @@ from foreseen.credit.run.followup_answers import (
     followup_request,
     read_slot_answer,
 )
+from foreseen.credit.run.ledger_writer import LedgerWriter
 from foreseen.credit.run.run_ledger import open_run_ledger, terminal_slots
-
-FLUSH_EVENTS = 64
-#: events written at most in one append while coalescing (bounds the memory of one write)
-WRITE_LIMIT = 4096
-FLUSH_SECONDS = 0.2
 
 
 def fallback_forecast(plan: FrozenPlan, reason: str) -> Forecast:
@@ -227,77 +221,6 @@ class RunSummary:
         return self.skipped + self.completed_valid + self.fallbacks == self.assigned
 
 
-class _Writer:
-    """Buffers events and appends them off the event loop, coalescing while the disk is busy.
-
-    Every ``FLUSH_EVENTS`` events or ``FLUSH_SECONDS`` the buffered events are
-    handed to one background thread, which appends everything handed over so
-    far (up to ``WRITE_LIMIT`` at a time) in one :meth:`Ledger.append_many`
-    (one write, one fsync, the head file) and repeats until nothing waits: the
-    event loop never waits on the disk, events keep their order, and a slow
-    disk gets larger batches instead of a growing queue. :meth:`flush` hands
-    over what is pending and waits until everything is on disk; a failed write
-    is raised by the next :meth:`add` or :meth:`flush`. Durability: a crash
-    loses at most the events handed over since the last completed fsync (one
-    write's worth), never an earlier one; the head file may lag that write
-    (repaired when the ledger is reopened).
-    """
-
-    def __init__(self, ledger: Ledger) -> None:
-        self.ledger = ledger
-        self.pending: list[tuple[str, Mapping[str, Any]]] = []
-        self.last_flush = time.monotonic()
-        self._lock = threading.Lock()
-        self._handed: list[tuple[str, Mapping[str, Any]]] = []
-        self._disk: ThreadPoolExecutor | None = None
-        self._drain: Future[None] | None = None
-
-    def add(self, *events: tuple[str, Mapping[str, Any]]) -> None:
-        self.pending.extend(events)
-        now = time.monotonic()
-        if len(self.pending) >= FLUSH_EVENTS or now - self.last_flush >= FLUSH_SECONDS:
-            self._hand_over()
-
-    def _write_all(self) -> None:
-        while True:
-            with self._lock:
-                batch = self._handed[:WRITE_LIMIT]
-                del self._handed[:WRITE_LIMIT]
-                if not batch:
-                    self._drain = None
-                    return
-            self.ledger.append_many(batch)  # a failure stays in this future (see flush)
-
-    def _hand_over(self) -> None:
-        drain = self._drain
-        if drain is not None and drain.done():
-            drain.result()  # a failed write surfaces here
-        with self._lock:
-            self._handed.extend(self.pending)
-            self.pending = []
-            if self._handed and self._drain is None:
-                if self._disk is None:
-                    self._disk = ThreadPoolExecutor(max_workers=1,
-                                                    thread_name_prefix="ledger-writer")
-                self._drain = self._disk.submit(self._write_all)
-        self.last_flush = time.monotonic()
-
-    def flush(self) -> None:
-        """Hand over what is pending and wait until every event is written."""
-        try:
-            self._hand_over()
-            while True:
-                with self._lock:
-                    drain = self._drain
-                if drain is None:
-                    break
-                drain.result()
-        finally:
-            if self._disk is not None:
-                self._disk.shutdown(wait=True)
-                self._disk = None
-
-
 def _completed(identity: SlotIdentity, attempt: int, response: BackendResponse, *,
                forecast: Forecast | FollowupAnswer | None, reason: str | None, latency: float,
                charge: float | None) -> CallCompleted:
@@ -329,7 +252,7 @@ SlotOutcome = Literal["answered", "exhausted", "refused", "stopped"]
 
 
 async def _run_slot(plan: FrozenPlan, backend: Backend, slot: Mapping[str, Any],
-                    request: ForecastRequest, writer: _Writer, summary: RunSummary,
+                    request: ForecastRequest, writer: LedgerWriter, summary: RunSummary,
                     sleep: Sleep, budget: Budget | None = None,
                     stopped: Callable[[], bool] = lambda: False) -> SlotOutcome:
     """Run one slot: ``answered`` (terminal event written), ``exhausted`` (every attempt
@@ -436,7 +359,7 @@ async def run_plan_async(plan: FrozenPlan, ledger_path: str | os.PathLike[str],
 
 
 def _pending(plan: FrozenPlan, ledger: Ledger,
-             prepared: list[tuple[dict[str, Any], ForecastRequest]], writer: _Writer,
+             prepared: list[tuple[dict[str, Any], ForecastRequest]], writer: LedgerWriter,
              summary: RunSummary) -> asyncio.Queue[tuple[dict[str, Any], ForecastRequest]]:
     """The slots still to call, in plan order; an answer already recorded as invalid gets
     its fallback now (intention to treat: it is never re-asked)."""
@@ -473,7 +396,7 @@ class _OnlineRun:
 
     plan: FrozenPlan
     backend: Backend
-    writer: _Writer
+    writer: LedgerWriter
     summary: RunSummary
     sleep: Sleep
     budget: Budget | None
@@ -570,7 +493,7 @@ async def _run_open_ledger(plan: FrozenPlan, ledger: Ledger,
     if stray:
         raise UserInputError(f"ledger holds slot {stray[0]!r}, which is not in the plan")
     summary = RunSummary(plan.plan_id, assigned=len(prepared), skipped=len(done))
-    writer = _Writer(ledger)
+    writer = LedgerWriter(ledger)
     execution = plan.execution
     run = _OnlineRun(
         plan, backend, writer, summary, sleep,
