@@ -20,7 +20,9 @@ Rules:
   does not give a ``StudyDefinition`` named like the entry point, becomes an
   :class:`InstalledStudy` with ``problem`` set (naming the entry point and its
   distribution), never a traceback, and never hides the other studies;
-* **the first declaration of a name wins**; a later one with another target is
+* **foreseen's own studies first, then the first declaration of a name wins**: a plugin
+  cannot shadow a shipped study whatever the order of ``sys.path``; a later declaration
+  with another target is
   reported as a problem;
 * **old installs**: when no entry point of the group comes from foreseen's own
   distribution (an editable install made before the group existed), the
@@ -93,11 +95,14 @@ def shipped_entry_points(pyproject: Path = SOURCE_PYPROJECT) -> list[metadata.En
 
 def _with_shipped(declared: list[_Declared],
                   shipped: Iterable[metadata.EntryPoint]) -> list[_Declared]:
-    """``declared``, plus the shipped studies when foreseen's metadata lacks the group."""
-    if any(_normal(d.distribution) == OWN_DISTRIBUTION for d in declared):
-        return declared
-    own = [_Declared(entry, OWN_DISTRIBUTION, __version__) for entry in shipped]
-    return own + declared
+    """``declared`` with foreseen's own entries first (a plugin cannot shadow a shipped
+    study, whatever the order of ``sys.path``), plus the shipped studies when foreseen's
+    metadata lacks the group."""
+    own = [d for d in declared if _normal(d.distribution) == OWN_DISTRIBUTION]
+    others = [d for d in declared if _normal(d.distribution) != OWN_DISTRIBUTION]
+    if not own:
+        own = [_Declared(entry, OWN_DISTRIBUTION, __version__) for entry in shipped]
+    return own + others
 
 
 def _normal(name: str) -> str:
