@@ -258,7 +258,7 @@ def render_markdown(report: CreditAnalysis, *,
     if isinstance(report, CreditReport):
         lines += ["## Provenance", "", *provenance_lines(report)]
     lines += [*post_hoc_section(report), *_intervals_line(report), *_primary_contrasts(report),
-              *followup_lines(getattr(report, "followups", None)),
+              *followup_lines(report.followups if isinstance(report, CreditReport) else None),
               "## Gates", "", *gate_lines(report), *_integrity_and_metrics(report),
               *_baselines(report), *_declared(report), *_appendix(report)]
     return "\n".join(lines)

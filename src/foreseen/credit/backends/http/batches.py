@@ -41,6 +41,7 @@ under :func:`custom_id` (``s`` + 40 hex digits of its id's SHA-256).
 from __future__ import annotations
 
 import json
+from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypeVar
@@ -191,7 +192,7 @@ def _counts(value: Any) -> dict[str, int]:
     return {str(k): int(v) for k, v in value.items() if isinstance(v, int)}
 
 
-class _Api:
+class _Api(ABC):
     """The HTTP plumbing both protocols share: the key, one client, error mapping."""
 
     provider = ""
@@ -230,8 +231,9 @@ class _Api:
         """``text`` without the key (provider texts may echo a request's headers)."""
         return scrub(text, (self.key(),))
 
+    @abstractmethod
     def auth(self, key: str) -> dict[str, str]:
-        raise NotImplementedError
+        """The provider's authentication headers for ``key`` (none without a key)."""
 
     def answer(self, cid: str, body: Any, request: ForecastRequest | None) -> ItemResult:
         """An item whose message arrived, read as the online path reads it."""
