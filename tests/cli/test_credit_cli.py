@@ -150,12 +150,12 @@ def test_amend_and_reveal_before_the_run_finishes(tmp_path: Path, study_dir: Pat
     plan_path, amended = tmp_path / "plan.json", tmp_path / "amended.json"
     assert _call(capsys, "plan", str(study_dir), "--out", str(plan_path))[0] == 0
     code, _, err = _call(capsys, "amend", str(plan_path), "--out", str(amended),
-                              "--set", "analysis.bootstrap_b=300", "--set",
+                              "--set", "analysis.replicates=300", "--set",
                               "execution.concurrency=1", "--reason", "smaller B")
     assert code == 0, err
     parent, child = load_plan(plan_path), load_plan(amended)
     assert child.parent == parent.plan_id and child.plan_id != parent.plan_id
-    assert child.body["analysis"]["bootstrap_b"] == 300
+    assert child.body["analysis"]["replicates"] == 300
     assert child.body["execution"]["concurrency"] == 1
     assert child.body["amendments"] == [{
         "parent": parent.plan_id, "reason": "smaller B", "changed": ["analysis", "execution"],
@@ -166,7 +166,7 @@ def test_amend_and_reveal_before_the_run_finishes(tmp_path: Path, study_dir: Pat
                          "--set", "seed=3", "--reason", "r")
     _one_error_line(code, err, "may not change 'seed'")
     code, _, err = _call(capsys, "amend", str(plan_path), "--out", str(tmp_path / "x.json"),
-                         "--set", "analysis.bootstrap_b=oops", "--reason", "r")
+                         "--set", "analysis.replicates=oops", "--reason", "r")
     _one_error_line(code, err, "not JSON")
     assert not (tmp_path / "x.json").exists()
 

@@ -139,7 +139,7 @@ def test_a_plan_file_with_a_ledger_is_never_replaced(
     code, _, err = _call(capsys, "plan", str(finished / "study"), "--out", str(plan))
     assert code == 2 and "already holds plan" in err and "orphan the ledgers" in err
     code, _, err = _call(capsys, "amend", str(plan), "--out", str(plan), "--reason", "r",
-                         "--set", "analysis.bootstrap_b=300")
+                         "--set", "analysis.replicates=300")
     assert code == 2 and "it is an input of this command" in err  # amend never over its input
     assert plan.read_bytes() == before
     assert _call(capsys, "verify", str(finished / "ledger.jsonl"), "--plan", str(plan))[0] == 0
@@ -151,10 +151,13 @@ def test_a_plan_file_with_a_ledger_is_never_replaced(
 
 
 @pytest.mark.parametrize("setting,fragment", [
-    ("analysis.bootstrap_b=-5", "bootstrap_b must be at least"),
-    ('analysis.bootstrap_b="x"', "bootstrap_b must be an integer"),
-    ("analysis.bootstrap_b=null", "bootstrap_b must be an integer"),
-    ("analysis.bootstrap_b=NaN", "NaN and infinities are not allowed"),
+    ("analysis.replicates=-5", "replicates must be at least"),
+    ('analysis.replicates="x"', "replicates must be an integer"),
+    ("analysis.replicates=null", "replicates must be an integer"),
+    ("analysis.replicates=NaN", "NaN and infinities are not allowed"),
+    # the plan (frozen now) names replicates: its older name beside it is refused
+    ("analysis.bootstrap_b=300", "'replicates' and its older name 'bootstrap_b' are both"
+                                 " given; keep only 'replicates'"),
     ("analysis.alpha=Infinity", "NaN and infinities are not allowed"),
     ('analysis.gates=[{"name": "g", "join": "all", "conditions": [], "on_pass": "confirmed",'
      ' "on_fail": "inconclusive"}]', "'conditions' must be a non-empty list"),
@@ -192,7 +195,7 @@ def test_an_analysis_only_amendment_analyses_its_parents_ledger(
     sealed = finished / "study" / "outcomes.sealed.json"
     amended, again = finished / "amended.json", finished / "amended2.json"
     assert _call(capsys, "amend", str(plan), "--out", str(amended), "--reason", "more draws",
-                 "--set", "analysis.bootstrap_b=300")[0] == 0
+                 "--set", "analysis.replicates=300")[0] == 0
     assert _call(capsys, "amend", str(amended), "--out", str(again), "--reason", "alpha",
                  "--set", "analysis.alpha=0.1")[0] == 0
     for which in (amended, again):  # a child and a grandchild of the ledger's plan

@@ -92,7 +92,7 @@ COMMANDS: tuple[Command, ...] = (
     _c("credit reveal run/plan.json study/outcomes.sealed.json --ledger run/ledger.jsonl"),
     _c("credit analyze run --out analysed"),
     _c("credit signal-plan run/plan.json study/outcomes.sealed.json --out sp.json"),
-    _c("credit amend run/plan.json --set analysis.bootstrap_b=300 --reason why --out am.json"),
+    _c("credit amend run/plan.json --set analysis.replicates=300 --reason why --out am.json"),
     _c("credit show-prompt run/plan.json -- -|t0-feat-s0|description|1"),
     _c("credit openml mirror --suite OpenML-CC18 --out mirror --api http://127.0.0.1:9"
        " --limit 1", code=2),

@@ -12,6 +12,7 @@ from foreseen.core.schema import (
     SchemaError,
     from_json,
     json_schema,
+    renamed_from,
     to_json,
     written_with,
 )
@@ -80,3 +81,26 @@ def test_from_json_names_the_path_of_the_first_bad_value() -> None:
         from_json(Settings, {"name": "a", "inner": {"value": 1.0, "count": "3"}})
     with pytest.raises(SchemaError, match="finite"):
         from_json(Sample, {"value": float("nan"), "count": 1})
+
+
+@dataclass(frozen=True)
+class Renamed:
+    replicates: int = field(metadata=renamed_from("bootstrap_b"))
+    seed: int = 0
+
+
+def test_a_renamed_field_is_read_under_either_name_never_both() -> None:
+    import jsonschema
+
+    assert from_json(Renamed, {"bootstrap_b": 5}) == from_json(Renamed, {"replicates": 5})
+    assert to_json(Renamed(5)) == {"replicates": 5, "seed": 0}  # written under the new name
+    with pytest.raises(SchemaError, match=r"^\$: 'replicates' and its older name 'bootstrap_b'"
+                                          r" are both given; keep only 'replicates'$"):
+        from_json(Renamed, {"replicates": 5, "bootstrap_b": 5})
+    schema = json_schema(Renamed)
+    for valid in ({"replicates": 5, "seed": 0}, {"bootstrap_b": 5, "seed": 0}):
+        jsonschema.validate(valid, schema)
+    for invalid in ({"replicates": 5, "bootstrap_b": 5, "seed": 0}, {"seed": 0},
+                    {"bootstrap_b": "5", "seed": 0}):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(invalid, schema)

@@ -75,21 +75,27 @@ def _calibration(study: Study, outcomes: dict[str, float], *, seed: int,
     return records
 
 
-def demo_analysis(bootstrap_b: int = 200) -> CreditAnalysis:
-    """The analysis of a demo-shaped study (8 tasks, 3 explainers, calibration, 2 gates)."""
+def demo_analysis(replicates: int = 200, *, old_name: bool = False) -> CreditAnalysis:
+    """The analysis of a demo-shaped study (8 tasks, 3 explainers, calibration, 2 gates);
+    ``old_name``: its configuration read from JSON naming ``replicates`` ``bootstrap_b`` (as
+    plans frozen before the rename do)."""
     study = make_study(8)
     outcomes = make_outcomes(study)
     explanations = {name: make_explanations(study, outcomes) for name in EXPLAINERS}
-    config = AnalysisConfig(bootstrap_b=bootstrap_b, bootstrap_seed=3, gates=(
+    config = AnalysisConfig(replicates=replicates, bootstrap_seed=3, gates=(
         predictive_value_gate("plain_note", "matched_card", "donor_card@seed_swap"),
         {**predictive_value_gate("mechanism", "matched_card", "donor_card@other_intervention"),
          "name": "predictive_value_mechanism"},
     ))
+    if old_name:
+        written = config.to_json()
+        written["bootstrap_b"] = written.pop("replicates")
+        config = AnalysisConfig.from_json(written)
     return analyze(study, explanations, _slots(study, outcomes, EXPLAINERS, repeats=2, seed=4),
                    outcomes, config, _calibration(study, outcomes, seed=5))
 
 
-def edge_analysis(bootstrap_b: int = 150) -> CreditAnalysis:
+def edge_analysis(replicates: int = 150) -> CreditAnalysis:
     """An analysis whose report writes the keys that appear only when they apply."""
     study = make_study(6, conditions=("elicited",))
     outcomes = make_outcomes(study, seed=7)
@@ -106,7 +112,7 @@ def edge_analysis(bootstrap_b: int = 150) -> CreditAnalysis:
         slots.append(record)
     scored = {sid: y for sid, y in outcomes.items() if sid not in unscored}
     config = AnalysisConfig(
-        bootstrap_b=bootstrap_b, hierarchical=("task", "cell", "seed"),
+        replicates=replicates, hierarchical=("task", "cell", "seed"),
         small_cluster_correction="student_t", baseline_interval=(-0.05, 0.05),
         equivalence_margins={"point_mae": 0.01},
         gates=({"name": "needs_missing", "join": "any", "on_pass": "ok", "on_fail": "no",

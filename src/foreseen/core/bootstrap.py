@@ -13,6 +13,8 @@ all replicates of all statistics are a few matrix products (credit §7:
 * :func:`hierarchical_weights` — nested resampling (e.g. task → budget cell →
   seed): clusters, then children within each drawn cluster, and so on; each
   leaf's weight is the product of 1 / (children drawn) along its path.
+* :class:`Resampling` — the one resampling configuration: how many replicates,
+  the seed that draws them, and the interval method (:data:`INTERVAL_METHODS`).
 * :func:`summarize` — percentile intervals: 95 % two-sided, 90 % two-sided,
   and the one-sided 95 % lower bound = 5th percentile (credit §7), or a
   small-cluster corrected interval (see :func:`summarize`); none at all below
@@ -33,10 +35,56 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from foreseen.core.errors import UserInputError
+
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 Correction = Literal["none", "expand", "student_t", "student_t_expanded"]
 CORRECTIONS: tuple[str, ...] = ("none", "expand", "student_t", "student_t_expanded")
+#: an interval method's name (what a user writes) → the :func:`summarize` correction it uses
+#: (docs/intervals.md): ``percentile`` is the plain percentile interval, the others its
+#: small-cluster corrections
+INTERVAL_METHODS: dict[str, Correction] = {
+    "percentile": "none", "percentile_expanded": "expand", "student_t": "student_t",
+    "student_t_expanded": "student_t_expanded",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Resampling:
+    """One resampling configuration: ``replicates`` bootstrap draws made by
+    ``numpy.random.default_rng(seed)``, summarised by ``interval_method``.
+
+    The three names are the ones a user writes everywhere (docs/glossary.md):
+    ``replicates`` (``--replicates``; plans frozen before the rename wrote
+    ``bootstrap_b``), the seed (``--seed`` for the teams commands; a credit plan,
+    configuration file and ``--bootstrap-seed`` call it ``bootstrap_seed``,
+    because ``seed`` there is the plan's own seed) and ``interval_method``
+    (``--interval-method``; one of :data:`INTERVAL_METHODS`).
+    """
+
+    replicates: int
+    seed: int
+    interval_method: str = "percentile"
+
+    def __post_init__(self) -> None:
+        if isinstance(self.replicates, bool) or not isinstance(self.replicates, int) \
+                or self.replicates < 1:
+            raise UserInputError(f"replicates must be a whole number >= 1, got "
+                                 f"{self.replicates!r}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
+            raise UserInputError(f"the resampling seed must be a whole number >= 0, got "
+                                 f"{self.seed!r}")
+        if self.interval_method not in INTERVAL_METHODS:
+            raise UserInputError(f"interval_method must be one of {', '.join(INTERVAL_METHODS)},"
+                                 f" got {self.interval_method!r}")
+
+    @property
+    def correction(self) -> Correction:
+        """The :func:`summarize` correction of :attr:`interval_method`."""
+        return INTERVAL_METHODS[self.interval_method]
+
+
 #: the reason written when a summary rests on fewer clusters than the declared minimum
 TOO_FEW_CLUSTERS = "too_few_clusters"
 

@@ -11,6 +11,8 @@ written. Two functions do that for every artefact:
   null); :func:`written_with` ``("other")`` — written (possibly as null)
   exactly when field ``other`` is not None. Such fields are not ``required``
   in the schema, and :func:`from_json` reads a missing one as None.
+  :func:`renamed_from` ``("old")`` — files written before the field was renamed
+  hold it under ``old``: the schema accepts either name, never both.
 * :func:`json_schema` — the JSON Schema (draft 2020-12) of a dataclass, read
   from its type hints: ``int`` → integer, ``float`` → number (integers are
   numbers too), ``str``, ``bool``, ``None`` → null, ``X | None`` → either,
@@ -57,6 +59,11 @@ OPTIONAL: Mapping[str, Any] = MappingProxyType({"optional": True})
 def written_with(anchor: str) -> Mapping[str, Any]:
     """Field metadata: written (possibly as null) exactly when field ``anchor`` is not None."""
     return MappingProxyType({"written_with": anchor})
+
+
+def renamed_from(old: str) -> Mapping[str, Any]:
+    """Field metadata: the field's older JSON name, still read (never both names at once)."""
+    return MappingProxyType({"renamed_from": old})
 
 
 def json_key(field: dataclasses.Field[Any]) -> str:
@@ -196,6 +203,7 @@ class _SchemaBuilder:
             required = [json_key(field) for field in written if not may_be_absent(field)]
         body: dict[str, Any] = {"type": "object", "properties": properties,
                                 "required": required}
+        _accept_old_names(body, written)
         if not getattr(cls, "__schema_open__", False):
             body["additionalProperties"] = False
         description = _describe(cls)
@@ -203,6 +211,25 @@ class _SchemaBuilder:
             body["description"] = description
         self.defs[name] = body
         return ref
+
+
+def _accept_old_names(body: dict[str, Any], written: Sequence[dataclasses.Field[Any]]) -> None:
+    """Each :func:`renamed_from` field may appear under its old name instead: the old name
+    gets the field's schema, and the object holds one of the two names, never both."""
+    rules: list[dict[str, Any]] = []
+    for field in written:
+        old = field.metadata.get("renamed_from")
+        if old is None:
+            continue
+        new = json_key(field)
+        body["properties"][old] = {**body["properties"][new],
+                                   "description": f"the older name of {new}"}
+        rules.append({"not": {"required": [new, old]}})
+        if new in body["required"]:
+            body["required"].remove(new)
+            rules.append({"anyOf": [{"required": [new]}, {"required": [old]}]})
+    if rules:
+        body["allOf"] = rules
 
 
 def json_schema(cls: type, *, title: str | None = None, schema_id: str | None = None,
@@ -341,6 +368,19 @@ def _read(hint: Any, value: Any, where: str, strict: bool = False) -> Any:
     raise TypeError(f"cannot read type {hint!r}")
 
 
+def current_names(data: Mapping[str, Any], renamed: Mapping[str, str], where: str
+                  ) -> dict[str, Any]:
+    """``data`` with each old key of ``renamed`` (old → new name) read under its new name.
+
+    A file holding both names is refused: which value counts would be a guess.
+    """
+    both = sorted(old for old, new in renamed.items() if old in data and new in data)
+    if both:
+        raise SchemaError(f"{where}: {renamed[both[0]]!r} and its older name {both[0]!r} are"
+                          f" both given; keep only {renamed[both[0]]!r}")
+    return {renamed.get(key, key): value for key, value in data.items()}
+
+
 def from_json(cls: type[T], data: Any, where: str = "$", *, strict: bool = False) -> T:
     """A ``cls`` instance from JSON values, checked against its type hints (one-line errors).
 
@@ -353,6 +393,9 @@ def from_json(cls: type[T], data: Any, where: str = "$", *, strict: bool = False
     fields = {json_key(field): field
               for field in dataclasses.fields(cls)  # type: ignore[arg-type]
               if field.metadata.get("json", True) is not False}
+    data = current_names(data, {str(field.metadata["renamed_from"]): key
+                                for key, field in fields.items()
+                                if "renamed_from" in field.metadata}, where)
     unknown = sorted(set(data) - set(fields))
     if unknown:
         raise SchemaError(f"{where}: unknown key {unknown[0]!r}"

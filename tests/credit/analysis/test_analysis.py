@@ -16,7 +16,7 @@ from foreseen.credit.analysis.metrics import LOSSES
 
 from support.analysis_fixtures import make_explanations, make_outcomes, make_slots, make_study, slot
 
-CONFIG = AnalysisConfig(bootstrap_b=400, bootstrap_seed=11)
+CONFIG = AnalysisConfig(replicates=400, bootstrap_seed=11)
 
 
 def _setup(n_tasks: int = 8):
@@ -56,7 +56,7 @@ def test_delta_desc_point_mae_matches_brute_force_and_is_reproducible() -> None:
     assert again == report
     assert dumps_strict(to_json(again)) == dumps_strict(to_json(report))
     other_seed = analyze(study, explanations, slots, y,
-                         AnalysisConfig(bootstrap_b=400, bootstrap_seed=12))
+                         AnalysisConfig(replicates=400, bootstrap_seed=12))
     assert _find(other_seed, "delta_desc", "matched_card", "point_mae").ci95 != row.ci95
 
 
@@ -130,7 +130,7 @@ def test_taskwise_ratio_null_when_denominator_zero() -> None:
 
 def test_stratified_and_hierarchical_sensitivities_are_reported() -> None:
     study, y, explanations, slots = _setup()
-    config = AnalysisConfig(bootstrap_b=300, stratify_by_kind=True,
+    config = AnalysisConfig(replicates=300, stratify_by_kind=True,
                             hierarchical=("task", "cell", "seed"),
                             small_cluster_correction="student_t")
     row = _find(analyze(study, explanations, slots, y, config), "delta_desc", "matched_card",
@@ -159,7 +159,7 @@ GATE = {"name": "x", "join": "all", "on_pass": "confirmed", "on_fail": "inconclu
 
 
 def test_config_round_trip_and_validation() -> None:
-    config = AnalysisConfig(bootstrap_b=500, hierarchical=("task", "seed"),
+    config = AnalysisConfig(replicates=500, hierarchical=("task", "seed"),
                             baseline_interval=(-0.1, 0.1), gates=(GATE,))
     assert AnalysisConfig.from_json(json.loads(dumps_strict(config.to_json()))) == config
     with pytest.raises(UserInputError, match="gate x: 'conditions' must be a non-empty list"):

@@ -12,7 +12,7 @@ from foreseen.credit.analysis.checks import delivery
 
 from support.analysis_fixtures import make_explanations, make_outcomes, make_slots, make_study
 
-CONFIG = AnalysisConfig(bootstrap_b=200, bootstrap_seed=1)
+CONFIG = AnalysisConfig(replicates=200, bootstrap_seed=1)
 
 
 def _refusal(study, explanations, slots, outcomes) -> str:

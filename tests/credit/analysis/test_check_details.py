@@ -18,7 +18,7 @@ from foreseen.credit.analysis.metrics import arm_states
 
 from support.analysis_fixtures import make_outcomes, make_slots, make_study, slot
 
-CONFIG = AnalysisConfig(bootstrap_b=400, bootstrap_seed=9,
+CONFIG = AnalysisConfig(replicates=400, bootstrap_seed=9,
                         equivalence_margins={"point_mae": 0.02, "interval_score": 0.005},
                         interval_method="percentile", minimum_clusters=1)
 
@@ -61,7 +61,7 @@ def test_slope_interval_is_the_percentile_interval_of_per_replicate_wls() -> Non
         return float(np.sum(w * (xs - mx) * (ys - my)) / np.sum(w * (xs - mx) ** 2))
 
     assert slope.estimate == pytest.approx(wls({t: 1.0 for t in tasks}), rel=1e-9)
-    weights = Resampler(CONFIG.bootstrap_b, CONFIG.bootstrap_seed).task_weights(tasks)
+    weights = Resampler(CONFIG.replicates, CONFIG.bootstrap_seed).task_weights(tasks)
     replicates = [wls(dict(zip(tasks, row, strict=True))) for row in weights]
     assert slope.ci95 == pytest.approx(tuple(np.quantile(replicates, [0.025, 0.975])), rel=1e-7)
     assert slope.ci90 == pytest.approx(tuple(np.quantile(replicates, [0.05, 0.95])), rel=1e-7)

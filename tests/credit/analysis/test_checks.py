@@ -12,7 +12,7 @@ from foreseen.credit.model import Card, Explanation, Span
 
 from support.analysis_fixtures import make_explanations, make_outcomes, make_slots, make_study, slot
 
-CONFIG = AnalysisConfig(bootstrap_b=300, bootstrap_seed=5)
+CONFIG = AnalysisConfig(replicates=300, bootstrap_seed=5)
 
 
 def _report(conditions=("ordinary", "elicited"), calibration=(), contexts=None):

@@ -9,7 +9,7 @@ from foreseen.credit.analysis.config import AnalysisConfig, normalise_analysis_c
 from foreseen.credit.studies.tox21.gates import tox21_harm_gate
 
 EVERY_FIELD_CHANGED = AnalysisConfig(
-    alpha=0.1, bootstrap_b=500, bootstrap_seed=7, stratify_by_kind=True,
+    alpha=0.1, replicates=500, bootstrap_seed=7, stratify_by_kind=True,
     hierarchical=("task", "cell", "seed"), equivalence_margins={"point_mae": 0.01},
     movement_thresholds=(0.0, 0.1), fallback_point=0.25, fallback_interval=(-0.5, 0.5),
     gates=(tox21_harm_gate(),), integrity_minimum=0.8, minimum_tasks=4,
@@ -26,7 +26,7 @@ def test_an_empty_config_is_the_documented_defaults() -> None:
     defaults = AnalysisConfig.from_json({})
     assert defaults == AnalysisConfig(interval_method="percentile", minimum_clusters=1)
     assert defaults.to_json() == {
-        "alpha": 0.2, "bootstrap_b": 10_000, "bootstrap_seed": 20261129,
+        "alpha": 0.2, "replicates": 10_000, "bootstrap_seed": 20261129,
         "stratify_by_kind": False, "hierarchical": [],
         "equivalence_margins": {"interval_score": 0.005, "point_mae": 0.005},
         "movement_thresholds": [0.0, 0.005, 0.01, 0.02, 0.05], "fallback_point": 0.0,
@@ -57,8 +57,8 @@ def test_a_new_plan_takes_the_simulated_interval_and_minimum_an_old_one_keeps_it
         "student_t_expanded", 5)
     chosen = normalise_analysis_config({"interval_method": "percentile", "minimum_clusters": 2})
     assert (chosen["interval_method"], chosen["minimum_clusters"]) == ("percentile", 2)
-    assert AnalysisConfig().interval_correction == "student_t_expanded"
-    assert AnalysisConfig(interval_method="percentile").interval_correction == "none"
+    assert AnalysisConfig().resampling.correction == "student_t_expanded"
+    assert AnalysisConfig(interval_method="percentile").resampling.correction == "none"
 
 
 def test_every_field_survives_the_round_trip() -> None:
@@ -99,8 +99,16 @@ def test_every_field_survives_the_round_trip() -> None:
     ({"alpha": float("inf")}, "analysis config: alpha must be a finite number, got inf"),
     ({"alpha": 1.0}, "analysis config: alpha must be in (0, 1), got 1.0"),
     ({"alpha": 0.0}, "analysis config: alpha must be in (0, 1), got 0.0"),
+    ({"replicates": 99}, "analysis config: replicates must be at least 100"),
+    ({"replicates": 1_000_001}, "analysis config: replicates must be at most 1,000,000 (each"
+                                " replicate keeps one estimate per contrast in memory)"),
+    ({"replicates": 100.0}, "analysis config: replicates must be an integer, got 100.0"),
+    # a plan frozen before the rename is told about the name it wrote
     ({"bootstrap_b": 99}, "analysis config: bootstrap_b must be at least 100"),
     ({"bootstrap_b": 100.0}, "analysis config: bootstrap_b must be an integer, got 100.0"),
+    ({"replicates": 200, "bootstrap_b": 200},
+     "analysis config: 'replicates' and its older name 'bootstrap_b' are both given; keep only"
+     " 'replicates'"),
     ({"bootstrap_seed": False}, "analysis config: bootstrap_seed must be an integer, got False"),
     ({"minimum_tasks": "6"}, "analysis config: minimum_tasks must be an integer, got '6'"),
     ({"hierarchical": ["cell"]}, "analysis config: hierarchical must be one of ((), ('task', "
@@ -137,10 +145,11 @@ def test_every_refusal_is_one_line_naming_the_field(raw: object, message: str) -
 
 
 def test_the_limits_themselves_are_accepted() -> None:
-    edge = AnalysisConfig.from_json({"bootstrap_b": 100, "integrity_minimum": 1.0,
+    edge = AnalysisConfig.from_json({"replicates": 100, "integrity_minimum": 1.0,
                                      "fallback_interval": [0.5, 0.5],
                                      "baseline_interval": [0.0, 0.0]})
-    assert (edge.bootstrap_b, edge.integrity_minimum) == (100, 1.0)
+    assert (edge.replicates, edge.integrity_minimum) == (100, 1.0)
+    assert AnalysisConfig.from_json({"replicates": 1_000_000}).replicates == 1_000_000
     assert AnalysisConfig.from_json({"integrity_minimum": 0.0}).integrity_minimum == 0.0
     assert AnalysisConfig.from_json({"alpha": 0.999}).alpha == 0.999
 

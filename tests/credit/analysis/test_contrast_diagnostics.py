@@ -78,7 +78,7 @@ def test_check_tables_take_the_itt_rows_of_their_kind_and_copy_every_field() -> 
     study = make_study(5)  # the default minimum number of clusters: intervals are estimated
     y = make_outcomes(study)
     report = analyze(study, {"probe": make_explanations(study, y)}, make_slots(study, y), y,
-                     AnalysisConfig(bootstrap_b=200))
+                     AnalysisConfig(replicates=200))
     check = contrast_check(report.contrasts, report.delivered_subset.contrasts, "delta_desc",
                            "no_description_arm")
     assert check.value is not None and check.value.itt.value is not None

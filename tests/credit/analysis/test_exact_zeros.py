@@ -128,7 +128,7 @@ def test_the_analysis_reports_identical_drift_as_zero_in_its_estimate_table() ->
             for repeat in (1, 2):  # the card reader: the same jitter in every context
                 records.append(slot(state.id, context, repeat,
                                     float(centre + 0.3 + jitter[repeat - 1])))
-    config = AnalysisConfig(bootstrap_b=200, gates=({
+    config = AnalysisConfig(replicates=200, gates=({
         "name": "repeatability", "join": "all", "on_pass": "confirmed",
         "on_fail": "confirmation_no_go",
         "conditions": [{"estimate": "drift_reduction/probe/matched_card/itt",

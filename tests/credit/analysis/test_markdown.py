@@ -18,7 +18,7 @@ from support.report_fixtures import demo_report, edge_report
 def _analysis():
     study = make_study(6)
     y = make_outcomes(study)
-    config = AnalysisConfig(bootstrap_b=200, gates=(tox21_harm_gate(),))
+    config = AnalysisConfig(replicates=200, gates=(tox21_harm_gate(),))
     return analyze(study, {"probe": make_explanations(study, y)}, make_slots(study, y), y,
                    config)
 
@@ -121,7 +121,7 @@ def test_named_exploratory_estimates_get_their_own_labelled_table() -> None:
     secondary = "delta_donor/probe/donor_card@seed_swap/point_mae/itt"
     exploratory = ("delta_desc/probe/matched_card/drift/itt",
                    "delta_desc/probe/numeric/point_mae/itt")
-    config = AnalysisConfig(bootstrap_b=200, secondary=(secondary,), exploratory=exploratory)
+    config = AnalysisConfig(replicates=200, secondary=(secondary,), exploratory=exploratory)
     analysis = analyze(study, {"probe": make_explanations(study, y)}, make_slots(study, y), y,
                        config)
     assert analysis.exploratory is not None
@@ -155,7 +155,7 @@ def test_the_page_charts_the_named_estimates_with_their_intervals() -> None:
     exploratory = ("delta_desc/probe/matched_card/drift/itt",
                    "delta_desc/probe/numeric/point_mae/itt")
     analysis = analyze(study, {"probe": make_explanations(study, y)}, make_slots(study, y), y,
-                       AnalysisConfig(bootstrap_b=200, secondary=(secondary,),
+                       AnalysisConfig(replicates=200, secondary=(secondary,),
                                       exploratory=exploratory))
     report = CreditReport.assemble(header(), analysis, study_section=None,
                                    run_metadata=run_metadata())

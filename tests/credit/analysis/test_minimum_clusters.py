@@ -50,7 +50,7 @@ def _analysis(k: int, clustering: str) -> CreditAnalysis:
     outcomes = make_outcomes(study)
     gates = tuple({"name": f"{c['test']}|{c['estimate']}", "on_pass": "ok", "on_fail": "no",
                    "conditions": [c]} for c in [*INTERVAL_CONDITIONS, *POINT_CONDITIONS])
-    config = AnalysisConfig(bootstrap_b=200, minimum_tasks=1, gates=gates,
+    config = AnalysisConfig(replicates=200, minimum_tasks=1, gates=gates,
                             **CLUSTERINGS[clustering])
     explanations = {name: make_explanations(study, outcomes) for name in EXPLAINERS}
     return analyze(study, explanations, _slots(study, outcomes, EXPLAINERS, repeats=2, seed=4),

@@ -27,7 +27,7 @@ def _analysis(**roles: object) -> CreditAnalysis:
     study = make_study(8)
     outcomes = make_outcomes(study)
     explanations = {name: make_explanations(study, outcomes) for name in EXPLAINERS}
-    config = AnalysisConfig(bootstrap_b=200, bootstrap_seed=3, gates=GATES, **roles)  # type: ignore[arg-type]
+    config = AnalysisConfig(replicates=200, bootstrap_seed=3, gates=GATES, **roles)  # type: ignore[arg-type]
     return analyze(study, explanations, _slots(study, outcomes, EXPLAINERS, repeats=2, seed=4),
                    outcomes, config)
 

@@ -59,8 +59,8 @@ def _json(value: Any) -> Any:
 
 
 @pytest.mark.parametrize("config", [
-    AnalysisConfig(bootstrap_b=300, bootstrap_seed=5),
-    AnalysisConfig(bootstrap_b=300, bootstrap_seed=5, baseline_interval=(-0.05, 0.05)),
+    AnalysisConfig(replicates=300, bootstrap_seed=5),
+    AnalysisConfig(replicates=300, bootstrap_seed=5, baseline_interval=(-0.05, 0.05)),
 ])
 def test_a_scoped_explainer_changes_no_other_number(config: AnalysisConfig) -> None:
     study = make_study(6)
@@ -104,7 +104,7 @@ def test_without_scopes_every_state_is_a_base_state() -> None:
     other side — the numbers then do change, so the scoped test can fail)."""
     study = make_study(6)
     outcomes = make_outcomes(study)
-    config = AnalysisConfig(bootstrap_b=200, bootstrap_seed=5)
+    config = AnalysisConfig(replicates=200, bootstrap_seed=5)
     extended, all_outcomes, _, extra, own = _with_scope(study, outcomes)
     explanations = {"probe": make_explanations(study, outcomes), PROPOSER: own}
     slots = [*make_slots(study, outcomes), *extra]

@@ -147,7 +147,7 @@ def test_known_signal_slope_is_wls_with_equal_task_weight_not_pooled_ols() -> No
     ols = sm.OLS(np.array(ys), design).fit().params[1]
     assert abs(wls - ols) > 0.05
     report = analyze(study, {}, make_slots(study, y), y,
-                     AnalysisConfig(bootstrap_b=300, bootstrap_seed=2), calibration)
+                     AnalysisConfig(replicates=300, bootstrap_seed=2), calibration)
     assert report.checks.known_signal.value is not None
     uptake = report.checks.known_signal.value.by_signal["signal@exact"]
     assert isinstance(uptake, SignalUptake) and uptake.slope.value is not None

@@ -129,7 +129,7 @@ def test_an_analysis_gives_every_check_a_verdict_with_its_rule() -> None:
     outcomes = make_outcomes(study)
     explanations = {"probe": make_explanations(study, outcomes)}
     slots = make_slots(study, outcomes)
-    result = analyze(study, explanations, slots, outcomes, AnalysisConfig(bootstrap_b=300))
+    result = analyze(study, explanations, slots, outcomes, AnalysisConfig(replicates=300))
     verdicts = result.verdicts
     assert verdicts is not None and verdicts.primary_explainer == "probe"
     by_check = {v.check: v for v in verdicts.in_order()}

@@ -59,7 +59,7 @@ def _built() -> BuiltStudy:
 def _design(followups: Mapping[str, Any] | None, scopes: Mapping[str, tuple[str, ...]]
             ) -> StudyDesign:
     return StudyDesign(contexts={None: ("description",)}, repeats=1, seed=5,
-                       analysis=AnalysisConfig(bootstrap_b=100), execution=ExecutionConfig(),
+                       analysis=AnalysisConfig(replicates=100), execution=ExecutionConfig(),
                        llm_contexts=(), scopes=scopes, followups=followups)
 
 
@@ -135,7 +135,7 @@ def test_a_proposing_primary_hands_the_followups_to_the_study_s_own_primary() ->
     declared = FollowupDesign("doubled").to_json()
     scoped = _design(declared, {"proposer": ("s1",)})
     scoped = StudyDesign(**{**scoped.__dict__,
-                            "analysis": AnalysisConfig(bootstrap_b=100,
+                            "analysis": AnalysisConfig(replicates=100,
                                                        primary_explainer="stand_in")})
     assert with_judged_explainer(scoped, "proposer").followups == {
         **declared, "explainer": "stand_in"}

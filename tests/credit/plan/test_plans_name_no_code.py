@@ -97,7 +97,7 @@ def test_plan_naming_code_is_refused_by_every_command(
                             str(tmp_path / "study" / "outcomes.sealed.json"), "--out",
                             str(tmp_path / "child.json")],
             "amend": ["credit", "amend", str(plan), "--out", str(tmp_path / "a.json"),
-                      "--reason", "r", "--set", "analysis.bootstrap_b=300"]}[command]
+                      "--reason", "r", "--set", "analysis.replicates=300"]}[command]
     code, err = _run(argv, capsys)
     assert (code, err) == (2, "foreseen: error: plan file plan.json: forecaster.factory"
                               " 'subprocess:run' is not a registered name (a plan names a"

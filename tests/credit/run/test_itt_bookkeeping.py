@@ -24,7 +24,7 @@ from foreseen.credit.run.runner import run_plan, run_plan_async
 from support.analysis_fixtures import make_explanations, make_outcomes, make_slots, make_study, slot
 from support.spine import make_plan
 
-CONFIG = AnalysisConfig(bootstrap_b=200, bootstrap_seed=3)
+CONFIG = AnalysisConfig(replicates=200, bootstrap_seed=3)
 
 
 class _Scripted(Backend):

@@ -304,7 +304,7 @@ def amend_command(
     out: options.OutFile,
     reason: Annotated[str, typer.Option("--reason", help="Why the plan changes.")],
     set_values: Annotated[list[str], typer.Option(
-        "--set", help="KEY.PATH=JSON, e.g. analysis.bootstrap_b=2000 (repeatable).")],
+        "--set", help="KEY.PATH=JSON, e.g. analysis.replicates=2000 (repeatable).")],
 ) -> None:
     """Amend a frozen plan: a new plan id that names its parent and the reason."""
     from foreseen.credit.plan.amend import parse_settings

@@ -2,7 +2,8 @@
 
 One command per installed study (entry-point group ``foreseen.studies``,
 :mod:`foreseen.credit.studies.registry`), all with the same shared options
-(``--out``, ``--replicates``, ``--seed``, ``--repeats``, ``--workers``,
+(``--out``, ``--replicates``, ``--bootstrap-seed``, ``--interval-method``, ``--seed``,
+``--repeats``, ``--workers``,
 ``--executor``, ``--cache``, ``--verify-outcomes``, ``--inject-faults``) plus the
 study's own build options (generated from its
 :class:`~foreseen.credit.studies.base.StudyParameter` list). A study's own
@@ -49,6 +50,12 @@ OptionalOut = Annotated[Path | None, typer.Option(
     " with another plan moves to OUT/previous/<n>).", callback=options.checked_out_folder)]
 OptionalReplicates = Annotated[int | None, typer.Option(
     "--replicates", min=1, help="Bootstrap replicates (default 10,000).")]
+BootstrapSeed = Annotated[int | None, typer.Option(
+    "--bootstrap-seed", min=0, help="Seed of the analysis's bootstrap (default: the study's;"
+    " bootstrap_seed in the plan and the configuration file).")]
+IntervalMethod = Annotated[str | None, typer.Option(
+    "--interval-method", help="The analysis's interval: percentile, percentile_expanded,"
+    " student_t or student_t_expanded (default: the study's; see docs/intervals.md).")]
 Config = Annotated[Path | None, typer.Option(
     "--config", help="Run configuration file (.toml, .yaml or .json; see examples/).")]
 Forecaster = Annotated[str | None, typer.Option(
@@ -109,7 +116,8 @@ Prospective = Annotated[bool, typer.Option(
 
 def run_and_print(name: str, out: Path | None, values: Mapping[str, Any], *,
                   config: Path | None = None, replicates: int | None = None,
-                  seed: int | None = None, repeats: int | None = None,
+                  seed: int | None = None, bootstrap_seed: int | None = None,
+                  interval_method: str | None = None, repeats: int | None = None,
                   workers: int | None = None, executor: str | None = None,
                   cache: Path | None = None,
                   verify_outcomes: bool = False, inject_faults: int | None = None,
@@ -145,7 +153,8 @@ def run_and_print(name: str, out: Path | None, values: Mapping[str, Any], *,
         raise ConfigError(f"{config} configures study {base.study!r}, not {name!r}")
     run = apply_overrides(base, Overrides(
         options={k: v for k, v in values.items() if v is not None}, out=out,
-        replicates=replicates, seed=seed, repeats=repeats, workers=workers,
+        replicates=replicates, seed=seed, bootstrap_seed=bootstrap_seed,
+        interval_method=interval_method, repeats=repeats, workers=workers,
         executor=executor, cache=cache,
         verify_outcomes=verify_outcomes or None, forecaster=forecaster, model=model,
         base_url=base_url, api_key_env=api_key_env, temperature=_temperature(temperature),
@@ -232,6 +241,8 @@ def _study_command(definition: StudyDefinition) -> Callable[..., None]:
         ("config", Config, None),
         ("out", OptionalOut, None),
         ("replicates", OptionalReplicates, None),
+        ("bootstrap_seed", BootstrapSeed, None),
+        ("interval_method", IntervalMethod, None),
         ("seed", OptionalSeed, None),
         ("repeats", Repeats, None),
         ("workers", options.Workers, None),

@@ -286,8 +286,9 @@ def _resampler(study: Study, config: AnalysisConfig) -> Resampler:
         with_cell = "cell" in config.hierarchical
         paths = {s.id: (s.task_id, f"{s.task_id}/{s.cell}", s.id) if with_cell
                  else (s.task_id, s.id) for s in study.states}
-    return Resampler(config.bootstrap_b, config.bootstrap_seed, strata, paths,
-                     config.small_cluster_correction, interval=config.interval_correction,
+    resampling = config.resampling
+    return Resampler(resampling.replicates, resampling.seed, strata, paths,
+                     config.small_cluster_correction, interval=resampling.correction,
                      minimum_clusters=config.minimum_clusters)
 
 

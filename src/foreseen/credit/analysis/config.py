@@ -1,8 +1,11 @@
 """The analysis configuration frozen into a credit plan (credit §4, §6, §7).
 
 Defaults follow the spec: α = 0.2 (central 80 % intervals), B = 10,000
-task-cluster bootstrap replicates with a fixed seed, equivalence margins of
-0.005 for point MAE and interval score (ours — the paper's Appendix A is
+task-cluster bootstrap replicates with a fixed seed (``replicates``,
+``bootstrap_seed`` and ``interval_method``: the plan's
+:class:`~foreseen.core.bootstrap.Resampling`; plans frozen before the rename
+wrote ``replicates`` as ``bootstrap_b``, still read and written back so),
+equivalence margins of 0.005 for point MAE and interval score (ours — the paper's Appendix A is
 lost), fallback point 0 and interval [0, 0], integrity minimum 0.9, and at
 least 6 tasks for a gate to decide. A new plan's task-cluster interval is the
 Student t interval on the expanded bootstrap SE and no interval rests on fewer
@@ -15,12 +18,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
-from foreseen.core.bootstrap import CORRECTIONS
+from foreseen.core.bootstrap import CORRECTIONS, INTERVAL_METHODS, Resampling
 from foreseen.core.errors import UserInputError
-from foreseen.core.schema import OPTIONAL
+from foreseen.core.schema import OPTIONAL, SchemaError, current_names, renamed_from
 from foreseen.core.seeds import CREDIT_SEED
 from foreseen.credit.analysis.gates import validate_gate
 
@@ -30,13 +33,11 @@ DEFAULT_THRESHOLDS: tuple[float, ...] = (0.0, 0.005, 0.01, 0.02, 0.05)
 
 
 #: the largest number of bootstrap replicates a plan may freeze
-MAX_BOOTSTRAP_B = 1_000_000
-
-#: interval method name → the :func:`foreseen.core.bootstrap.summarize` correction it uses
-INTERVAL_METHODS: dict[str, str] = {
-    "percentile": "none", "percentile_expanded": "expand", "student_t": "student_t",
-    "student_t_expanded": "student_t_expanded",
-}
+MAX_REPLICATES = 1_000_000
+#: the name plans frozen before the rename gave ``replicates`` (read, and written back so)
+REPLICATES_OLD_NAME = "bootstrap_b"
+#: the analysis configuration's renamed keys: older name → current name
+RENAMED_KEYS: dict[str, str] = {REPLICATES_OLD_NAME: "replicates"}
 #: the task-cluster interval of a new plan: the classical t interval with K − 1 degrees of
 #: freedom, chosen by ``benchmarks/bootstrap_coverage.py`` (docs/intervals.md)
 DEFAULT_INTERVAL_METHOD = "student_t_expanded"
@@ -94,7 +95,7 @@ class AnalysisConfig:
     """
 
     alpha: float = 0.2
-    bootstrap_b: int = 10_000
+    replicates: int = field(default=10_000, metadata=renamed_from(REPLICATES_OLD_NAME))
     bootstrap_seed: int = CREDIT_SEED
     stratify_by_kind: bool = False
     hierarchical: tuple[str, ...] = ()
@@ -115,6 +116,10 @@ class AnalysisConfig:
     minimum_clusters: int = DEFAULT_MINIMUM_CLUSTERS
     #: written only when non-empty (absent from older plans), hence optional in the schema
     exploratory: tuple[str, ...] = field(default=(), metadata=OPTIONAL)
+    #: the key ``replicates`` is written under: ``bootstrap_b`` when read from a plan frozen
+    #: before the rename (its report writes it back unchanged), never part of the value
+    replicates_key: str = field(default="replicates", compare=False, repr=False,
+                                metadata={"json": False})
 
     #: core ``to_json`` writes this config through :meth:`to_json` (margins sorted by loss)
     __custom_json__: ClassVar[bool] = True
@@ -122,12 +127,12 @@ class AnalysisConfig:
     def __post_init__(self) -> None:
         if not (0.0 < self.alpha < 1.0):
             raise UserInputError(f"analysis config: alpha must be in (0, 1), got {self.alpha}")
-        if self.bootstrap_b < 100:
-            raise UserInputError("analysis config: bootstrap_b must be at least 100")
-        if self.bootstrap_b > MAX_BOOTSTRAP_B:
+        if self.replicates < 100:
+            raise UserInputError(f"analysis config: {self.replicates_key} must be at least 100")
+        if self.replicates > MAX_REPLICATES:
             raise UserInputError(
-                f"analysis config: bootstrap_b must be at most {MAX_BOOTSTRAP_B:,} (each"
-                " replicate keeps one estimate per contrast in memory)")
+                f"analysis config: {self.replicates_key} must be at most {MAX_REPLICATES:,}"
+                " (each replicate keeps one estimate per contrast in memory)")
         if self.bootstrap_seed < 0:
             raise UserInputError("analysis config: bootstrap_seed must be >= 0")
         if self.minimum_tasks < 1:
@@ -165,7 +170,7 @@ class AnalysisConfig:
     def to_json(self) -> dict[str, Any]:
         return {
             "alpha": self.alpha,
-            "bootstrap_b": self.bootstrap_b,
+            self.replicates_key: self.replicates,
             "bootstrap_seed": self.bootstrap_seed,
             "stratify_by_kind": self.stratify_by_kind,
             "hierarchical": list(self.hierarchical),
@@ -188,14 +193,16 @@ class AnalysisConfig:
         } | ({"exploratory": list(self.exploratory)} if self.exploratory else {})
 
     @property
-    def interval_correction(self) -> str:
-        """The :func:`foreseen.core.bootstrap.summarize` correction of ``interval_method``."""
-        return INTERVAL_METHODS[self.interval_method]
+    def resampling(self) -> Resampling:
+        """The bootstrap this configuration declares: replicates, seed and interval method."""
+        return Resampling(self.replicates, self.bootstrap_seed, self.interval_method)
 
     @classmethod
     def from_json(cls, obj: Mapping[str, Any]) -> AnalysisConfig:
         if not isinstance(obj, Mapping):
             raise UserInputError("analysis config: expected a JSON object")
+        replicates_key = REPLICATES_OLD_NAME if REPLICATES_OLD_NAME in obj else "replicates"
+        obj = _current_names(obj)
         known = set(cls().to_json()) | {"exploratory"}
         unknown = sorted(set(obj) - known)
         if unknown:
@@ -217,7 +224,7 @@ class AnalysisConfig:
                 f"analysis config: stratify_by_kind must be true or false, got {stratify!r}")
         return cls(
             alpha=_number(obj.get("alpha", defaults.alpha), "alpha"),
-            bootstrap_b=_integer(obj.get("bootstrap_b", defaults.bootstrap_b), "bootstrap_b"),
+            replicates=_integer(obj.get("replicates", defaults.replicates), replicates_key),
             bootstrap_seed=_integer(obj.get("bootstrap_seed", defaults.bootstrap_seed),
                                     "bootstrap_seed"),
             stratify_by_kind=stratify,
@@ -246,7 +253,17 @@ class AnalysisConfig:
                                               LEGACY_FIELDS["minimum_clusters"]),
                                       "minimum_clusters"),
             exploratory=_names(obj.get("exploratory", []), "exploratory"),
+            replicates_key=replicates_key,
         )
+
+
+def _current_names(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """``obj`` with each old key of :data:`RENAMED_KEYS` read under its current name; a
+    configuration holding both names of one field is refused (one line)."""
+    try:
+        return current_names(obj, RENAMED_KEYS, "analysis config")
+    except SchemaError as error:
+        raise UserInputError(str(error)) from None
 
 
 def _optional_name(value: Any, what: str) -> str | None:
@@ -324,8 +341,10 @@ def normalise_analysis_config(raw: Mapping[str, Any]) -> dict[str, Any]:
 
     Fields the configuration leaves out take the defaults of a new plan (the
     dataclass defaults), not :data:`LEGACY_FIELDS`, which only a plan frozen
-    before those fields existed reads.
+    before those fields existed reads; a field given under its older name
+    (:data:`RENAMED_KEYS`) is written under its current one.
     """
     defaults = AnalysisConfig()
     completed = {key: getattr(defaults, key) for key in LEGACY_FIELDS}
-    return AnalysisConfig.from_json({**completed, **raw}).to_json()
+    config = AnalysisConfig.from_json({**completed, **raw})
+    return replace(config, replicates_key="replicates").to_json()

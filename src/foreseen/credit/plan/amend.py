@@ -1,8 +1,11 @@
 """Amendment settings from ``KEY.PATH=JSON`` strings (``foreseen credit amend --set``).
 
-``analysis.bootstrap_b=2000`` sets one field inside the plan's ``analysis``
+``analysis.replicates=2000`` sets one field inside the plan's ``analysis``
 block; ``execution={"concurrency": 2, …}`` replaces a whole block. The value
-is JSON. Which blocks may change at all is decided by
+is JSON. Setting a field under its current name on a plan frozen before the
+field was renamed replaces the old name (``analysis.replicates`` replaces a
+parent's ``bootstrap_b``); setting the old name on a plan that has the new one
+leaves both, which the analysis configuration refuses. Which blocks may change at all is decided by
 :func:`foreseen.credit.plan.child_plans.amend_plan`.
 """
 
@@ -14,6 +17,7 @@ from typing import Any
 
 from foreseen.core.digest import NonFiniteNumberError, parse_strict_json
 from foreseen.core.errors import ConfigError
+from foreseen.credit.analysis.config import RENAMED_KEYS
 from foreseen.credit.plan.freeze import FrozenPlan
 
 
@@ -44,4 +48,13 @@ def parse_settings(parent: FrozenPlan, items: Sequence[str]) -> dict[str, Any]:
         if not isinstance(node, dict):
             raise ConfigError(f"--set {item!r}: cannot set a field inside a non-object")
         node[keys[-1]] = value
+        if keys[:-1] == ["analysis"]:
+            _drop_old_name(node, keys[-1])
     return changes
+
+
+def _drop_old_name(analysis: dict[str, Any], key: str) -> None:
+    """Remove the older name of ``key`` (:data:`RENAMED_KEYS`) from an analysis block."""
+    for old, new in RENAMED_KEYS.items():
+        if new == key:
+            analysis.pop(old, None)

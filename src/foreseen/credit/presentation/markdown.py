@@ -112,7 +112,7 @@ def _five_checks(report: CreditAnalysis) -> list[str]:
 
 def _intervals_line(report: CreditAnalysis) -> list[str]:
     config = report.config
-    return [f"Intervals: {interval_method_text(config)}, B = {config.bootstrap_b},"
+    return [f"Intervals: {interval_method_text(config)}, B = {config.replicates},"
             f" seed {config.bootstrap_seed}, stratified by kind: "
             f"{fmt(config.stratify_by_kind)}; forecast intervals at level "
             f"{fmt(1 - config.alpha)}"

@@ -3,10 +3,12 @@
 It names the study, its build options, the forecaster and any LLM explainers —
 each with its backend, model, base URL, the *name* of the environment variable
 that holds the API key (never the key), temperature, provider options,
-concurrency, rate limits, pricing — and the run's budget, repeats, replicates
-and seed, an optional ``reference_run`` (a previous run folder of the same
-study definition whose report's 95 % intervals the replication gate tests the
-new estimates against; its SHA-256 is frozen in the plan), and where the build
+concurrency, rate limits, pricing — and the run's budget, repeats, seed and
+resampling (``replicates``, ``bootstrap_seed``, ``interval_method``: the names
+the plan's analysis and the command line use too), an optional
+``reference_run`` (a previous run folder of the same study definition whose
+report's 95 % intervals the replication gate tests the new estimates against;
+its SHA-256 is frozen in the plan), and where the build
 runs: ``executor = "local:N"`` (``N`` worker processes; ``local:1`` in this
 process) or ``"dask"`` (a private local Dask cluster) or
 ``"dask:tcp://HOST:8786"`` (a running Dask scheduler); the older ``workers = N``
@@ -58,6 +60,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
 
+from foreseen.core.bootstrap import INTERVAL_METHODS
 from foreseen.core.errors import ConfigError, UserInputError
 from foreseen.core.extras import BACKEND_KIND_EXTRAS
 from foreseen.core.parallel import Executor, make_executor, parse_executor
@@ -192,6 +195,9 @@ class RunConfig:
     explainers: list[ExplainerConfig] = field(default_factory=list)
     replicates: int = 10_000
     seed: int | None = None
+    #: the analysis's bootstrap seed and interval method (default: the study's)
+    bootstrap_seed: int | None = None
+    interval_method: str | None = None
     repeats: int | None = None
     workers: int | None = None
     executor: str | None = None
@@ -241,6 +247,7 @@ class RunConfig:
             forecaster=None if self.forecaster is None else self.forecaster.spec(),
             explainers=tuple(e.explainer_spec() for e in self.explainers),
             replicates=self.replicates, seed=self.seed, repeats=self.repeats,
+            bootstrap_seed=self.bootstrap_seed, interval_method=self.interval_method,
             cache=None if self.cache is None else Path(self.cache),
             verify_fraction=verify_fraction if self.verify_outcomes else None,
             concurrency=self.concurrency, budget_usd=self.budget_usd,
@@ -259,14 +266,25 @@ def parse_config(data: Mapping[str, Any], source: str = "configuration") -> RunC
     return config
 
 
+def _check_resampling(config: RunConfig, source: str) -> None:
+    """The run's resampling settings, named as in the plan (``replicates`` ≥ 100,
+    ``bootstrap_seed`` ≥ 0, ``interval_method`` one of :data:`INTERVAL_METHODS`)."""
+    if config.replicates < 100:
+        raise ConfigError(f"{source}: replicates must be at least 100")
+    if config.bootstrap_seed is not None and config.bootstrap_seed < 0:
+        raise ConfigError(f"{source}: bootstrap_seed must be 0 or more")
+    if config.interval_method is not None and config.interval_method not in INTERVAL_METHODS:
+        raise ConfigError(f"{source}: interval_method must be one of"
+                          f" {', '.join(INTERVAL_METHODS)}, got {config.interval_method!r}")
+
+
 def check(config: RunConfig, source: str = "configuration") -> None:
     """Value checks the types cannot express (ranges, names); one-line errors."""
     from foreseen.credit.studies.primary import primary_explainer_of
     from foreseen.credit.studies.registry import study_named
 
     definition = study_named(config.study)
-    if config.replicates < 100:
-        raise ConfigError(f"{source}: replicates must be at least 100")
+    _check_resampling(config, source)
     for name, value in (("repeats", config.repeats), ("concurrency", config.concurrency)):
         if value is not None and value < 1:
             raise ConfigError(f"{source}: {name} must be at least 1")

@@ -66,6 +66,7 @@ from foreseen.credit.studies.pipeline import (
     StudySettings,
     default_forecaster,
     prospective_commitment,
+    study_design,
     write_study_folder,
 )
 from foreseen.credit.studies.primary import primary_explainer_of
@@ -210,8 +211,7 @@ def _limits(role: str, spec: BackendSpec, groups: Sequence[CallGroup]) -> RoleLi
 
 def _offline_plan(definition: StudyDefinition, built: BuiltStudy, settings: StudySettings,
                   folder: Path) -> tuple[FrozenPlan, BackendSpec]:
-    design = definition.design(built, replicates=settings.replicates, seed=settings.seed,
-                               repeats=settings.repeats)
+    design = study_design(definition, built, settings)
     forecaster = settings.forecaster or default_forecaster(design)
     commitment = prospective_commitment(definition, settings)
     # the scratch plan only counts calls: its follow-up outcomes are placeholders (never
@@ -243,8 +243,7 @@ def estimate_study(definition: StudyDefinition, built: BuiltStudy, settings: Stu
     assumptions: list[str] = []
     limits_by_role: dict[str, tuple[BackendSpec, list[CallGroup]]] = {
         "forecaster": (forecaster, list(groups))}
-    design = definition.design(built, replicates=settings.replicates, seed=settings.seed,
-                               repeats=settings.repeats)
+    design = study_design(definition, built, settings)
     judged = _judged_llm_explainer(definition, settings, plan)
     if judged is not None:  # its follow-ups replace the stand-in's (bounded below)
         groups = [g for g in groups if g.context.partition("|")[2] != FOLLOWUP_CONTEXT]

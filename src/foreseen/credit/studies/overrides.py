@@ -2,7 +2,8 @@
 
 Rules, in order:
 
-* plain settings (``out``, ``replicates``, ``seed``, ``repeats``, ``workers``,
+* plain settings (``out``, ``replicates``, ``seed``, ``bootstrap_seed``,
+  ``interval_method``, ``repeats``, ``workers``,
   ``executor``, ``cache``, ``verify_outcomes``, ``concurrency``, ``budget_usd``,
   ``reference_run``, ``prospective``)
   replace the file's value when given; ``--workers N`` alone also drops the
@@ -40,6 +41,8 @@ class Overrides:
     out: Path | None = None
     replicates: int | None = None
     seed: int | None = None
+    bootstrap_seed: int | None = None
+    interval_method: str | None = None
     repeats: int | None = None
     workers: int | None = None
     executor: str | None = None
@@ -112,8 +115,9 @@ def apply_overrides(config: RunConfig, flags: Overrides) -> RunConfig:
     """``config`` with the flags applied (rules in the module docstring), checked again."""
     forecaster = _forecaster(config, flags)
     plain = {key: getattr(flags, key) for key in (
-        "replicates", "seed", "repeats", "workers", "executor", "verify_outcomes",
-        "concurrency", "budget_usd", "prospective") if getattr(flags, key) is not None}
+        "replicates", "seed", "bootstrap_seed", "interval_method", "repeats", "workers",
+        "executor", "verify_outcomes", "concurrency", "budget_usd", "prospective")
+        if getattr(flags, key) is not None}
     if flags.workers is not None and flags.executor is None:
         plain["executor"] = None
     if flags.out is not None:

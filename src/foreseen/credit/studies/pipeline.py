@@ -136,6 +136,9 @@ class StudySettings:
     explainers: tuple[ExplainerSpec, ...] = ()
     replicates: int = 10_000
     seed: int | None = None
+    #: the analysis's bootstrap seed and interval method (None: the study's design's)
+    bootstrap_seed: int | None = None
+    interval_method: str | None = None
     repeats: int | None = None
     cache: Path | None = None
     verify_fraction: float | None = None
@@ -165,6 +168,21 @@ class StudyRunResult:
     explainer_runs: Mapping[str, ExplainerRun]
     verification: Verification | None
     seconds: float
+
+
+def study_design(definition: StudyDefinition, built: BuiltStudy, settings: StudySettings
+                 ) -> StudyDesign:
+    """The study's design for a run with ``settings``: the study decides it from the run's
+    ``replicates``, ``seed`` and ``repeats``; a ``bootstrap_seed`` or ``interval_method`` the
+    run names then replaces the design's (the plan's analysis resampling, one name each)."""
+    design = definition.design(built, replicates=settings.replicates, seed=settings.seed,
+                               repeats=settings.repeats)
+    analysis = design.analysis
+    if settings.bootstrap_seed is not None:
+        analysis = replace(analysis, bootstrap_seed=settings.bootstrap_seed)
+    if settings.interval_method is not None:
+        analysis = replace(analysis, interval_method=settings.interval_method)
+    return replace(design, analysis=analysis)
 
 
 def default_forecaster(design: StudyDesign) -> BackendSpec:
@@ -334,8 +352,7 @@ def run_study(definition: StudyDefinition, out: str | Path, settings: StudySetti
     if commitment is not None and (not built.build.public_only
                                    or outcomes_override is not None):
         raise ConfigError("a prospective run starts from a public build (no outcomes)")
-    design = definition.design(built, replicates=settings.replicates, seed=settings.seed,
-                               repeats=settings.repeats)
+    design = study_design(definition, built, settings)
     reference = None
     if settings.reference_run is not None:
         reference = read_reference_run(settings.reference_run, built.build.study)

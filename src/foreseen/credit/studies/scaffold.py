@@ -122,7 +122,7 @@ def _outcomes(study: Study) -> list[dict[str, Any]]:
 def design_file(replicates: int = 2000) -> dict[str, Any]:
     """``design.json``: the analyst's contexts, the offline card reader, the gate."""
     contexts = ["matched_card", "donor_card@seed_swap", "donor_card@other_intervention"]
-    analysis = AnalysisConfig(bootstrap_b=replicates, gates=(predictive_value_gate(
+    analysis = AnalysisConfig(replicates=replicates, gates=(predictive_value_gate(
         EXPLAINER, "matched_card", "donor_card@other_intervention"),))
     return {"contexts": {"-": ["description"], EXPLAINER: contexts}, "repeats": 2, "seed": 1,
             "forecaster": {"factory": "card_reader", "options": {}},

@@ -139,7 +139,7 @@ class WineStudy(StudyDefinition):
         return StudyDesign(
             contexts=CONTEXTS, repeats=REPEATS if repeats is None else repeats,
             seed=DESIGN_SEED if seed is None else seed,
-            analysis=AnalysisConfig(bootstrap_b=replicates, gates=(gate,)),
+            analysis=AnalysisConfig(replicates=replicates, gates=(gate,)),
             execution=ExecutionConfig(), llm_contexts=CONTEXTS[EXPLAINER])
 
     def verify(self, built: BuiltStudy, options: Mapping[str, Any], *, fraction: float,

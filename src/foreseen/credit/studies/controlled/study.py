@@ -135,7 +135,7 @@ class ControlledStudy(StudyDefinition):
     def design(self, built: BuiltStudy, *, replicates: int, seed: int | None,
                repeats: int | None) -> StudyDesign:
         chosen = DEFAULT_SEED if seed is None else seed
-        analysis = AnalysisConfig(bootstrap_b=replicates, gates=gates(),
+        analysis = AnalysisConfig(replicates=replicates, gates=gates(),
                                   primary_explainer=PRIMARY, controls=CONTROLS)
         return StudyDesign(
             contexts=CONTEXTS, repeats=REPEATS if repeats is None else repeats, seed=chosen,

@@ -107,7 +107,7 @@ def synthetic_truth_run(build: StudyBuild, folder: Path, *, seed: int, delta_poi
                                "delta_drift": delta_drift, "seed": seed, **(noise or {})}
     backend = SyntheticTruthForecaster(**options)
     gate = {**predictive_value_gate(EXPLAINER), "name": "synthetic_truth_predictive_value"}
-    analysis = AnalysisConfig(bootstrap_b=replicates, bootstrap_seed=seed, gates=(gate,))
+    analysis = AnalysisConfig(replicates=replicates, bootstrap_seed=seed, gates=(gate,))
     plan = freeze_plan(
         study, {EXPLAINER: build.explanations[EXPLAINER]},
         design={k: list(v) for k, v in DESIGN.items()}, repeats=repeats,

@@ -87,7 +87,7 @@ def direct_text_analysis(replicates: int, explainer: str = EXPLAINER) -> Analysi
     Δ_desc(point MAE) and the drift reduction."""
     arm = f"{explainer}/matched_note"
     return AnalysisConfig(
-        bootstrap_b=replicates, stratify_by_kind=True,
+        replicates=replicates, stratify_by_kind=True,
         secondary=(f"delta_desc/{arm}/drift/itt", f"delta_desc/{arm}/interval_score/itt"),
         exploratory=(f"delta_desc/{arm}/point_mae/itt", f"drift_reduction/{arm}/itt"))
 
@@ -195,7 +195,7 @@ class OpenMLStudy(StudyDefinition):
                 note_delivery=True)
         maps = set(native.build.study.donor_maps)
         contexts = tuple(c for c in CONTEXTS if "@" not in c or c.partition("@")[2] in maps)
-        analysis = AnalysisConfig(bootstrap_b=replicates, stratify_by_kind=True,
+        analysis = AnalysisConfig(replicates=replicates, stratify_by_kind=True,
                                   gates=(openml_joint_gate(explainer=EXPLAINER),))
         return StudyDesign(
             contexts={None: ("description",), EXPLAINER: contexts},

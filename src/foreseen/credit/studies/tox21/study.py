@@ -167,7 +167,7 @@ class Tox21Study(StudyDefinition):
 
     def design(self, built: BuiltStudy, *, replicates: int, seed: int | None,
                repeats: int | None) -> StudyDesign:
-        analysis = AnalysisConfig(bootstrap_b=replicates, gates=(tox21_harm_gate(),),
+        analysis = AnalysisConfig(replicates=replicates, gates=(tox21_harm_gate(),),
                                   minimum_tasks=MINIMUM_TASKS, hierarchical=HIERARCHY,
                                   secondary=SECONDARY, exploratory=EXPLORATORY)
         return StudyDesign(
