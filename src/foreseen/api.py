@@ -102,7 +102,8 @@ def read_credit_report(path: str | os.PathLike[str]) -> CreditReport:
 
 
 def read_report(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """The tidy tables of any artefact, as pandas DataFrames by table name (needs pandas)."""
+    """The tidy tables of any artefact, as pandas DataFrames by table name (needs pandas;
+    the values are untyped third-party objects, the names the artefact's tables)."""
     from foreseen.report.tables import read_report as read_tables
 
     return dict(read_tables(str(path)))

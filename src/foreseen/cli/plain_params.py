@@ -93,6 +93,7 @@ class PlainRuntimeParam(_coercion.RuntimeParam):
 
 
 def _build(descriptor: Any) -> Any:
+    """The click parameter typer builds for ``descriptor`` (typer internals: untyped)."""
     info = descriptor.parameter_info
     plain = (descriptor.file_annotation is None and info.parser is None
              and getattr(info, "click_type", None) is None and info.path_type is None

@@ -190,6 +190,7 @@ def canonical_json_bytes_of_parsed(obj: Any, raw: bytes) -> bytes:
 
 
 def _refuse_constant(name: str) -> Any:
+    """The ``parse_constant`` hook of :func:`json.loads`: never returns (JSON parser boundary)."""
     raise NonFiniteNumberError(f"non-finite number {name} in JSON text")
 
 

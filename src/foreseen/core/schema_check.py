@@ -64,6 +64,7 @@ class _Checker:
         self.problems: list[SchemaProblem] = []
 
     def resolve(self, schema: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The JSON Schema object ``schema`` refers to, following ``$ref`` links."""
         while "$ref" in schema:
             ref = str(schema["$ref"])
             if not ref.startswith("#/$defs/"):

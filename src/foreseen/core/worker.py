@@ -43,7 +43,11 @@ def package_digest() -> str:
 
 
 def shared_context() -> Mapping[str, Any]:
-    """The shared read-only context of the session running the current job (empty if none)."""
+    """The shared read-only context of the session running the current job (empty if none).
+
+    Keyed by the name each caller installed its context under (an open set: a job reads its
+    own key and knows the type it installed); the values cross process boundaries as is.
+    """
     if not CURRENT_SESSION:
         return {}
     return _CONTEXTS.get(CURRENT_SESSION[-1], {})

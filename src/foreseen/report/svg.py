@@ -45,6 +45,7 @@ RC = {
 
 
 def _matplotlib() -> Any:
+    """The optional matplotlib module (third-party, untyped here; extra ``report``)."""
     return optional_import("matplotlib", "report")
 
 

@@ -287,11 +287,16 @@ def csv_text(rows: Sequence[Mapping[str, Any]]) -> str:
 
 
 def _pandas() -> Any:
+    """The optional pandas module (third-party, untyped here; extra ``parquet``)."""
     return optional_import("pandas", "parquet")
 
 
 def data_frames(tables: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, Any]:
-    """Each table as a pandas DataFrame (columns in the rows' order)."""
+    """Each table as a pandas DataFrame (columns in the rows' order), by table name.
+
+    The values are pandas objects, typed ``Any``: pandas is an optional
+    third-party library without types here; the table names are the artefact's own.
+    """
     pandas = _pandas()
     return {name: pandas.DataFrame(list(rows), columns=_columns(rows))
             for name, rows in tables.items()}
@@ -323,5 +328,6 @@ def write_tables(path: str | Path, file_format: str, out: Path) -> list[Path]:
 
 
 def read_report(path: str | Path) -> dict[str, Any]:
-    """The tidy tables of any artefact foreseen writes, as pandas DataFrames by name."""
+    """The tidy tables of any artefact foreseen writes, as pandas DataFrames by name
+    (:func:`data_frames`: the library boundary)."""
     return data_frames(artefact_tables(load_artefact(path)))

@@ -16,6 +16,7 @@ clusters (for the forecast's agent bootstrap) come from
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
@@ -44,9 +45,22 @@ from foreseen.teams.provenance.submissions import load_provenance
 LEVEL_KEYS = ("0.8", "0.95")
 
 
-def provenance_maps(
+@dataclass(frozen=True, slots=True)
+class AgentProvenance:
+    """What the provenance says of each agent (keyed by agent name).
+
+    ``orgs``: the agent's organisations joined by ``|`` (agents with none are absent);
+    ``clusters``: its model cluster; ``costs_usd``: its cost in USD (None: unknown).
+    """
+
+    orgs: dict[str, str]
+    clusters: dict[str, int]
+    costs_usd: dict[str, float | None]
+
+
+def agent_provenance(
     matrix: OutcomeMatrix, split_dir: Path | None, leaderboard: Path | None
-) -> tuple[dict[str, str], dict[str, int], dict[str, float | None]]:
+) -> AgentProvenance:
     """Organisation key, model cluster and cost_usd of each agent."""
     info = load_provenance(
         matrix.agents, leaderboard=leaderboard, experiments_split_dir=split_dir,
@@ -56,7 +70,7 @@ def provenance_maps(
     clusters = model_clusters(matrix.agents, info)
     cluster_map = {agent: int(c) for agent, c in zip(matrix.agents, clusters, strict=True)}
     costs = {agent: entry.cost_usd for agent, entry in info.items()}
-    return orgs, cluster_map, costs
+    return AgentProvenance(orgs, cluster_map, costs)
 
 
 def _pct(value: float | None, digits: int = 1) -> str:
@@ -210,16 +224,16 @@ def advise_command(
     check_array_fits(f"--replicates {replicates}", replicates * matrix.n_tasks, 8,
                      f"the bootstrap's resampled task counts ({replicates:,} ×"
                      f" {matrix.n_tasks:,})")
-    orgs, clusters, provenance_costs = provenance_maps(matrix, loaded.split_dir, leaderboard)
+    provenance = agent_provenance(matrix, loaded.split_dir, leaderboard)
     table: CostTable | None = None
     if costs is not None:
         table = read_cost_file(costs, matrix.agents)
     elif cost_column is not None:
-        table = costs_from_provenance(matrix.agents, provenance_costs, cost_column)
+        table = costs_from_provenance(matrix.agents, provenance.costs_usd, cost_column)
     report = advise(
         matrix, costs=table, target_coverage=target_coverage, budget=budget,
-        min_gain_pp_per_cost=min_gain, forecaster=forecaster, orgs=orgs,
-        agent_clusters=clusters, replicates=replicates, resplits=resplits, seed=seed,
+        min_gain_pp_per_cost=min_gain, forecaster=forecaster, orgs=provenance.orgs,
+        agent_clusters=provenance.clusters, replicates=replicates, resplits=resplits, seed=seed,
     )
     if out is not None:
         write_report(out, report)

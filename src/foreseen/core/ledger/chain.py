@@ -41,7 +41,7 @@ class LedgerEvent:
     hash: str
 
     def body(self) -> dict[str, Any]:
-        """The hashed part of the line (everything except ``hash``)."""
+        """The JSON object the line's hash covers (everything except ``hash``)."""
         return {"seq": self.seq, "type": self.type, "payload": dict(self.payload),
                 "prev": self.prev}
 
