@@ -43,6 +43,13 @@ def test_a_config_read_under_the_old_name_is_written_back_under_it_in_the_same_p
     assert read.resampling.replicates == 300
 
 
+def test_a_config_writes_replicates_under_no_third_name() -> None:
+    assert AnalysisConfig(replicates_key="bootstrap_b").to_json()["bootstrap_b"] == 10_000
+    with pytest.raises(ValueError, match="replicates_key must be 'replicates' or"
+                                         " 'bootstrap_b', got 'b'"):
+        AnalysisConfig(replicates_key="b")
+
+
 def test_a_new_plan_from_a_design_written_with_the_old_name_takes_the_new_name() -> None:
     completed = normalise_analysis_config({"bootstrap_b": 400})
     assert completed["replicates"] == 400 and "bootstrap_b" not in completed

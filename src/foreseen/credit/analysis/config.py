@@ -127,22 +127,11 @@ class AnalysisConfig:
     def __post_init__(self) -> None:
         if not (0.0 < self.alpha < 1.0):
             raise UserInputError(f"analysis config: alpha must be in (0, 1), got {self.alpha}")
-        if self.replicates < 100:
-            raise UserInputError(f"analysis config: {self.replicates_key} must be at least 100")
-        if self.replicates > MAX_REPLICATES:
-            raise UserInputError(
-                f"analysis config: {self.replicates_key} must be at most {MAX_REPLICATES:,}"
-                " (each replicate keeps one estimate per contrast in memory)")
-        if self.bootstrap_seed < 0:
-            raise UserInputError("analysis config: bootstrap_seed must be >= 0")
+        self._check_resampling()
         if self.minimum_tasks < 1:
             raise UserInputError("analysis config: minimum_tasks must be at least 1")
         if self.minimum_clusters < 1:
             raise UserInputError("analysis config: minimum_clusters must be at least 1")
-        if self.interval_method not in INTERVAL_METHODS:
-            raise UserInputError(
-                f"analysis config: interval_method must be one of {tuple(INTERVAL_METHODS)},"
-                f" got {self.interval_method!r}")
         if tuple(self.hierarchical) not in HIERARCHIES:
             raise UserInputError(
                 f"analysis config: hierarchical must be one of {HIERARCHIES}, "
@@ -166,6 +155,25 @@ class AnalysisConfig:
             raise UserInputError(
                 f"analysis config: the primary explainer {self.primary_explainer!r} cannot"
                 " also be a control")
+
+    def _check_resampling(self) -> None:
+        """The bootstrap's settings: 100 ≤ replicates ≤ :data:`MAX_REPLICATES`, a seed ≥ 0,
+        a known interval method; messages name ``replicates`` as the plan wrote it."""
+        if self.replicates_key not in ("replicates", REPLICATES_OLD_NAME):
+            raise ValueError(f"replicates_key must be 'replicates' or {REPLICATES_OLD_NAME!r},"
+                             f" got {self.replicates_key!r}")
+        if self.replicates < 100:
+            raise UserInputError(f"analysis config: {self.replicates_key} must be at least 100")
+        if self.replicates > MAX_REPLICATES:
+            raise UserInputError(
+                f"analysis config: {self.replicates_key} must be at most {MAX_REPLICATES:,}"
+                " (each replicate keeps one estimate per contrast in memory)")
+        if self.bootstrap_seed < 0:
+            raise UserInputError("analysis config: bootstrap_seed must be >= 0")
+        if self.interval_method not in INTERVAL_METHODS:
+            raise UserInputError(
+                f"analysis config: interval_method must be one of {tuple(INTERVAL_METHODS)},"
+                f" got {self.interval_method!r}")
 
     def to_json(self) -> dict[str, Any]:
         return {
