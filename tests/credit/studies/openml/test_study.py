@@ -153,15 +153,15 @@ def test_cache_hits_reproduce_the_build(built: OpenMLBuild, mirror: Path, cache:
 
 def test_verify_outcomes_re_executes_without_the_cache(built: OpenMLBuild) -> None:
     report = verify_outcomes(built, fraction=0.25, seed=3)
-    assert report["checked"] == 3 and report["ok"] and report["reproduced"] == 3
+    assert report.sample.checked == 3 and report.ok and report.sample.reproduced == 3
     tampered = OpenMLBuild(
         type(built.build)(built.build.study,
                           tuple(type(o)(o.state_id, o.y + 1e-12) for o in built.build.outcomes),
                           built.build.explanations),
         built.lottery, built.jobs, built.records, built.probes)
     bad = verify_outcomes(tampered, fraction=0.25, seed=3)
-    assert not bad["ok"] and len(bad["mismatches"]) == 3
-    assert set(report["zero_outcome_share"]) == set(CHANGE_IDS)
+    assert not bad.ok and len(bad.sample.mismatches) == 3
+    assert set(report.zero_outcome_share) == set(CHANGE_IDS)
 
 
 def _permute_heldout_targets(mirror: Path, copy: Path) -> None:

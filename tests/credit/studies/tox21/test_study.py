@@ -161,11 +161,12 @@ def test_cache_hit_and_parallel_runs_are_identical(built: Tox21Build, cache_dir:
 def test_verify_outcomes_reproduces_and_catches_tampering(built: Tox21Build) -> None:
     study, outcomes = built.build.study, built.build.outcomes
     check = verify_outcomes(study, outcomes, fraction=0.1, seed=3)
-    assert check["ok"] and check["checked"] == 2 and check["code_digest_matches"]
-    tampered = [Outcome(o.state_id, o.y + 1e-12) if o.state_id in check["state_ids"] else o
+    assert check.ok and check.sample.checked == 2 and check.code_digest_matches
+    assert check.data_sha256_matches
+    tampered = [Outcome(o.state_id, o.y + 1e-12) if o.state_id in check.sample.state_ids else o
                 for o in outcomes]
     bad = verify_outcomes(study, tampered, fraction=0.1, seed=3)
-    assert not bad["ok"] and len(bad["mismatches"]) == 2
+    assert not bad.ok and len(bad.sample.mismatches) == 2
     with pytest.raises(UserInputError):
         verify_outcomes(study, outcomes[:-1])
 
@@ -185,10 +186,11 @@ def test_seed_pair_summary_and_zero_share_by_brute_force(built: Tox21Build) -> N
     zero = zero_outcome_share(study, [Outcome(k, v) for k, v in ys.items()])
     for intervention in study.interventions:
         members = [ys[s.id] for s in study.states if s.intervention_id == intervention.id]
-        assert zero[intervention.id]["zero"] == sum(1 for y in members if y == 0.0)
-        assert zero[intervention.id]["states"] == len(members)
+        assert zero[intervention.id].zero == sum(1 for y in members if y == 0.0)
+        assert zero[intervention.id].states == len(members)
         if not members:
-            assert zero[intervention.id]["share"] is None and "reason" in zero[intervention.id]
+            assert zero[intervention.id].share is None and zero[intervention.id].reason
+            assert "reason" in zero[intervention.id].to_json()
 
 
 def test_offline_run_end_to_end(built: Tox21Build, cache_dir: Path, tmp_path: Path) -> None:

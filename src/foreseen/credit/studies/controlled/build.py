@@ -74,6 +74,7 @@ from foreseen.credit.studies.controlled.probes import (
     public_summary,
 )
 from foreseen.credit.studies.verification import (
+    OutcomeCheck,
     check_fraction,
     reproduce_sample,
     zero_outcome_share,
@@ -421,7 +422,7 @@ def _build(seed: int, n_tasks: int, executor: Executor, with_outcomes: bool = Tr
 
 
 def verify_outcomes(study: Study, outcomes: Sequence[Outcome], fraction: float = 0.1,
-                    seed: int = 0) -> dict[str, Any]:
+                    seed: int = 0) -> OutcomeCheck:
     """Re-execute a seeded ``fraction`` of states from scratch; check bitwise-equal outcomes.
 
     Selects ``max(1, ceil(fraction × states))`` states with
@@ -439,8 +440,6 @@ def verify_outcomes(study: Study, outcomes: Sequence[Outcome], fraction: float =
             return execute_outcome(build_seed, "study", task_index_of(state.task_id),
                                    int(state.budget), state.seed, state.intervention_id)
 
-    return {
-        **reproduce_sample(study, outcomes, fraction, seed, recompute),
-        "code_digest_matches": build.get("code_digest") == code_digest(CODE_MODULES),
-        "zero_outcome_share": zero_outcome_share(study, outcomes),
-    }
+    return OutcomeCheck(reproduce_sample(study, outcomes, fraction, seed, recompute),
+                        zero_outcome_share(study, outcomes),
+                        code_digest_matches=build.get("code_digest") == code_digest(CODE_MODULES))

@@ -188,7 +188,5 @@ class ControlledStudy(StudyDefinition):
                executor: Executor | None) -> Verification:
         from foreseen.credit.studies.controlled.build import verify_outcomes
 
-        record = verify_outcomes(built.build.study, built.build.outcomes, fraction)
-        return Verification(int(record["checked"]), int(record["reproduced"]),
-                            bool(record["ok"]) and bool(record["code_digest_matches"]),
-                            record)
+        return verify_outcomes(built.build.study, built.build.outcomes,
+                               fraction).verification()

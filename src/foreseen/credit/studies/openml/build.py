@@ -40,7 +40,6 @@ mirror**, not the paper's draw; the study notes and reports say so.
 from __future__ import annotations
 
 import functools
-import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -80,7 +79,14 @@ from foreseen.credit.studies.openml.pipeline import (
     probe,
     split_dataset,
 )
-from foreseen.credit.studies.verification import zero_outcome_share
+from foreseen.credit.studies.verification import (
+    OutcomeCheck,
+    ReproducedSample,
+    check_fraction,
+    compare_outcomes,
+    sample_size,
+    zero_outcome_share,
+)
 
 STUDY_NAME = "openml"
 STUDY_VERSION = "1"
@@ -390,27 +396,25 @@ def execute_study_outcomes(build: OpenMLBuild,
 
 
 def verify_outcomes(build: OpenMLBuild, fraction: float = 0.1, seed: int = 0,
-                    executor: Executor | None = None) -> dict[str, Any]:
+                    executor: Executor | None = None) -> OutcomeCheck:
     """Re-execute a seeded ``fraction`` of states without the cache; require identical y.
 
-    Picks ``max(1, ceil(fraction × states))`` states with ``default_rng(seed).choice``
-    (no replacement) and compares each recomputed y with the sealed one by ``float.hex``.
+    Picks :func:`~foreseen.credit.studies.verification.sample_size` states with
+    ``default_rng(seed).choice`` (no replacement) and compares each recomputed y
+    with the sealed one by ``==`` and ``float.hex``.
     """
-    if not 0.0 < fraction <= 1.0:
-        raise UserInputError(f"fraction must be in (0, 1], got {fraction}")
+    check_fraction(fraction)
     jobs = list(build.jobs)
     sealed = {o.state_id: o.y for o in build.build.outcomes}
-    count = max(1, math.ceil(fraction * len(jobs)))
+    count = sample_size(fraction, len(jobs))
     picks = sorted(int(i) for i in np.random.default_rng(seed).choice(len(jobs), size=count,
                                                                       replace=False))
     fresh = [replace(jobs[i], cache_dir=None) for i in picks]
     runner = executor if executor is not None else SerialExecutor()
     with runner.session(shared_datasets(fresh)) as pool:
         results = pool.map(execute_state, fresh)
-    mismatches = [{"state_id": r["state_id"], "sealed": sealed[r["state_id"]],
-                   "recomputed": r["y"]}
-                  for r in results if float(r["y"]).hex() != float(sealed[r["state_id"]]).hex()]
-    return {"fraction": fraction, "seed": seed, "total": len(jobs), "checked": len(fresh),
-            "reproduced": len(fresh) - len(mismatches), "ok": not mismatches,
-            "state_ids": [job.state_id for job in fresh], "mismatches": mismatches,
-            "zero_outcome_share": zero_outcome_share(build.build.study, build.build.outcomes)}
+    state_ids = [job.state_id for job in fresh]
+    recomputed = {r["state_id"]: float(r["y"]) for r in results}
+    sample = ReproducedSample(fraction, seed, len(jobs), tuple(state_ids),
+                              compare_outcomes(state_ids, sealed, recomputed))
+    return OutcomeCheck(sample, zero_outcome_share(build.build.study, build.build.outcomes))

@@ -75,6 +75,7 @@ from foreseen.credit.studies.tox21.probe import (
     probe_folds,
 )
 from foreseen.credit.studies.verification import (
+    OutcomeCheck,
     check_fraction,
     reproduce_sample,
     zero_outcome_share,
@@ -436,7 +437,7 @@ def _job_of(state: State, data_path: str | None) -> StateJob:
 
 
 def verify_outcomes(study: Study, outcomes: Sequence[Outcome], fraction: float = 0.1,
-                    seed: int = 0, *, data_path: str | None = None) -> dict[str, Any]:
+                    seed: int = 0, *, data_path: str | None = None) -> OutcomeCheck:
     """Re-execute a seeded ``fraction`` of states from scratch; outcomes must match bit for bit.
 
     Picks ``max(1, ceil(fraction × states))`` states with
@@ -453,12 +454,10 @@ def verify_outcomes(study: Study, outcomes: Sequence[Outcome], fraction: float =
             y, _, _ = execute_outcome(_job_of(state, data_path))
         return y
 
-    return {
-        **reproduce_sample(study, outcomes, fraction, seed, recompute),
-        "data_sha256_matches": build.get("data_sha256") == TOX21_SHA256,
-        "code_digest_matches": build.get("code_digest") == code_digest(CODE_MODULES),
-        "zero_outcome_share": zero_outcome_share(study, outcomes),
-    }
+    return OutcomeCheck(reproduce_sample(study, outcomes, fraction, seed, recompute),
+                        zero_outcome_share(study, outcomes),
+                        code_digest_matches=build.get("code_digest") == code_digest(CODE_MODULES),
+                        data_sha256_matches=build.get("data_sha256") == TOX21_SHA256)
 
 
 def seed_pair_summary(study: Study, outcomes: Mapping[str, float],
