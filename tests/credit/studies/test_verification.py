@@ -21,7 +21,8 @@ from foreseen.credit.studies.verification import (
     sample_size,
     zero_counts_json,
 )
-from tests.support.cards_study import make_study
+
+from support.cards_study import make_study
 
 
 def _sample(mismatches: tuple[OutcomeMismatch, ...] = ()) -> ReproducedSample:
