@@ -149,8 +149,9 @@ def _load(folder: str) -> LoadedDataset:
     return _load_here(folder)
 
 
-def shared_datasets(jobs: Sequence[StateJob]) -> dict[str, Any]:
-    """The session context for ``jobs``: every dataset they use, loaded once in the driver."""
+def shared_datasets(jobs: Sequence[StateJob]) -> dict[str, dict[str, LoadedDataset]]:
+    """The session context for ``jobs`` (:data:`CONTEXT_KEY` → folder → dataset): every
+    dataset they use, loaded once in the driver."""
     folders = dict.fromkeys(job.folder for job in jobs)
     return {CONTEXT_KEY: {folder: load_dataset(folder) for folder in folders}}
 
