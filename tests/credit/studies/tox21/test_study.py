@@ -60,9 +60,10 @@ def test_states_cells_and_assignment(built: Tox21Build) -> None:
     assert study.higher_is_better and study.metric == "roc_auc"
     assert study.donor_maps == ("seed_swap",)
     assert {o.state_id for o in built.build.outcomes} == {s.id for s in study.states}
-    fits = built.diagnostics()["convergence"]
-    assert fits["fits"] == len(study.states) * (2 * PROBE_FOLDS + 2)
-    assert fits["converged"] == fits["fits"]  # every fit converged (and it is recorded)
+    fits = built.diagnostics().convergence
+    assert fits.fits == len(study.states) * (2 * PROBE_FOLDS + 2)
+    assert fits.converged == fits.fits  # every fit converged (and it is recorded)
+    assert built.diagnostics().to_json()["convergence"]["converged"] == fits.fits
 
 
 def test_seed_swap_donors_are_the_other_seed_of_the_cell(built: Tox21Build) -> None:
@@ -78,7 +79,8 @@ def test_seed_swap_donors_are_the_other_seed_of_the_cell(built: Tox21Build) -> N
 
 def test_outcomes_are_held_out_auc_changes(built: Tox21Build) -> None:
     for result in built.results:
-        assert result.y == result.held_out["child_roc_auc"] - result.held_out["parent_roc_auc"]
+        assert result.held_out is not None
+        assert result.y == result.held_out.child_roc_auc - result.held_out.parent_roc_auc
         assert -1.0 < result.y < 1.0
     assert built.build.study.notes["splits"]["NR-PPAR-gamma"]["held_out_positives"] == 37
 
@@ -101,7 +103,8 @@ def test_public_state_and_probe_never_see_held_out_labels(
     assert changed.y != reference.y  # the outcome does depend on the held-out labels
     text = json.dumps([s.to_json() for s in built.build.study.states])
     for result in built.results:
-        assert repr(result.held_out["child_roc_auc"]) not in text
+        assert result.held_out is not None
+        assert repr(result.held_out.child_roc_auc) not in text
 
 
 def test_probe_cards_are_complete_and_evidence_backed(built: Tox21Build) -> None:
@@ -181,8 +184,9 @@ def test_seed_pair_summary_and_zero_share_by_brute_force(built: Tox21Build) -> N
         pairs.setdefault(s.cell, []).append(ys[s.id])
     same = sum(1 for a, b in pairs.values() if (a > 0) == (b > 0) and (a < 0) == (b < 0))
     gaps = sorted(abs(a - b) for a, b in pairs.values())
-    assert summary["pairs"] == 6 and summary["same_sign"] == same
-    assert summary["median_seed_gap"] == pytest.approx((gaps[2] + gaps[3]) / 2)
+    assert summary.pairs == 6 and summary.same_sign == same
+    assert summary.median_seed_gap == pytest.approx((gaps[2] + gaps[3]) / 2)
+    assert summary.point_mae_over_median_seed_gap == pytest.approx(0.01 / summary.median_seed_gap)
     zero = zero_outcome_share(study, [Outcome(k, v) for k, v in ys.items()])
     for intervention in study.interventions:
         members = [ys[s.id] for s in study.states if s.intervention_id == intervention.id]
@@ -229,8 +233,8 @@ def test_offline_run_end_to_end(built: Tox21Build, cache_dir: Path, tmp_path: Pa
     noise = report["study_section"]["data"]["seed_noise"]
     outcomes = {o.state_id: o.y for o in built.build.outcomes}
     assert noise["pairs"] == 6
-    assert noise["median_seed_gap"] == seed_pair_summary(built.build.study,
-                                                          outcomes)["median_seed_gap"]
+    assert noise == seed_pair_summary(built.build.study, outcomes).to_json()
+    assert noise["median_seed_gap"] is not None
     markdown = (out / "report.md").read_text()
     assert "Seed noise" in markdown
     # the declared sensitivity: hierarchical bootstrap endpoint → budget cell → seed

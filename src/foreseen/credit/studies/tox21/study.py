@@ -153,17 +153,8 @@ class Tox21Study(StudyDefinition):
         built = build_tox21(tuple(options["endpoints"]), executor=executor, cache=cache,
                             data_path=_data(options), outcomes=outcomes)
         diagnostics = built.diagnostics()
-        splits = diagnostics["splits"]
-        convergence = diagnostics["convergence"]
-        lines = (
-            f"SMILES: {diagnostics['smiles']['unparseable']} of "
-            f"{diagnostics['smiles']['molecules']} unparseable (excluded and counted)",
-            "held-out positives: " + ", ".join(
-                f"{e} {s['held_out_positives']}/{s['held_out']}" for e, s in splits.items()),
-            f"fits converged: {convergence['converged']}/{convergence['fits']}"
-            f" (max iterations {convergence['max_n_iter']})",
-        )
-        return BuiltStudy(built.build, {"build.json": diagnostics}, built.from_cache, lines)
+        return BuiltStudy(built.build, {"build.json": diagnostics.to_json()}, built.from_cache,
+                          diagnostics.summary_lines())
 
     def design(self, built: BuiltStudy, *, replicates: int, seed: int | None,
                repeats: int | None) -> StudyDesign:
@@ -195,14 +186,14 @@ class Tox21Study(StudyDefinition):
         noise = seed_pair_summary(study, outcomes)
         zeros = zero_outcome_share(study, [Outcome(sid, y) for sid, y in sorted(outcomes.items())])
         data: dict[str, Any] = {
-            "seed_noise": noise, "zero_outcome_share": zero_counts_json(zeros),
+            "seed_noise": noise.to_json(), "zero_outcome_share": zero_counts_json(zeros),
             "verify_outcomes": (dict(verification.record) if verification is not None else
                                 {"value": None, "reason": "not requested"}),
         }
         lines = ["# Tox21 study", "",
                  "Seed noise: the two seeds of a cell share the sign of y in "
-                 f"{noise.get('same_sign')} of {noise['pairs']} pairs; median seed gap "
-                 f"{_number(noise.get('median_seed_gap'))}. A point forecast cannot be "
+                 f"{noise.same_sign} of {noise.pairs} pairs; median seed gap "
+                 f"{_number(noise.median_seed_gap)}. A point forecast cannot be "
                  "expected to err less than this gap; compare it with the matched card's "
                  "point MAE in the metrics below.", "",
                  "| change | states | y = 0 |", "|---|---|---|"]
