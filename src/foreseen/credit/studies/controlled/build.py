@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -95,12 +96,13 @@ _ARM_TAG = {"study": 0, "pilot": 1}
 _PARAMS, _TRAIN, _EVAL, _FOLDS, _PROPOSAL, _ORDER = 1, 2, 3, 4, 5, 6
 
 
-def single_thread() -> Any:
+def single_thread() -> AbstractContextManager[object]:
     """Limit BLAS/OpenMP to one thread: fixed summation order, no oversubscription."""
     from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 
     make_model(None, 1)  # load scikit-learn's and scipy's native libraries before limiting
-    return threadpool_limits(limits=1)
+    limits: AbstractContextManager[object] = threadpool_limits(limits=1)
+    return limits
 
 
 def _rng(seed: int, arm: Arm, *keys: int) -> np.random.Generator:
