@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from foreseen.core.cache_entry import write_cache_entry
 from foreseen.credit.studies.openml.build import (
     HeldoutSkills,
@@ -37,11 +39,18 @@ def _fields(record: StateRecord) -> dict[str, object]:
     return {name: getattr(record, name) for name in StateRecord.__dataclass_fields__}
 
 
-def test_an_entry_that_is_not_a_record_is_a_miss(tmp_path: Path) -> None:
-    good, bad = tmp_path / "good.json", tmp_path / "bad.json"
+def test_an_entry_that_is_not_a_record_is_a_miss(tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    good, bad, listed = tmp_path / "good.json", tmp_path / "bad.json", tmp_path / "list.json"
     write_cache_entry(good, _record(0.05).to_json())
     write_cache_entry(bad, {"state_id": "d-b0-s1", "y": 0.05})  # sound digest, no record
+    write_cache_entry(listed, [1, 2])
     assert _cached_record(good) == StateRecord(**{**_fields(_record(0.05)), "cached": True})
+    assert capsys.readouterr().err == ""
     assert _cached_record(bad) is None
+    assert "cache entry bad.json: not a state record; rebuilding it" in capsys.readouterr().err
+    assert _cached_record(listed) is None
+    assert "list.json: not a state record" in capsys.readouterr().err
     assert _cached_record(None) is None
     assert _cached_record(tmp_path / "absent.json") is None
+    assert capsys.readouterr().err == ""

@@ -61,6 +61,7 @@ from foreseen.credit.studies.controlled.catalog import (
     CATALOG,
     CATALOG_IDS,
     PARENT_RECIPE,
+    PilotPrior,
     fit_predict,
     log_loss,
     make_model,
@@ -155,7 +156,7 @@ def execute_outcome(seed: int, arm: Arm, task_index: int, budget: int, state_see
         intervention_id]
 
 
-def pilot_prior(seed: int) -> dict[str, dict[str, float]]:
+def pilot_prior(seed: int) -> dict[str, PilotPrior]:
     """Per-intervention public prior from the pilot arm (disjoint tasks and data)."""
     effects: dict[str, list[float]] = {i: [] for i in CATALOG_IDS}
     for task_index in range(len(MECHANISMS)):
@@ -167,12 +168,11 @@ def pilot_prior(seed: int) -> dict[str, dict[str, float]]:
     for intervention_id, values in effects.items():
         arr = np.asarray(values)
         median = float(np.median(arr))
-        prior[intervention_id] = {
-            "typical_effect": round(median, 6),
-            "typical_magnitude": round(float(np.median(np.abs(arr))), 6),
-            "half_width": round(max(float(np.quantile(np.abs(arr - median), 0.8)), 1e-4), 6),
-            "pilot_states": len(values),
-        }
+        prior[intervention_id] = PilotPrior(
+            typical_effect=round(median, 6),
+            typical_magnitude=round(float(np.median(np.abs(arr))), 6),
+            half_width=round(max(float(np.quantile(np.abs(arr - median), 0.8)), 1e-4), 6),
+            pilot_states=len(values))
     return prior
 
 
@@ -248,7 +248,7 @@ def task_index_of(study_task_id: str) -> int:
     return int(study_task_id[3:])
 
 
-def _states_of_task(seed: int, task_index: int, prior: Mapping[str, Mapping[str, float]]
+def _states_of_task(seed: int, task_index: int, prior: Mapping[str, PilotPrior]
                     ) -> tuple[list[State], dict[str, Probe]]:
     tid = task_id(task_index)
     states: list[State] = []
@@ -272,7 +272,7 @@ def _states_of_task(seed: int, task_index: int, prior: Mapping[str, Mapping[str,
                                          else "elicited")
                 sid = f"{tid}-b{budget_index}-{intervention_id}-s{state_seed}"
                 state_public = dict(public)
-                state_public["intervention_prior"] = dict(prior[intervention_id])
+                state_public["intervention_prior"] = prior[intervention_id].to_json()
                 states.append(State(
                     id=sid, task_id=tid, cell=f"{tid}/b{budget_index}/{intervention_id}",
                     seed=state_seed, budget=float(budget), budget_index=budget_index,
@@ -409,7 +409,7 @@ def _build(seed: int, n_tasks: int, executor: Executor, with_outcomes: bool = Tr
         notes={
             "outcome": "y = held-out log-loss(parent) − log-loss(child); y > 0 is an improvement",
             "parent_recipe": PARENT_RECIPE,
-            "catalog_prior": prior,
+            "catalog_prior": {iid: p.to_json() for iid, p in prior.items()},
             "proposal_policy": "heuristic scores of the public state + seeded Gumbel noise, "
                                f"top {INTERVENTIONS_PER_BUDGET} per task × budget (seed-0 state)",
             "build": {"seed": seed, "n_tasks": n_tasks, "budgets": list(BUDGETS),

@@ -40,6 +40,7 @@ mirror**, not the paper's draw; the study notes and reports say so.
 from __future__ import annotations
 
 import functools
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -158,6 +159,7 @@ def shared_datasets(jobs: Sequence[StateJob]) -> dict[str, dict[str, LoadedDatas
 
 def _data_summary(data: LoadedDataset, rows: Any, rows_used: int, row_cap: int,
                   fraction: float) -> dict[str, Any]:
+    """The budget's public data summary (JSON: a state's public ``data`` block)."""
     x, y = data.features[rows], data.target[rows]
     numeric = [i for i in range(x.shape[1]) if i not in data.categorical_indices]
     summary: dict[str, Any] = {
@@ -283,13 +285,16 @@ def _cache_file(job: StateJob, digest: str, outcomes: bool = True) -> Path | Non
 
 
 def _cached_record(path: Path | None) -> StateRecord | None:
-    """The record a cache entry holds, else None (no cache, no entry, or not a record)."""
+    """The record a cache entry holds, else None (no cache, no entry, or not a record: then
+    say so, as :func:`~foreseen.core.cache_entry.read_cache_entry` does for an unsound one)."""
     cached = read_cache_entry(path) if path is not None else None
-    if not isinstance(cached, dict):
+    if cached is None or path is None:
         return None
     try:
         return StateRecord.from_json(cached, cached=True)
     except (KeyError, TypeError, ValueError, AttributeError):
+        sys.stderr.write(f"foreseen: note: cache entry {path.name}: not a state record; "
+                         "rebuilding it\n")
         return None
 
 

@@ -76,6 +76,7 @@ def _get(url: str) -> bytes:
 
 
 def _get_json(url: str) -> Any:
+    """The parsed JSON answer of ``url``, unchecked (callers read it defensively)."""
     try:
         return json.loads(_get(url).decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError):
