@@ -67,12 +67,12 @@ def main() -> None:
     print(f"{'step':<48}{'states':>7}{'wall s':>9}{'cpu s':>9}")
     for label, states, wall, cpu in rows:
         print(f"{label:<48}{states:>7}{wall:>9.2f}{cpu:>9.2f}")
-    print(f"verification: {report['reproduced']}/{report['checked']} reproduced bitwise; "
-          f"ok={report['ok']}")
+    print(f"verification: {report.sample.reproduced}/{report.sample.checked} reproduced "
+          f"bitwise; ok={report.ok}")
     print("zero-outcome share per intervention:")
-    for intervention, row in report["zero_outcome_share"].items():
-        share = "n/a" if row["share"] is None else f"{row['share']:.3f}"
-        print(f"  {intervention:<20}{row['zero']:>3}/{row['states']:<4}{share:>7}")
+    for intervention, row in report.zero_outcome_share.items():
+        share = "n/a" if row.share is None else f"{row.share:.3f}"
+        print(f"  {intervention:<20}{row.zero:>3}/{row.states:<4}{share:>7}")
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ from foreseen.credit.model import Explanation, Intervention, State, Study, Task
 from foreseen.credit.plan.freeze import ExecutionConfig
 from foreseen.credit.studies.base import StudyDesign, StudySection
 from foreseen.credit.studies.note_delivery import (
+    NoteDelivery,
     explainer_note_delivery,
     note_delivery_markdown,
     note_explainers,
@@ -33,14 +34,19 @@ def test_each_note_falls_in_exactly_one_bin() -> None:
     issues = {"c": ["note: refusal"], "d": ["note: truncated"], "f": ["note: transport_exhausted"],
               "b": ["extract: answer_error"]}
     counts = explainer_note_delivery(explanations, ["a", "b", "c", "d", "e", "f"], issues, True)
-    assert counts == {"notes": 6, "delivered": 2, "truncated": 1, "empty": 4, "refused": 1,
-                      "transport_exhausted": 1, "answer_error": 0, "no_reason": 2,
-                      "truncation_detectable": True}
+    assert counts == NoteDelivery(notes=6, delivered=2, truncated=1, empty=4, refused=1,
+                                  transport_exhausted=1, answer_error=0, no_reason=2,
+                                  truncation_detectable=True)
+    # the report's JSON entry: the same keys, in the order report.json has always had
+    assert list(counts.to_json().items()) == [
+        ("notes", 6), ("delivered", 2), ("truncated", 1), ("empty", 4), ("refused", 1),
+        ("transport_exhausted", 1), ("answer_error", 0), ("no_reason", 2),
+        ("truncation_detectable", True)]
     # a one-character note is delivered (the boundary of "non-empty after trimming")
-    assert explainer_note_delivery({"a": _note("a", " y ")}, ["a"], {}, False)["delivered"] == 1
+    assert explainer_note_delivery({"a": _note("a", " y ")}, ["a"], {}, False).delivered == 1
     # a truncation flag on an empty note is not a delivered-but-truncated note
     assert explainer_note_delivery({"a": _note("a", "")}, ["a"], {"a": ["note: truncated"]},
-                                   True)["truncated"] == 0
+                                   True).truncated == 0
 
 
 def test_the_table_says_when_truncation_cannot_be_seen() -> None:

@@ -131,6 +131,7 @@ class StudySection:
     markdown: str
 
     def to_json(self) -> dict[str, Any]:
+        """The JSON written to ``study_section.json``."""
         return {"name": self.name, "data": dict(self.data), "markdown": self.markdown}
 
 
@@ -240,7 +241,8 @@ class StudyDefinition(ABC):
 
     def outcome_inputs(self, options: Mapping[str, Any]) -> dict[str, Any]:
         """What the outcome execution depends on besides its code: the build options
-        (paths as text) and the study's seeds (:meth:`outcome_seeds`)."""
+        (paths as text) and the study's seeds (:meth:`outcome_seeds`); the JSON a
+        prospective plan commits to."""
         return {"options": {k: (str(v) if isinstance(v, Path) else
                                 list(v) if isinstance(v, tuple) else v)
                             for k, v in sorted(options.items())},
@@ -248,7 +250,8 @@ class StudyDefinition(ABC):
 
     @abstractmethod
     def outcome_seeds(self) -> dict[str, Any]:
-        """The seeds of the outcome execution (build seed, state seeds, split seed, …)."""
+        """The seeds of the outcome execution (build seed, state seeds, split seed, …), as
+        JSON named by the study (part of :meth:`outcome_inputs`)."""
 
     @abstractmethod
     def design(self, built: BuiltStudy, *, replicates: int, seed: int | None,
@@ -288,7 +291,8 @@ class StudyDefinition(ABC):
     def replication_gate(self, design: StudyDesign) -> dict[str, Any]:
         """The gate a run with a reference run adds: every estimate the design's gates
         name must lie inside the reference run's 95 % interval of it
-        (``within_reference_interval``, credit §13: intervals, not signs only)."""
+        (``within_reference_interval``, credit §13: intervals, not signs only). The gate's
+        JSON, as :attr:`AnalysisConfig.gates` holds it."""
         names = dict.fromkeys(str(c["estimate"]) for gate in design.analysis.gates
                               for c in gate.get("conditions", ()))
         return {"name": "replication", "join": "all",
@@ -317,7 +321,8 @@ class StudyDefinition(ABC):
         raise ConfigError(f"study {self.name} cannot execute proposals")
 
     def option_values(self, given: Mapping[str, Any]) -> dict[str, Any]:
-        """Every parameter's value: ``given`` where present, else its default."""
+        """Every parameter's value: ``given`` where present, else its default (keyed by the
+        study's own parameter names)."""
         known = {p.name: p for p in self.parameters()}
         unknown = sorted(set(given) - set(known))
         if unknown:

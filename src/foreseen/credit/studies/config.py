@@ -142,7 +142,8 @@ LOCAL_DEFAULT_TEMPERATURE = 1.0
 
 
 def _pinned_local(options: dict[str, Any]) -> dict[str, Any]:
-    """A local block's options with the GGUF pinned: ``model`` is the file, digest computed.
+    """A local block's backend options (the plan's JSON) with the GGUF pinned: ``model`` is
+    the file, digest computed.
 
     Without a ``temperature`` the block samples at :data:`LOCAL_DEFAULT_TEMPERATURE`.
 

@@ -14,7 +14,6 @@ re-executes a seeded share of the sealed follow-ups (:func:`verify_followups`).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -27,6 +26,7 @@ from foreseen.credit.plan.followups import FollowupDesign, followup_outcome_id, 
 from foreseen.credit.plan.outcome_file import read_followup_outcomes
 from foreseen.credit.plan.scopes import base_study
 from foreseen.credit.studies.base import BuiltStudy, StudyDefinition, StudyDesign, Verification
+from foreseen.credit.studies.verification import compare_outcomes, sample_size
 
 
 def selected_states(built: BuiltStudy, design: StudyDesign) -> tuple[str, ...]:
@@ -74,14 +74,13 @@ def verify_followups(definition: StudyDefinition, built: BuiltStudy, sealed: Pat
     if not sealed_y:
         return verification
     ids = sorted(sealed_y)
-    count = max(1, math.ceil(fraction * len(ids)))
     chosen = sorted(ids[int(i)] for i in np.random.default_rng(0).choice(
-        len(ids), size=count, replace=False))
+        len(ids), size=sample_size(fraction, len(ids)), replace=False))
     again = definition.followup_outcomes(built, chosen, executor=executor)
-    mismatches = [{"state_id": sid, "sealed": sealed_y[sid], "recomputed": again[sid]}
-                  for sid in chosen if float(again[sid]).hex() != sealed_y[sid].hex()]
+    mismatches = compare_outcomes(chosen, sealed_y, again)
     record = {"checked": len(chosen), "reproduced": len(chosen) - len(mismatches),
-              "state_ids": chosen, "mismatches": mismatches, "ok": not mismatches}
+              "state_ids": chosen, "mismatches": [m.to_json() for m in mismatches],
+              "ok": not mismatches}
     return replace(verification, ok=verification.ok and not mismatches,
                    record={**verification.record, "followups": record})
 

@@ -21,7 +21,9 @@ tokens); offline stand-ins write whole notes and say ``False``.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from foreseen.credit.explainers.base import ExplainerRun
@@ -49,38 +51,71 @@ def _empty_reason(issues: Sequence[str]) -> str:
     return "no_reason"
 
 
+@dataclass(frozen=True, slots=True)
+class NoteDelivery:
+    """One explainer's note counts over its states (module docstring).
+
+    ``delivered + empty == notes``; the empty notes split into ``refused``,
+    ``transport_exhausted``, ``answer_error`` and ``no_reason``.
+    """
+
+    notes: int
+    delivered: int
+    truncated: int
+    empty: int
+    refused: int
+    transport_exhausted: int
+    answer_error: int
+    no_reason: int
+    truncation_detectable: bool
+
+    def to_json(self) -> dict[str, Any]:
+        """The explainer's entry of the section's ``note_delivery`` object (``report.json``)."""
+        return {"notes": self.notes, "delivered": self.delivered, "truncated": self.truncated,
+                "empty": self.empty, "refused": self.refused,
+                "transport_exhausted": self.transport_exhausted,
+                "answer_error": self.answer_error, "no_reason": self.no_reason,
+                "truncation_detectable": self.truncation_detectable}
+
+    def markdown_row(self, name: str) -> str:
+        """The explainer's row of the note-delivery table."""
+        truncated = str(self.truncated) if self.truncation_detectable else "not detectable"
+        return (f"| {name} | {self.notes} | {self.delivered} | {truncated} | {self.empty} | "
+                f"{self.refused} | {self.transport_exhausted} | {self.answer_error} | "
+                f"{self.no_reason} |")
+
+
 def explainer_note_delivery(explanations: Mapping[str, Explanation], state_ids: Sequence[str],
                             issues: Mapping[str, Sequence[str]],
-                            truncation_detectable: bool) -> dict[str, Any]:
+                            truncation_detectable: bool) -> NoteDelivery:
     """One explainer's counts over ``state_ids`` (module docstring)."""
-    counts: dict[str, Any] = {"notes": len(state_ids), "delivered": 0, "truncated": 0,
-                              "empty": 0, "refused": 0, "transport_exhausted": 0,
-                              "answer_error": 0, "no_reason": 0,
-                              "truncation_detectable": truncation_detectable}
+    delivered = truncated = 0
+    empty: Counter[str] = Counter()
     for sid in state_ids:
         explanation = explanations.get(sid)
         note = explanation.note if explanation is not None else None
         state_issues = issues.get(sid, ())
         if note is not None and note.strip():
-            counts["delivered"] += 1
-            counts["truncated"] += int(TRUNCATED in state_issues)
+            delivered += 1
+            truncated += int(TRUNCATED in state_issues)
         else:
-            counts["empty"] += 1
-            counts[_empty_reason(state_issues)] += 1
-    return counts
+            empty[_empty_reason(state_issues)] += 1
+    return NoteDelivery(len(state_ids), delivered, truncated, empty.total(), empty["refused"],
+                        empty["transport_exhausted"], empty["answer_error"],
+                        empty["no_reason"], truncation_detectable)
 
 
 def note_delivery(explanations: Mapping[str, Mapping[str, Explanation]],
                   state_ids: Mapping[str, Sequence[str]],
                   issues: Mapping[str, Mapping[str, Sequence[str]]],
-                  detectable: Mapping[str, bool]) -> dict[str, dict[str, Any]]:
-    """Per explainer (keys of ``state_ids``): :func:`explainer_note_delivery`."""
+                  detectable: Mapping[str, bool]) -> dict[str, NoteDelivery]:
+    """Per explainer (keys of ``state_ids``, sorted): :func:`explainer_note_delivery`."""
     return {name: explainer_note_delivery(explanations.get(name, {}), state_ids[name],
                                           issues.get(name, {}), detectable.get(name, False))
             for name in sorted(state_ids)}
 
 
-def note_delivery_markdown(record: Mapping[str, Mapping[str, Any]]) -> str:
+def note_delivery_markdown(record: Mapping[str, NoteDelivery]) -> str:
     """The note-delivery table of a report (empty string when no explainer has notes)."""
     if not record:
         return ""
@@ -90,11 +125,7 @@ def note_delivery_markdown(record: Mapping[str, Mapping[str, Any]]) -> str:
              "the explainer's recorded reason.", "",
              "| explainer | notes | delivered | truncated | empty | refused | transport "
              "exhausted | answer error | no reason |", "|---|---|---|---|---|---|---|---|---|"]
-    for name, row in record.items():
-        truncated = str(row["truncated"]) if row["truncation_detectable"] else "not detectable"
-        lines.append(f"| {name} | {row['notes']} | {row['delivered']} | {truncated} | "
-                     f"{row['empty']} | {row['refused']} | {row['transport_exhausted']} | "
-                     f"{row['answer_error']} | {row['no_reason']} |")
+    lines += [row.markdown_row(name) for name, row in record.items()]
     return "\n".join(lines) + "\n\n"
 
 
@@ -112,8 +143,9 @@ def with_note_delivery(section: StudySection | None, design: StudyDesign, study:
         explanations, {name: list(design.scopes.get(name, every)) for name in names},
         {name: run.issues for name, run in runs.items()},
         {name: run.truncation_detectable for name, run in runs.items()})
+    data = {name: row.to_json() for name, row in record.items()}
     if section is None:
-        return StudySection("note_delivery", {"note_delivery": record},
+        return StudySection("note_delivery", {"note_delivery": data},
                             note_delivery_markdown(record))
-    return StudySection(section.name, {**section.data, "note_delivery": record},
+    return StudySection(section.name, {**section.data, "note_delivery": data},
                         section.markdown + note_delivery_markdown(record))

@@ -112,6 +112,7 @@ class BackendSpec:
     options: Mapping[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
+        """The ``forecaster`` block of ``design.json`` (and of the frozen plan)."""
         return {"factory": self.backend, "options": dict(self.options)}
 
 
@@ -192,6 +193,7 @@ def default_forecaster(design: StudyDesign) -> BackendSpec:
 
 def _explainer_record(spec: ExplainerSpec, explainer: LLMExplainer,
                       run: ExplainerRun) -> dict[str, Any]:
+    """The JSON written to ``explainers/<name>.json`` (read back by :func:`_reuse`)."""
     return {"name": spec.name, "configuration": explainer.configuration(),
             "calls": run.calls, "transport_failures": run.transport_failures,
             "explanations": {sid: e.to_json() for sid, e in run.explanations.items()},
@@ -268,7 +270,8 @@ def design_json(design: StudyDesign, forecaster: BackendSpec) -> dict[str, Any]:
 
 def prospective_commitment(definition: StudyDefinition,
                            settings: StudySettings) -> dict[str, Any] | None:
-    """A prospective run's outcome-execution commitment (None: a sealed-file run)."""
+    """A prospective run's outcome-execution commitment, the JSON ``design.json`` carries as
+    ``outcome_execution`` (None: a sealed-file run)."""
     if not settings.prospective:
         return None
     options = definition.option_values(settings.options)

@@ -59,7 +59,8 @@ def _renamed(estimate: str, old: str, new: str) -> str:
 
 
 def retarget_gate(gate: Mapping[str, Any], old: str, new: str) -> dict[str, Any]:
-    """``gate`` with every estimate of explainer ``old`` renamed to explainer ``new``."""
+    """``gate`` (a gate's JSON, as :attr:`AnalysisConfig.gates` holds it) with every estimate
+    of explainer ``old`` renamed to explainer ``new``."""
     return {**gate, "conditions": [
         {**condition, "estimate": _renamed(str(condition["estimate"]), old, new)}
         for condition in gate["conditions"]]}

@@ -112,7 +112,8 @@ def _explanation(state: State) -> Explanation:
 
 
 def _outcomes(study: Study) -> list[dict[str, Any]]:
-    """Placeholder outcomes: the change's catalogue effect plus seeded noise."""
+    """Placeholder outcomes (the ``outcomes`` list of ``outcomes.sealed.json``): the change's
+    catalogue effect plus seeded noise."""
     rng = np.random.default_rng(20261202)
     return [{"state_id": s.id,
              "y": round(CHANGES[s.intervention_id][2] + float(rng.normal(0, 0.03)), 4)}

@@ -144,16 +144,17 @@ def test_outcomes_differ_across_interventions_and_are_sealed_json() -> None:
 def test_verify_outcomes_reproduces_exactly_and_detects_tampering() -> None:
     build = small_build()
     report = verify_outcomes(build.study, build.outcomes, fraction=0.1, seed=3)
-    assert report["ok"] is True
-    assert report["checked"] == math.ceil(0.1 * len(build.study.states))
-    assert report["reproduced"] == report["checked"]
-    assert report["code_digest_matches"] is True
-    tampered_id = report["state_ids"][0]
+    assert report.ok is True and report.sample.ok is True
+    assert report.sample.checked == math.ceil(0.1 * len(build.study.states))
+    assert report.sample.reproduced == report.sample.checked
+    assert report.code_digest_matches is True
+    tampered_id = report.sample.state_ids[0]
     tampered = tuple(replace(o, y=o.y + 1e-12) if o.state_id == tampered_id else o
                      for o in build.outcomes)
     again = verify_outcomes(build.study, tampered, fraction=0.1, seed=3)
-    assert again["ok"] is False
-    assert [m["state_id"] for m in again["mismatches"]] == [tampered_id]
+    assert again.ok is False and again.sample.reproduced == again.sample.checked - 1
+    assert [m.state_id for m in again.sample.mismatches] == [tampered_id]
+    assert again.to_json()["ok"] is False
 
 
 def test_verify_outcomes_refuses_bad_input() -> None:
@@ -177,10 +178,10 @@ def test_zero_outcome_share_counts_exact_zeros() -> None:
     for intervention_id, row in shares.items():
         ys = [o.y for o in outcomes
               if build.study.state(o.state_id).intervention_id == intervention_id]
-        assert row["states"] == len(ys)
-        assert row["zero"] == sum(1 for y in ys if y == 0.0)
-        assert row["share"] == (row["zero"] / len(ys) if ys else None)
-    assert shares[first.intervention_id]["zero"] >= 1
+        assert row.states == len(ys)
+        assert row.zero == sum(1 for y in ys if y == 0.0)
+        assert row.share == (row.zero / len(ys) if ys else None)
+    assert shares[first.intervention_id].zero >= 1
 
 
 def test_build_is_deterministic_and_cached(tmp_path) -> None:  # type: ignore[no-untyped-def]

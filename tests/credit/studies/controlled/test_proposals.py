@@ -447,7 +447,11 @@ def test_a_fallback_equal_to_an_assigned_change_is_no_match(public_study: Study)
     from dataclasses import replace
 
     from foreseen.credit.explainers.base import Proposal
-    from foreseen.credit.studies.controlled.proposals import proposal_line, proposals_record
+    from foreseen.credit.studies.controlled.proposals import (
+        ProposalsRecord,
+        proposal_line,
+        proposals_record,
+    )
 
     fallback = public_study.interventions[0].id
     states = list(public_study.states)
@@ -461,13 +465,17 @@ def test_a_fallback_equal_to_an_assigned_change_is_no_match(public_study: Study)
     for state in states[2:]:
         proposals[state.id] = Proposal(state.id, other, True, None, "{}", False)
     record = proposals_record(study, {"llm": proposals})
-    rows = {r["state_id"]: r for r in record["explainers"]["llm"]["states"]}
-    assert rows[states[0].id]["matches_assigned"] is True
-    assert rows[states[0].id]["matches_heuristic"] is True
-    assert rows[states[1].id]["executed"] == fallback == states[1].intervention_id
-    assert rows[states[1].id]["matches_assigned"] is False
-    assert rows[states[1].id]["matches_heuristic"] is False
-    counts = record["explainers"]["llm"]["counts"]
+    assert ProposalsRecord.from_json(record.to_json()) == record
+    rows = {r.state_id: r for r in record.explainers["llm"].states}
+    assert rows[states[0].id].matches_assigned is True
+    assert rows[states[0].id].matches_heuristic is True
+    assert rows[states[1].id].executed == fallback == states[1].intervention_id
+    assert rows[states[1].id].proposed is None and rows[states[1].id].reason == "refusal"
+    assert rows[states[1].id].matches_assigned is False
+    assert rows[states[1].id].matches_heuristic is False
+    typed = record.explainers["llm"].counts
+    assert dict(typed.fallbacks_by_reason) == {"refusal": 1}
+    counts = record.to_json()["explainers"]["llm"]["counts"]
     assigned_others = sum(1 for s in states[2:] if s.intervention_id == other)
     heuristic_others = sum(1 for s in states[2:] if other in {
         t.intervention_id for t in states if (t.task_id, t.budget_index)

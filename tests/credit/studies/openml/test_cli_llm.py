@@ -110,9 +110,15 @@ async def _no_sleep(_: float) -> None:
 
 def test_probe_numbers_formula() -> None:
     numbers = probe_numbers(0.02, 0.01)
-    assert numbers["direction"] == "improve" and numbers["point"] == 0.02
-    assert numbers["lower"] == round(0.02 - 1.2815515655446004 * 0.01, 4)
-    assert numbers["benefit"] == 0.98  # Φ(2) = 0.9772
-    assert probe_numbers(0.0004, 0.0)["direction"] == "no_change"
-    assert probe_numbers(0.0004, 0.0)["lower"] == round(0.0004 - 1.2815515655446004 * 0.001, 4)
-    assert probe_numbers(-0.03, 0.0)["benefit"] == 0.0
+    assert numbers.direction == "improve" and numbers.point == 0.02
+    assert numbers.lower == round(0.02 - 1.2815515655446004 * 0.01, 4)
+    assert numbers.upper == round(0.02 + 1.2815515655446004 * 0.01, 4)
+    assert numbers.benefit == 0.98  # Φ(2) = 0.9772
+    assert probe_numbers(0.0004, 0.0).direction == "no_change"
+    assert probe_numbers(0.0004, 0.0).lower == round(0.0004 - 1.2815515655446004 * 0.001, 4)
+    assert probe_numbers(-0.03, 0.0).benefit == 0.0
+    # the no-change band is open: a point of exactly ±0.001 is still "no_change"
+    assert probe_numbers(0.001, 0.0).direction == "no_change"
+    assert probe_numbers(0.0011, 0.0).direction == "improve"
+    assert probe_numbers(-0.001, 0.0).direction == "no_change"
+    assert probe_numbers(-0.0011, 0.0).direction == "worsen"

@@ -108,7 +108,8 @@ def test_fetch_suite_writes_a_loadable_mirror(server: tuple[str, dict[str, bytes
     base, routes, seen = server
     routes.update(_routes(base, bad_md5=False))
     written = fetch_suite("OpenML-CC18", tmp_path, api=f"{base}/api")
-    assert [m["name"] for m in written] == ["toy-weather", "toy_prices"]
+    assert [m.name for m in written] == ["toy-weather", "toy_prices"]
+    assert [m.suite for m in written] == ["OpenML-CC18"] * 2 and written[0].data_id == 7
     entries = read_index(tmp_path)
     assert [e.name for e in entries] == ["toy-weather", "toy_prices"]
     weather = load_dataset(entry_folder(tmp_path, entries[0]))

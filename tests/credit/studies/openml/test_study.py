@@ -120,7 +120,8 @@ def test_outcomes_are_sealed_from_the_public_study(built: OpenMLBuild) -> None:
     explanations = canonical_json({n: {s: e.to_json() for s, e in by.items()}
                                    for n, by in built.build.explanations.items()})
     sealed = [o.y for o in built.build.outcomes]
-    sealed += [v for r in built.records for v in r["heldout"].values() if isinstance(v, float)]
+    sealed += [v for r in built.records if r.heldout is not None
+               for v in (r.heldout.parent_skill, r.heldout.child_skill)]
     checked = [repr(v) for v in sealed if len(repr(v)) > 8]  # skip e.g. an exact 0.0
     assert len(checked) >= len(built.build.outcomes)
     for text in checked:
@@ -145,7 +146,8 @@ def test_explanations_are_condition_blind_extractions(built: OpenMLBuild) -> Non
 
 def test_cache_hits_reproduce_the_build(built: OpenMLBuild, mirror: Path, cache: Path) -> None:
     again = build_openml_study(mirror, quotas=QUOTAS, executor=SerialExecutor(), cache=cache)
-    assert all(record["cached"] for record in again.records)
+    assert all(record.cached for record in again.records)
+    assert [r.to_json() for r in again.records] == [r.to_json() for r in built.records]
     assert again.build.outcomes == built.build.outcomes
     assert canonical_json(again.build.study.to_json()) == canonical_json(
         built.build.study.to_json())
@@ -153,15 +155,15 @@ def test_cache_hits_reproduce_the_build(built: OpenMLBuild, mirror: Path, cache:
 
 def test_verify_outcomes_re_executes_without_the_cache(built: OpenMLBuild) -> None:
     report = verify_outcomes(built, fraction=0.25, seed=3)
-    assert report["checked"] == 3 and report["ok"] and report["reproduced"] == 3
+    assert report.sample.checked == 3 and report.ok and report.sample.reproduced == 3
     tampered = OpenMLBuild(
         type(built.build)(built.build.study,
                           tuple(type(o)(o.state_id, o.y + 1e-12) for o in built.build.outcomes),
                           built.build.explanations),
         built.lottery, built.jobs, built.records, built.probes)
     bad = verify_outcomes(tampered, fraction=0.25, seed=3)
-    assert not bad["ok"] and len(bad["mismatches"]) == 3
-    assert set(report["zero_outcome_share"]) == set(CHANGE_IDS)
+    assert not bad.ok and len(bad.sample.mismatches) == 3
+    assert set(report.zero_outcome_share) == set(CHANGE_IDS)
 
 
 def _permute_heldout_targets(mirror: Path, copy: Path) -> None:
@@ -263,10 +265,10 @@ def test_damaged_cache_entry_is_rebuilt_and_said(built: OpenMLBuild, mirror: Pat
     capsys.readouterr()
     again = build_openml_study(mirror, quotas=QUOTAS, executor=SerialExecutor(), cache=cache)
     assert again.build.outcomes == built.build.outcomes  # the sealed y is the computed one
-    assert sum(not record["cached"] for record in again.records) == 1
+    assert sum(not record.cached for record in again.records) == 1
     assert f"cache entry {entry.name}" in capsys.readouterr().err
     assert json.loads(entry.read_text(encoding="utf-8"))["content"]["y"] == next(
-        r["y"] for r in built.records if r["state_id"] == stored_state(stored, damage, again))
+        r.y for r in built.records if r.state_id == stored_state(stored, damage, again))
 
 
 def stored_state(stored: dict[str, object], damage: str, again: OpenMLBuild) -> object:
@@ -275,4 +277,4 @@ def stored_state(stored: dict[str, object], damage: str, again: OpenMLBuild) -> 
         content = stored["content"]
         assert isinstance(content, dict)
         return content["state_id"]
-    return next(r["state_id"] for r in again.records if not r["cached"])
+    return next(r.state_id for r in again.records if not r.cached)

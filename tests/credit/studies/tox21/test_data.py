@@ -25,6 +25,7 @@ from foreseen.credit.studies.tox21.data import (
     ENDPOINTS,
     SEEDS,
     TOX21_SHA256,
+    ParseReport,
     budget_rows,
     endpoint_split,
     load_tox21,
@@ -58,11 +59,13 @@ def test_unparseable_smiles_are_counted_not_dropped() -> None:
     data = load_tox21()
     report = data.parse_report()
     brute = [i for i, s in enumerate(data.smiles) if Chem.MolFromSmiles(s) is None]
-    assert report["unparseable"] == len(brute) == 8
-    assert report["unparseable_rows"] == brute
+    assert report.unparseable == len(brute) == 8
+    assert list(report.unparseable_rows) == brute
     for k, endpoint in enumerate(ENDPOINTS):
         labelled_bad = sum(1 for i in brute if not math.isnan(data.labels[i, k]))
-        assert report["labelled_but_unparseable_per_endpoint"][endpoint] == labelled_bad
+        assert report.labelled_but_unparseable_per_endpoint[endpoint] == labelled_bad
+    assert ParseReport.from_json(report.to_json()) == report
+    assert report.to_json()["unparseable_rows"] == brute
 
 
 @pytest.mark.parametrize("endpoint", ["NR-PPAR-gamma", "SR-MMP"])
@@ -122,7 +125,7 @@ def test_morgan_features_match_rdkit_directly() -> None:
         assert np.array_equal(blocks["morgan2_2048"][i].toarray().ravel(), expected)
         counts = np.log1p(generator.GetCountFingerprintAsNumPy(data.molecules[i]))
         assert np.allclose(blocks["morgan2_count_2048"][i].toarray().ravel(), counts)
-    bad = data.parse_report()["unparseable_rows"][0]
+    bad = data.parse_report().unparseable_rows[0]
     assert blocks["morgan2_2048"][bad].nnz == 0
 
 

@@ -60,9 +60,10 @@ def test_states_cells_and_assignment(built: Tox21Build) -> None:
     assert study.higher_is_better and study.metric == "roc_auc"
     assert study.donor_maps == ("seed_swap",)
     assert {o.state_id for o in built.build.outcomes} == {s.id for s in study.states}
-    fits = built.diagnostics()["convergence"]
-    assert fits["fits"] == len(study.states) * (2 * PROBE_FOLDS + 2)
-    assert fits["converged"] == fits["fits"]  # every fit converged (and it is recorded)
+    fits = built.diagnostics().convergence
+    assert fits.fits == len(study.states) * (2 * PROBE_FOLDS + 2)
+    assert fits.converged == fits.fits  # every fit converged (and it is recorded)
+    assert built.diagnostics().to_json()["convergence"]["converged"] == fits.fits
 
 
 def test_seed_swap_donors_are_the_other_seed_of_the_cell(built: Tox21Build) -> None:
@@ -78,7 +79,8 @@ def test_seed_swap_donors_are_the_other_seed_of_the_cell(built: Tox21Build) -> N
 
 def test_outcomes_are_held_out_auc_changes(built: Tox21Build) -> None:
     for result in built.results:
-        assert result.y == result.held_out["child_roc_auc"] - result.held_out["parent_roc_auc"]
+        assert result.held_out is not None
+        assert result.y == result.held_out.child_roc_auc - result.held_out.parent_roc_auc
         assert -1.0 < result.y < 1.0
     assert built.build.study.notes["splits"]["NR-PPAR-gamma"]["held_out_positives"] == 37
 
@@ -101,7 +103,8 @@ def test_public_state_and_probe_never_see_held_out_labels(
     assert changed.y != reference.y  # the outcome does depend on the held-out labels
     text = json.dumps([s.to_json() for s in built.build.study.states])
     for result in built.results:
-        assert repr(result.held_out["child_roc_auc"]) not in text
+        assert result.held_out is not None
+        assert repr(result.held_out.child_roc_auc) not in text
 
 
 def test_probe_cards_are_complete_and_evidence_backed(built: Tox21Build) -> None:
@@ -161,11 +164,12 @@ def test_cache_hit_and_parallel_runs_are_identical(built: Tox21Build, cache_dir:
 def test_verify_outcomes_reproduces_and_catches_tampering(built: Tox21Build) -> None:
     study, outcomes = built.build.study, built.build.outcomes
     check = verify_outcomes(study, outcomes, fraction=0.1, seed=3)
-    assert check["ok"] and check["checked"] == 2 and check["code_digest_matches"]
-    tampered = [Outcome(o.state_id, o.y + 1e-12) if o.state_id in check["state_ids"] else o
+    assert check.ok and check.sample.checked == 2 and check.code_digest_matches
+    assert check.data_sha256_matches
+    tampered = [Outcome(o.state_id, o.y + 1e-12) if o.state_id in check.sample.state_ids else o
                 for o in outcomes]
     bad = verify_outcomes(study, tampered, fraction=0.1, seed=3)
-    assert not bad["ok"] and len(bad["mismatches"]) == 2
+    assert not bad.ok and len(bad.sample.mismatches) == 2
     with pytest.raises(UserInputError):
         verify_outcomes(study, outcomes[:-1])
 
@@ -180,15 +184,17 @@ def test_seed_pair_summary_and_zero_share_by_brute_force(built: Tox21Build) -> N
         pairs.setdefault(s.cell, []).append(ys[s.id])
     same = sum(1 for a, b in pairs.values() if (a > 0) == (b > 0) and (a < 0) == (b < 0))
     gaps = sorted(abs(a - b) for a, b in pairs.values())
-    assert summary["pairs"] == 6 and summary["same_sign"] == same
-    assert summary["median_seed_gap"] == pytest.approx((gaps[2] + gaps[3]) / 2)
+    assert summary.pairs == 6 and summary.same_sign == same
+    assert summary.median_seed_gap == pytest.approx((gaps[2] + gaps[3]) / 2)
+    assert summary.point_mae_over_median_seed_gap == pytest.approx(0.01 / summary.median_seed_gap)
     zero = zero_outcome_share(study, [Outcome(k, v) for k, v in ys.items()])
     for intervention in study.interventions:
         members = [ys[s.id] for s in study.states if s.intervention_id == intervention.id]
-        assert zero[intervention.id]["zero"] == sum(1 for y in members if y == 0.0)
-        assert zero[intervention.id]["states"] == len(members)
+        assert zero[intervention.id].zero == sum(1 for y in members if y == 0.0)
+        assert zero[intervention.id].states == len(members)
         if not members:
-            assert zero[intervention.id]["share"] is None and "reason" in zero[intervention.id]
+            assert zero[intervention.id].share is None and zero[intervention.id].reason
+            assert "reason" in zero[intervention.id].to_json()
 
 
 def test_offline_run_end_to_end(built: Tox21Build, cache_dir: Path, tmp_path: Path) -> None:
@@ -227,8 +233,8 @@ def test_offline_run_end_to_end(built: Tox21Build, cache_dir: Path, tmp_path: Pa
     noise = report["study_section"]["data"]["seed_noise"]
     outcomes = {o.state_id: o.y for o in built.build.outcomes}
     assert noise["pairs"] == 6
-    assert noise["median_seed_gap"] == seed_pair_summary(built.build.study,
-                                                          outcomes)["median_seed_gap"]
+    assert noise == seed_pair_summary(built.build.study, outcomes).to_json()
+    assert noise["median_seed_gap"] is not None
     markdown = (out / "report.md").read_text()
     assert "Seed noise" in markdown
     # the declared sensitivity: hierarchical bootstrap endpoint → budget cell → seed

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -60,6 +61,7 @@ from foreseen.credit.studies.controlled.catalog import (
     CATALOG,
     CATALOG_IDS,
     PARENT_RECIPE,
+    PilotPrior,
     fit_predict,
     log_loss,
     make_model,
@@ -74,6 +76,7 @@ from foreseen.credit.studies.controlled.probes import (
     public_summary,
 )
 from foreseen.credit.studies.verification import (
+    OutcomeCheck,
     check_fraction,
     reproduce_sample,
     zero_outcome_share,
@@ -94,12 +97,13 @@ _ARM_TAG = {"study": 0, "pilot": 1}
 _PARAMS, _TRAIN, _EVAL, _FOLDS, _PROPOSAL, _ORDER = 1, 2, 3, 4, 5, 6
 
 
-def single_thread() -> Any:
+def single_thread() -> AbstractContextManager[object]:
     """Limit BLAS/OpenMP to one thread: fixed summation order, no oversubscription."""
     from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 
     make_model(None, 1)  # load scikit-learn's and scipy's native libraries before limiting
-    return threadpool_limits(limits=1)
+    limits: AbstractContextManager[object] = threadpool_limits(limits=1)
+    return limits
 
 
 def _rng(seed: int, arm: Arm, *keys: int) -> np.random.Generator:
@@ -152,7 +156,7 @@ def execute_outcome(seed: int, arm: Arm, task_index: int, budget: int, state_see
         intervention_id]
 
 
-def pilot_prior(seed: int) -> dict[str, dict[str, float]]:
+def pilot_prior(seed: int) -> dict[str, PilotPrior]:
     """Per-intervention public prior from the pilot arm (disjoint tasks and data)."""
     effects: dict[str, list[float]] = {i: [] for i in CATALOG_IDS}
     for task_index in range(len(MECHANISMS)):
@@ -164,12 +168,11 @@ def pilot_prior(seed: int) -> dict[str, dict[str, float]]:
     for intervention_id, values in effects.items():
         arr = np.asarray(values)
         median = float(np.median(arr))
-        prior[intervention_id] = {
-            "typical_effect": round(median, 6),
-            "typical_magnitude": round(float(np.median(np.abs(arr))), 6),
-            "half_width": round(max(float(np.quantile(np.abs(arr - median), 0.8)), 1e-4), 6),
-            "pilot_states": len(values),
-        }
+        prior[intervention_id] = PilotPrior(
+            typical_effect=round(median, 6),
+            typical_magnitude=round(float(np.median(np.abs(arr))), 6),
+            half_width=round(max(float(np.quantile(np.abs(arr - median), 0.8)), 1e-4), 6),
+            pilot_states=len(values))
     return prior
 
 
@@ -245,7 +248,7 @@ def task_index_of(study_task_id: str) -> int:
     return int(study_task_id[3:])
 
 
-def _states_of_task(seed: int, task_index: int, prior: Mapping[str, Mapping[str, float]]
+def _states_of_task(seed: int, task_index: int, prior: Mapping[str, PilotPrior]
                     ) -> tuple[list[State], dict[str, Probe]]:
     tid = task_id(task_index)
     states: list[State] = []
@@ -269,7 +272,7 @@ def _states_of_task(seed: int, task_index: int, prior: Mapping[str, Mapping[str,
                                          else "elicited")
                 sid = f"{tid}-b{budget_index}-{intervention_id}-s{state_seed}"
                 state_public = dict(public)
-                state_public["intervention_prior"] = dict(prior[intervention_id])
+                state_public["intervention_prior"] = prior[intervention_id].to_json()
                 states.append(State(
                     id=sid, task_id=tid, cell=f"{tid}/b{budget_index}/{intervention_id}",
                     seed=state_seed, budget=float(budget), budget_index=budget_index,
@@ -406,7 +409,7 @@ def _build(seed: int, n_tasks: int, executor: Executor, with_outcomes: bool = Tr
         notes={
             "outcome": "y = held-out log-loss(parent) − log-loss(child); y > 0 is an improvement",
             "parent_recipe": PARENT_RECIPE,
-            "catalog_prior": prior,
+            "catalog_prior": {iid: p.to_json() for iid, p in prior.items()},
             "proposal_policy": "heuristic scores of the public state + seeded Gumbel noise, "
                                f"top {INTERVENTIONS_PER_BUDGET} per task × budget (seed-0 state)",
             "build": {"seed": seed, "n_tasks": n_tasks, "budgets": list(BUDGETS),
@@ -421,7 +424,7 @@ def _build(seed: int, n_tasks: int, executor: Executor, with_outcomes: bool = Tr
 
 
 def verify_outcomes(study: Study, outcomes: Sequence[Outcome], fraction: float = 0.1,
-                    seed: int = 0) -> dict[str, Any]:
+                    seed: int = 0) -> OutcomeCheck:
     """Re-execute a seeded ``fraction`` of states from scratch; check bitwise-equal outcomes.
 
     Selects ``max(1, ceil(fraction × states))`` states with
@@ -439,8 +442,6 @@ def verify_outcomes(study: Study, outcomes: Sequence[Outcome], fraction: float =
             return execute_outcome(build_seed, "study", task_index_of(state.task_id),
                                    int(state.budget), state.seed, state.intervention_id)
 
-    return {
-        **reproduce_sample(study, outcomes, fraction, seed, recompute),
-        "code_digest_matches": build.get("code_digest") == code_digest(CODE_MODULES),
-        "zero_outcome_share": zero_outcome_share(study, outcomes),
-    }
+    return OutcomeCheck(reproduce_sample(study, outcomes, fraction, seed, recompute),
+                        zero_outcome_share(study, outcomes),
+                        code_digest_matches=build.get("code_digest") == code_digest(CODE_MODULES))

@@ -27,6 +27,24 @@ PARENT_RECIPE = "LogisticRegression(C=1.0, solver='lbfgs', max_iter=100) on the 
 PROBABILITY_CLIP = 1e-15
 
 
+@dataclass(frozen=True, slots=True)
+class PilotPrior:
+    """An intervention's public prior measured on the pilot arm (:func:`.build.pilot_prior`):
+    median effect, median |effect|, the 80 % half-width around the median, and how many
+    pilot states it summarises."""
+
+    typical_effect: float
+    typical_magnitude: float
+    half_width: float
+    pilot_states: int
+
+    def to_json(self) -> dict[str, Any]:
+        """The prior as the catalog notes and each state's ``intervention_prior`` show it."""
+        return {"typical_effect": self.typical_effect,
+                "typical_magnitude": self.typical_magnitude, "half_width": self.half_width,
+                "pilot_states": self.pilot_states}
+
+
 @dataclass(frozen=True)
 class CatalogEntry:
     """One public intervention: id, short name and the exact change to the parent recipe."""
@@ -35,12 +53,12 @@ class CatalogEntry:
     name: str
     change: str
 
-    def intervention(self, prior: dict[str, float] | None = None) -> Intervention:
+    def intervention(self, prior: PilotPrior | None = None) -> Intervention:
         text = f"{self.change} (parent: {PARENT_RECIPE})."
         if prior is not None:
-            text += (f" Public prior from the pilot: typical effect {prior['typical_effect']:+.4f},"
-                     f" typical magnitude {prior['typical_magnitude']:.4f},"
-                     f" 80% half-width {prior['half_width']:.4f} (log-loss reduction).")
+            text += (f" Public prior from the pilot: typical effect {prior.typical_effect:+.4f},"
+                     f" typical magnitude {prior.typical_magnitude:.4f},"
+                     f" 80% half-width {prior.half_width:.4f} (log-loss reduction).")
         return Intervention(id=self.id, name=self.name, text=text)
 
 

@@ -41,6 +41,7 @@ from foreseen.core.digest import stable_int
 from foreseen.core.stats import Z80, normal_cdf
 from foreseen.credit.cards.render import with_spans
 from foreseen.credit.model import Card, Direction, Explanation, State, Study, Target
+from foreseen.credit.studies.card_texts import CardTexts
 from foreseen.credit.studies.controlled.catalog import CATALOG
 from foreseen.credit.studies.controlled.mechanisms import MECHANISM_BY_NAME
 from foreseen.credit.studies.controlled.probes import Probe
@@ -81,31 +82,25 @@ def _parent_loss(state: State) -> float:
     return float(state.public["parent"]["validation_log_loss"])
 
 
-def _mechanism_text(state: State, mechanism: str, direction: Direction) -> dict[str, str]:
+def _mechanism_text(state: State, mechanism: str, direction: Direction) -> CardTexts:
     info = MECHANISM_BY_NAME[mechanism]
     name = _NAMES[state.intervention_id]
     n = int(state.budget)
     verb = {"improve": "is not lower", "worsen": "is not higher",
             "no_change": "moves by more than the probe's spread"}[direction]
-    return {
-        "observable": f"held-out log-loss of the child ({name}) against the parent at n = {n}",
-        "regime": f"the data come from {info.description}; this matters in {info.regime}",
-        "falsification": f"the account is wrong if the child's held-out log-loss {verb} "
-                         "than the parent's",
-        "counterfactual": f"without {name} the parent keeps its recipe and an internal "
-                          f"validation log-loss near {_parent_loss(state):.4f}",
-    }
-
-
-def _text_card(direction: Direction, target: Target, text: Mapping[str, str]) -> Card:
-    return Card(direction=direction, target=target, observable=text["observable"],
-                regime=text["regime"], falsification=text["falsification"],
-                counterfactual=text["counterfactual"])
+    return CardTexts(
+        observable=f"held-out log-loss of the child ({name}) against the parent at n = {n}",
+        regime=f"the data come from {info.description}; this matters in {info.regime}",
+        falsification=f"the account is wrong if the child's held-out log-loss {verb} "
+                      "than the parent's",
+        counterfactual=f"without {name} the parent keeps its recipe and an internal "
+                       f"validation log-loss near {_parent_loss(state):.4f}",
+    )
 
 
 def _mechanism_card(state: State, mechanism: str, probe: Probe) -> Card:
     direction, target = probe_target(probe)
-    return _text_card(direction, target, _mechanism_text(state, mechanism, direction))
+    return _mechanism_text(state, mechanism, direction).card(direction, target)
 
 
 def mechanism_explanations(study: Study, mechanisms: Mapping[str, str],
@@ -130,7 +125,7 @@ def placebo_explanations(study: Study, mechanisms: Mapping[str, str],
             state = study.state(sid)
             direction, target = probe_target(probes[donor[sid]])
             text = _mechanism_text(state, mechanisms[task.id], direction)
-            note, card = _written(_text_card(direction, target, text))
+            note, card = _written(text.card(direction, target))
             result[sid] = Explanation(sid, "placebo", f"placebo/v1 (targets of {donor[sid]})",
                                       note, card)
     return result

@@ -13,6 +13,7 @@ CODE_MODULES: tuple[str, ...] = (
     "foreseen.credit.studies.controlled.catalog",
     "foreseen.credit.studies.controlled.probes",
     "foreseen.credit.studies.fold_changes",
+    "foreseen.credit.studies.card_texts",
     "foreseen.credit.studies.controlled.build",
     "foreseen.credit.studies.controlled.followups",
     "foreseen.credit.studies.controlled.explainers",

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -101,42 +101,135 @@ def _heuristic_choices(study: Study) -> dict[tuple[str, int], set[str]]:
     return choices
 
 
-def _counts(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    reasons: dict[str, int] = {}
-    for row in rows:
-        if not row["valid"]:
-            reasons[str(row["reason"])] = reasons.get(str(row["reason"]), 0) + 1
-    return {"made": len(rows), "valid": sum(1 for r in rows if r["valid"]),
-            "fallbacks": len(rows) - sum(1 for r in rows if r["valid"]),
-            "fallbacks_by_reason": dict(sorted(reasons.items())),
-            "matching_assigned": sum(1 for r in rows if r["matches_assigned"]),
-            "matching_heuristic": sum(1 for r in rows if r["matches_heuristic"])}
+@dataclass(frozen=True, slots=True)
+class ProposalRow:
+    """One state's proposal audit: the ids that link it, the answer and what was executed."""
+
+    state_id: str
+    call_state_id: str
+    proposal_state_id: str
+    raw: str | None
+    valid: bool
+    reason: str | None
+    proposed: str | None
+    executed: str
+    assigned: str
+    heuristic_choices: tuple[str, ...]
+    matches_assigned: bool
+    matches_heuristic: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {"state_id": self.state_id, "call_state_id": self.call_state_id,
+                "proposal_state_id": self.proposal_state_id, "raw": self.raw,
+                "valid": self.valid, "reason": self.reason, "proposed": self.proposed,
+                "executed": self.executed, "assigned": self.assigned,
+                "heuristic_choices": list(self.heuristic_choices),
+                "matches_assigned": self.matches_assigned,
+                "matches_heuristic": self.matches_heuristic}
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> ProposalRow:
+        return cls(str(obj["state_id"]), str(obj["call_state_id"]),
+                   str(obj["proposal_state_id"]), obj["raw"], bool(obj["valid"]),
+                   obj["reason"], obj["proposed"], str(obj["executed"]), str(obj["assigned"]),
+                   tuple(str(c) for c in obj["heuristic_choices"]),
+                   bool(obj["matches_assigned"]), bool(obj["matches_heuristic"]))
+
+
+@dataclass(frozen=True, slots=True)
+class ProposalCounts:
+    """An explainer's proposals: made, valid, fallbacks (by reason), and — over the valid
+    ones only — how many match the assigned intervention and the heuristic's choices."""
+
+    made: int
+    valid: int
+    fallbacks_by_reason: Mapping[str, int]
+    matching_assigned: int
+    matching_heuristic: int
+
+    @property
+    def fallbacks(self) -> int:
+        return self.made - self.valid
+
+    @classmethod
+    def of(cls, rows: Sequence[ProposalRow]) -> ProposalCounts:
+        reasons: dict[str, int] = {}
+        for row in rows:
+            if not row.valid:
+                reasons[str(row.reason)] = reasons.get(str(row.reason), 0) + 1
+        return cls(len(rows), sum(1 for r in rows if r.valid), dict(sorted(reasons.items())),
+                   sum(1 for r in rows if r.matches_assigned),
+                   sum(1 for r in rows if r.matches_heuristic))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"made": self.made, "valid": self.valid, "fallbacks": self.fallbacks,
+                "fallbacks_by_reason": dict(self.fallbacks_by_reason),
+                "matching_assigned": self.matching_assigned,
+                "matching_heuristic": self.matching_heuristic}
+
+
+@dataclass(frozen=True, slots=True)
+class ExplainerProposals:
+    """One explainer's audit rows (the study's state order) and their counts."""
+
+    states: tuple[ProposalRow, ...]
+
+    @property
+    def counts(self) -> ProposalCounts:
+        return ProposalCounts.of(self.states)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"counts": self.counts.to_json(), "states": [r.to_json() for r in self.states]}
+
+
+@dataclass(frozen=True, slots=True)
+class ProposalsRecord:
+    """``proposals.json``: the declared fallback, the id separator, and each explainer's audit."""
+
+    fallback: str
+    separator: str
+    explainers: Mapping[str, ExplainerProposals]
+
+    def proposal_state_ids(self, explainer: str) -> list[str]:
+        """The explainer's proposal state ids, in the study's state order."""
+        return [row.proposal_state_id for row in self.explainers[explainer].states]
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON written to ``proposals.json`` (explainers sorted by name)."""
+        return {"fallback": self.fallback, "separator": self.separator,
+                "explainers": {name: entry.to_json()
+                               for name, entry in sorted(self.explainers.items())}}
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> ProposalsRecord:
+        """The record of a ``proposals.json`` this module wrote (counts are recomputed)."""
+        return cls(str(obj["fallback"]), str(obj["separator"]), {
+            str(name): ExplainerProposals(tuple(ProposalRow.from_json(r)
+                                                for r in entry["states"]))
+            for name, entry in obj["explainers"].items()})
+
+
+def _row(study: Study, state: State, proposal: Proposal, explainer: str, call_id: str,
+         heuristic: set[str]) -> ProposalRow:
+    return ProposalRow(
+        state.id, call_id, proposal_state_id(study, state, proposal.intervention_id, explainer),
+        proposal.raw, proposal.valid, proposal.reason,
+        proposal.intervention_id if proposal.valid else None, proposal.intervention_id,
+        state.intervention_id, tuple(sorted(heuristic)),
+        proposal.valid and proposal.intervention_id == state.intervention_id,
+        proposal.valid and proposal.intervention_id in heuristic)
 
 
 def proposals_record(study: Study, proposals: Mapping[str, Mapping[str, Proposal]]
-                     ) -> dict[str, Any]:
+                     ) -> ProposalsRecord:
     """``proposals.json``: explainer → per-state audit rows and counts (module docstring)."""
     heuristic = _heuristic_choices(study)
-    explainers: dict[str, Any] = {}
     call_ids = proposal_call_ids(study)
-    for name, by_state in sorted(proposals.items()):
-        rows = []
-        for state in study.states:
-            proposal = by_state[state.id]
-            chosen = heuristic[(state.task_id, state.budget_index)]
-            rows.append({
-                "state_id": state.id, "call_state_id": call_ids[state.id],
-                "proposal_state_id": proposal_state_id(study, state, proposal.intervention_id,
-                                                       name),
-                "raw": proposal.raw, "valid": proposal.valid, "reason": proposal.reason,
-                "proposed": proposal.intervention_id if proposal.valid else None,
-                "executed": proposal.intervention_id, "assigned": state.intervention_id,
-                "heuristic_choices": sorted(chosen),
-                "matches_assigned": proposal.valid
-                and proposal.intervention_id == state.intervention_id,
-                "matches_heuristic": proposal.valid and proposal.intervention_id in chosen})
-        explainers[name] = {"counts": _counts(rows), "states": rows}
-    return {"fallback": study.interventions[0].id, "separator": SEPARATOR, "explainers": explainers}
+    explainers = {name: ExplainerProposals(tuple(
+        _row(study, state, by_state[state.id], name, call_ids[state.id],
+             heuristic[(state.task_id, state.budget_index)]) for state in study.states))
+        for name, by_state in sorted(proposals.items())}
+    return ProposalsRecord(study.interventions[0].id, SEPARATOR, explainers)
 
 
 def proposal_states(study: Study, proposals: Mapping[str, Mapping[str, Proposal]]
@@ -146,13 +239,13 @@ def proposal_states(study: Study, proposals: Mapping[str, Mapping[str, Proposal]
                  for name, by_state in sorted(proposals.items()) for state in study.states)
 
 
-def check_proposal_states(study: Study, record: Mapping[str, Any]) -> None:
+def check_proposal_states(study: Study, record: ProposalsRecord) -> None:
     """Refuse a study whose proposal states' interventions are not the recorded ones."""
-    for name, entry in record["explainers"].items():
-        for row in entry["states"]:
-            state = study.state(str(row["proposal_state_id"]))
-            if state.intervention_id != row["executed"] or \
-                    row["executed"] != (row["proposed"] or record["fallback"]):
+    for name, entry in record.explainers.items():
+        for row in entry.states:
+            state = study.state(row.proposal_state_id)
+            if state.intervention_id != row.executed or \
+                    row.executed != (row.proposed or record.fallback):
                 raise IntegrityError(f"proposal state {state.id} of {name} does not execute"
                                      " the recorded proposal")
 
@@ -174,8 +267,9 @@ def execute_new_outcomes(seed: int, states: Sequence[State],
 
 
 def with_proposals(built: BuiltStudy, proposals: Mapping[str, Mapping[str, Proposal]],
-                   executor: Executor | None) -> BuiltStudy:
-    """The build with the proposal states, ``proposals.json`` and (sealed build) their outcomes."""
+                   executor: Executor | None) -> tuple[BuiltStudy, ProposalsRecord]:
+    """The build with the proposal states, ``proposals.json`` and (sealed build) their
+    outcomes; and the record ``proposals.json`` holds."""
     base = built.build.study
     added = proposal_states(base, proposals)
     study = replace(base, states=(*base.states, *added))
@@ -186,7 +280,7 @@ def with_proposals(built: BuiltStudy, proposals: Mapping[str, Mapping[str, Propo
         outcomes = (*outcomes, *execute_new_outcomes(int(base.notes["build"]["seed"]), added,
                                                      executor))
     return replace(built, build=replace(built.build, study=study, outcomes=outcomes),
-                   files={**built.files, PROPOSALS_FILE: record})
+                   files={**built.files, PROPOSALS_FILE: record.to_json()}), record
 
 
 def committed_section(body: Mapping[str, Any], folder: Path, outcomes: Mapping[str, float]
@@ -201,7 +295,7 @@ def committed_section(body: Mapping[str, Any], folder: Path, outcomes: Mapping[s
         return None
     check_committed_files(body, folder, "the ledger")
     record = json.loads((folder / PROPOSALS_FILE).read_text(encoding="utf-8"))
-    section = proposal_section(record, outcomes)
+    section = proposal_section(ProposalsRecord.from_json(record), outcomes)
     return StudySectionFile(ReportSection(name=section.name, data=section.data),
                             section.markdown)
 
@@ -214,25 +308,27 @@ def _mean(values: Sequence[float]) -> float | None:
 SECTION = "proposals"
 
 
-def proposal_section(record: Mapping[str, Any], outcomes: Mapping[str, float]) -> StudySection:
+def proposal_section(record: ProposalsRecord, outcomes: Mapping[str, float]) -> StudySection:
     """The report section: counts per explainer and mean y of proposal vs assigned states."""
     data: dict[str, Any] = {}
     lines = ["## Proposals (the explainer's own choice, executed)", ""]
-    for name, entry in sorted(record["explainers"].items()):
-        rows = entry["states"]
-        counts = dict(entry["counts"])
-        proposed_y = [float(outcomes[r["proposal_state_id"]]) for r in rows]
-        assigned_y = [float(outcomes[r["state_id"]]) for r in rows]
-        data[name] = {**counts, "mean_y_proposal_states": _mean(proposed_y),
+    for name, entry in sorted(record.explainers.items()):
+        proposed_y = [float(outcomes[r.proposal_state_id]) for r in entry.states]
+        assigned_y = [float(outcomes[r.state_id]) for r in entry.states]
+        data[name] = {**entry.counts.to_json(), "mean_y_proposal_states": _mean(proposed_y),
                       "mean_y_assigned_states": _mean(assigned_y)}
         lines.append(proposal_line(name, data[name]))
-    lines += ["", f"An unusable proposal executes the declared fallback ({record['fallback']});"
+    lines += ["", f"An unusable proposal executes the declared fallback ({record.fallback});"
               " its proposal state stays in the analysis (intention to treat).", ""]
     return StudySection(SECTION, {"proposals": data}, "\n".join(lines) + "\n")
 
 
 def proposal_line(name: str, counts: Mapping[str, Any]) -> str:
-    """One line per explainer: made / valid / fallbacks by reason / matches / mean outcomes."""
+    """One line per explainer: made / valid / fallbacks by reason / matches / mean outcomes.
+
+    ``counts`` is the explainer's entry of the section's ``proposals`` object, as
+    ``report.json`` holds it (the HTML page reads it back from there).
+    """
     reasons = ", ".join(f"{k}: {v}" for k, v in dict(counts["fallbacks_by_reason"]).items())
     mean_p, mean_a = counts.get("mean_y_proposal_states"), counts.get("mean_y_assigned_states")
     means = ("" if mean_p is None or mean_a is None else

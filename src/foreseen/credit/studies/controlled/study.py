@@ -157,16 +157,14 @@ class ControlledStudy(StudyDefinition):
 
     def with_proposals(self, built: BuiltStudy, proposals: Mapping[str, Mapping[str, Proposal]],
                        *, executor: Executor | None) -> tuple[BuiltStudy, dict[str, list[str]]]:
-        extended = proposing.with_proposals(built, proposals, executor)
-        record = extended.files[proposing.PROPOSALS_FILE]
-        scopes = {name: [str(row["proposal_state_id"]) for row in record["explainers"][name]
-                         ["states"]] for name in sorted(proposals)}
-        return extended, scopes
+        extended, record = proposing.with_proposals(built, proposals, executor)
+        return extended, {name: record.proposal_state_ids(name) for name in sorted(proposals)}
 
     def section(self, built: BuiltStudy, outcomes: Mapping[str, float],
                 verification: Verification | None) -> StudySection | None:
         record = built.files.get(proposing.PROPOSALS_FILE)
-        return None if record is None else proposing.proposal_section(record, outcomes)
+        return None if record is None else proposing.proposal_section(
+            proposing.ProposalsRecord.from_json(record), outcomes)
 
     def committed_section(self, body: Mapping[str, Any], folder: Path,
                           outcomes: Mapping[str, float]) -> StudySectionFile | None:
@@ -188,7 +186,5 @@ class ControlledStudy(StudyDefinition):
                executor: Executor | None) -> Verification:
         from foreseen.credit.studies.controlled.build import verify_outcomes
 
-        record = verify_outcomes(built.build.study, built.build.outcomes, fraction)
-        return Verification(int(record["checked"]), int(record["reproduced"]),
-                            bool(record["ok"]) and bool(record["code_digest_matches"]),
-                            record)
+        return verify_outcomes(built.build.study, built.build.outcomes,
+                               fraction).verification()

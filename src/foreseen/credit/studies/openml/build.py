@@ -40,7 +40,7 @@ mirror**, not the paper's draw; the study notes and reports say so.
 from __future__ import annotations
 
 import functools
-import math
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -80,7 +80,15 @@ from foreseen.credit.studies.openml.pipeline import (
     probe,
     split_dataset,
 )
-from foreseen.credit.studies.verification import zero_outcome_share
+from foreseen.credit.studies.openml.probe import ProbeEstimate
+from foreseen.credit.studies.verification import (
+    OutcomeCheck,
+    ReproducedSample,
+    check_fraction,
+    compare_outcomes,
+    sample_size,
+    zero_outcome_share,
+)
 
 STUDY_NAME = "openml"
 STUDY_VERSION = "1"
@@ -142,14 +150,16 @@ def _load(folder: str) -> LoadedDataset:
     return _load_here(folder)
 
 
-def shared_datasets(jobs: Sequence[StateJob]) -> dict[str, Any]:
-    """The session context for ``jobs``: every dataset they use, loaded once in the driver."""
+def shared_datasets(jobs: Sequence[StateJob]) -> dict[str, dict[str, LoadedDataset]]:
+    """The session context for ``jobs`` (:data:`CONTEXT_KEY` → folder → dataset): every
+    dataset they use, loaded once in the driver."""
     folders = dict.fromkeys(job.folder for job in jobs)
     return {CONTEXT_KEY: {folder: load_dataset(folder) for folder in folders}}
 
 
 def _data_summary(data: LoadedDataset, rows: Any, rows_used: int, row_cap: int,
                   fraction: float) -> dict[str, Any]:
+    """The budget's public data summary (JSON: a state's public ``data`` block)."""
     x, y = data.features[rows], data.target[rows]
     numeric = [i for i in range(x.shape[1]) if i not in data.categorical_indices]
     summary: dict[str, Any] = {
@@ -173,12 +183,70 @@ def _data_summary(data: LoadedDataset, rows: Any, rows_used: int, row_cap: int,
     return summary
 
 
-def execute_state(job: StateJob) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class HeldoutSkills:
+    """The SEALED held-out numbers of one state: parent and child skill on ``rows`` rows."""
+
+    parent_skill: float
+    child_skill: float
+    rows: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"parent_skill": self.parent_skill, "child_skill": self.child_skill,
+                "rows": self.rows}
+
+
+@dataclass(frozen=True, slots=True)
+class StateRecord:
+    """One executed state: its public summary, probe and (unless public) SEALED outcome.
+
+    ``data`` and ``parent`` are the public JSON blocks the state shows; ``probe``
+    the training-only probe (``estimate``, ``standard_error``, ``validation_rows``);
+    ``seconds`` the wall time of its execution; ``cached`` whether the build read
+    it from the cache. ``y`` and ``heldout`` are None in a public record.
+    """
+
+    state_id: str
+    data: Mapping[str, Any]
+    parent: Mapping[str, Any]
+    probe: Mapping[str, Any]
+    seconds: float
+    y: float | None = None
+    heldout: HeldoutSkills | None = None
+    cached: bool = False
+
+    @property
+    def probe_estimate(self) -> ProbeEstimate:
+        """The probe's estimate and standard error (what the probe explainer reads)."""
+        return ProbeEstimate(float(self.probe["estimate"]), float(self.probe["standard_error"]))
+
+    def to_json(self) -> dict[str, Any]:
+        """The state's cache entry (``openml-state-…`` / ``openml-public-…``; no ``cached``)."""
+        sealed: dict[str, Any] = {} if self.y is None or self.heldout is None else {
+            "y": self.y, "heldout": self.heldout.to_json()}
+        return {"state_id": self.state_id, **sealed, "data": dict(self.data),
+                "parent": dict(self.parent), "probe": dict(self.probe),
+                "seconds": self.seconds}
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any], *, cached: bool) -> StateRecord:
+        """A record read back from its cache entry (KeyError/TypeError/ValueError: malformed)."""
+        heldout = obj.get("heldout")
+        return cls(str(obj["state_id"]), dict(obj["data"]), dict(obj["parent"]),
+                   dict(obj["probe"]), float(obj["seconds"]),
+                   None if "y" not in obj else float(obj["y"]),
+                   None if heldout is None else HeldoutSkills(
+                       float(heldout["parent_skill"]), float(heldout["child_skill"]),
+                       int(heldout["rows"])),
+                   cached)
+
+
+def execute_state(job: StateJob) -> StateRecord:
     """Execute one state from scratch: public summary, probe, and the sealed outcome."""
     return _execute_state(job, True)
 
 
-def execute_public_state(job: StateJob) -> dict[str, Any]:
+def execute_public_state(job: StateJob) -> StateRecord:
     """One state's public summary and probe: no outcome is executed (a public build)."""
     return _execute_state(job, False)
 
@@ -192,25 +260,21 @@ def execute_outcome_only(job: StateJob) -> float:
     return float(y)
 
 
-def _execute_state(job: StateJob, with_outcome: bool) -> dict[str, Any]:
+def _execute_state(job: StateJob, with_outcome: bool) -> StateRecord:
     started = time.perf_counter()
     data = _load(job.folder)
     split = split_dataset(data, job.build_seed, job.row_cap)
     rows = budget_rows(data, split.pool, job.build_seed, job.seed)[job.budget_index]
-    sealed: dict[str, Any] = {}
+    y: float | None = None
+    heldout = None
     if with_outcome:
         y, parent_skill, child_skill = outcome(data, job.change_id, rows, split.heldout,
                                                job.seed)
-        sealed = {"y": y, "heldout": {"parent_skill": parent_skill, "child_skill": child_skill,
-                                      "rows": int(split.heldout.size)}}
+        heldout = HeldoutSkills(parent_skill, child_skill, int(split.heldout.size))
     public_parent, probe_result = probe(data, job.change_id, rows, job.seed)
-    return {
-        "state_id": job.state_id, **sealed,
-        "data": _data_summary(data, rows, split.rows_used, job.row_cap,
-                              BUDGETS[job.budget_index]),
-        "parent": public_parent, "probe": probe_result,
-        "seconds": time.perf_counter() - started,
-    }
+    summary = _data_summary(data, rows, split.rows_used, job.row_cap, BUDGETS[job.budget_index])
+    return StateRecord(job.state_id, summary, public_parent, probe_result,
+                       time.perf_counter() - started, y, heldout)
 
 
 def _cache_file(job: StateJob, digest: str, outcomes: bool = True) -> Path | None:
@@ -220,24 +284,33 @@ def _cache_file(job: StateJob, digest: str, outcomes: bool = True) -> Path | Non
     return Path(job.cache_dir) / f"{prefix}-{job.key(digest)[:40]}.json"
 
 
+def _cached_record(path: Path | None) -> StateRecord | None:
+    """The record a cache entry holds, else None (no cache, no entry, or not a record: then
+    say so, as :func:`~foreseen.core.cache_entry.read_cache_entry` does for an unsound one)."""
+    cached = read_cache_entry(path) if path is not None else None
+    if cached is None or path is None:
+        return None
+    try:
+        return StateRecord.from_json(cached, cached=True)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        sys.stderr.write(f"foreseen: note: cache entry {path.name}: not a state record; "
+                         "rebuilding it\n")
+        return None
+
+
 def run_state_jobs(jobs: Sequence[StateJob], executor: Executor,
-                   outcomes: bool = True) -> list[dict[str, Any]]:
+                   outcomes: bool = True) -> list[StateRecord]:
     """Every job's record, in order: cache hits read here, misses executed in one session.
 
     Only this (driver) process touches the cache: workers return records and
-    the driver writes each one atomically. A record carries ``cached``.
+    the driver writes each one atomically. A record says whether it was ``cached``;
+    a cache entry that does not read as a record is executed again.
     ``outcomes=False``: public records (no outcome), cached as ``openml-public-…``.
     """
     digest = pipeline_digest()
-    records: list[dict[str, Any] | None] = [None] * len(jobs)
-    missing: list[int] = []
-    for index, job in enumerate(jobs):
-        path = _cache_file(job, digest, outcomes)
-        cached = read_cache_entry(path) if path is not None else None
-        if isinstance(cached, dict):
-            records[index] = {**cached, "cached": True}
-        else:
-            missing.append(index)
+    records: list[StateRecord | None] = [_cached_record(_cache_file(job, digest, outcomes))
+                                         for job in jobs]
+    missing = [index for index, record in enumerate(records) if record is None]
     if missing:
         todo = [jobs[i] for i in missing]
         with executor.session(shared_datasets(todo)) as pool:
@@ -246,8 +319,8 @@ def run_state_jobs(jobs: Sequence[StateJob], executor: Executor,
         for index, result in zip(missing, fresh, strict=True):
             path = _cache_file(jobs[index], digest, outcomes)
             if path is not None:
-                write_cache_entry(path, result)
-            records[index] = {**result, "cached": False}
+                write_cache_entry(path, result.to_json())
+            records[index] = result
     return [record for record in records if record is not None]
 
 
@@ -262,15 +335,16 @@ class OpenMLBuild:
     build: StudyBuild
     lottery: Lottery
     jobs: tuple[StateJob, ...]
-    records: tuple[dict[str, Any], ...]
-    probes: dict[str, dict[str, float]]
+    records: tuple[StateRecord, ...]
+    probes: dict[str, ProbeEstimate]
     #: which pipeline the study runs on these states (``cards`` or ``direct_text``;
     #: :mod:`foreseen.credit.studies.openml.study`)
     pipeline: str = "cards"
 
     def timings(self) -> list[dict[str, Any]]:
-        """Per-state wall seconds (as measured when the state was executed) and cache hits."""
-        return [{"state_id": r["state_id"], "seconds": r["seconds"], "cached": r["cached"]}
+        """``timings.json``: per-state wall seconds (as measured when the state was executed)
+        and cache hits."""
+        return [{"state_id": r.state_id, "seconds": r.seconds, "cached": r.cached}
                 for r in self.records]
 
 
@@ -333,10 +407,10 @@ def build_openml_study(mirror: str | Path | None, *, lottery_seed: int = LOTTERY
     records = run_state_jobs([job for job, _, _, _ in planned], runner, outcomes)
     states = []
     for (job, task_id, cell, condition), record in zip(planned, records, strict=True):
-        public = {"data": record["data"], "parent": {k: v for k, v in record["parent"].items()
-                                                     if k != "learning_curve"},
-                  "learning_curve": record["parent"]["learning_curve"],
-                  "prediction_sha256": record["parent"]["prediction_sha256"],
+        public = {"data": dict(record.data),
+                  "parent": {k: v for k, v in record.parent.items() if k != "learning_curve"},
+                  "learning_curve": record.parent["learning_curve"],
+                  "prediction_sha256": record.parent["prediction_sha256"],
                   "intervention_prior": dict(DECLARED_PRIOR)}
         states.append(State(id=job.state_id, task_id=task_id, cell=cell, seed=job.seed,
                             budget=BUDGETS[job.budget_index], budget_index=job.budget_index,
@@ -363,10 +437,8 @@ def build_openml_study(mirror: str | Path | None, *, lottery_seed: int = LOTTERY
                       "pipeline_digest": pipeline_digest(),
                       "mirror_index_sha256": lottery.index_sha256},
         })
-    sealed = tuple(Outcome(r["state_id"], float(r["y"])) for r in records if "y" in r)
-    probes = {r["state_id"]: {"estimate": float(r["probe"]["estimate"]),
-                              "standard_error": float(r["probe"]["standard_error"])}
-              for r in records}
+    sealed = tuple(Outcome(r.state_id, r.y) for r in records if r.y is not None)
+    probes = {r.state_id: r.probe_estimate for r in records}
     explanations: dict[str, dict[str, Explanation]] = {
         EXPLAINER: probe_explanations(study, probes, build_seed)}
     return OpenMLBuild(StudyBuild(study, sealed, explanations), lottery,
@@ -390,27 +462,25 @@ def execute_study_outcomes(build: OpenMLBuild,
 
 
 def verify_outcomes(build: OpenMLBuild, fraction: float = 0.1, seed: int = 0,
-                    executor: Executor | None = None) -> dict[str, Any]:
+                    executor: Executor | None = None) -> OutcomeCheck:
     """Re-execute a seeded ``fraction`` of states without the cache; require identical y.
 
-    Picks ``max(1, ceil(fraction × states))`` states with ``default_rng(seed).choice``
-    (no replacement) and compares each recomputed y with the sealed one by ``float.hex``.
+    Picks :func:`~foreseen.credit.studies.verification.sample_size` states with
+    ``default_rng(seed).choice`` (no replacement) and compares each recomputed y
+    with the sealed one by ``==`` and ``float.hex``.
     """
-    if not 0.0 < fraction <= 1.0:
-        raise UserInputError(f"fraction must be in (0, 1], got {fraction}")
+    check_fraction(fraction)
     jobs = list(build.jobs)
     sealed = {o.state_id: o.y for o in build.build.outcomes}
-    count = max(1, math.ceil(fraction * len(jobs)))
+    count = sample_size(fraction, len(jobs))
     picks = sorted(int(i) for i in np.random.default_rng(seed).choice(len(jobs), size=count,
                                                                       replace=False))
     fresh = [replace(jobs[i], cache_dir=None) for i in picks]
     runner = executor if executor is not None else SerialExecutor()
     with runner.session(shared_datasets(fresh)) as pool:
         results = pool.map(execute_state, fresh)
-    mismatches = [{"state_id": r["state_id"], "sealed": sealed[r["state_id"]],
-                   "recomputed": r["y"]}
-                  for r in results if float(r["y"]).hex() != float(sealed[r["state_id"]]).hex()]
-    return {"fraction": fraction, "seed": seed, "total": len(jobs), "checked": len(fresh),
-            "reproduced": len(fresh) - len(mismatches), "ok": not mismatches,
-            "state_ids": [job.state_id for job in fresh], "mismatches": mismatches,
-            "zero_outcome_share": zero_outcome_share(build.build.study, build.build.outcomes)}
+    state_ids = [job.state_id for job in fresh]
+    recomputed = {r.state_id: float(r.y) for r in results if r.y is not None}
+    sample = ReproducedSample(fraction, seed, len(jobs), tuple(state_ids),
+                              compare_outcomes(state_ids, sealed, recomputed))
+    return OutcomeCheck(sample, zero_outcome_share(build.build.study, build.build.outcomes))

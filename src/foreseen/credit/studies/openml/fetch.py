@@ -38,7 +38,13 @@ from foreseen.core.digest import sha256_bytes, write_json_atomic, write_text_ato
 from foreseen.core.errors import SourceError, UserInputError
 from foreseen.core.http import HttpGetter, NotFoundError
 from foreseen.core.retry import RetryPolicy
-from foreseen.credit.studies.openml.mirror import INDEX_COLUMNS, SUITE_TASK_TYPE, SUITES
+from foreseen.credit.studies.openml.mirror import (
+    INDEX_COLUMNS,
+    SUITE_TASK_TYPE,
+    SUITES,
+    DatasetMeta,
+    read_meta,
+)
 
 DEFAULT_API = "https://www.openml.org/api/v1/json"
 TIMEOUT_S = 60.0
@@ -70,6 +76,7 @@ def _get(url: str) -> bytes:
 
 
 def _get_json(url: str) -> Any:
+    """The parsed JSON answer of ``url``, unchecked (callers read it defensively)."""
     try:
         return json.loads(_get(url).decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError):
@@ -147,8 +154,9 @@ def _write_bytes_atomic(path: Path, data: bytes) -> None:
         raise
 
 
-def fetch_dataset(api: str, suite: str, data_id: int, out: Path) -> dict[str, Any]:
-    """Fetch one dataset into ``out/<suite>/<name>/``; return its meta.json content."""
+def fetch_dataset(api: str, suite: str, data_id: int, out: Path) -> DatasetMeta:
+    """Fetch one dataset into ``out/<suite>/<name>/``; return its ``meta.json`` as the
+    mirror reads it (:func:`~foreseen.credit.studies.openml.mirror.read_meta`)."""
     description = _get_json(f"{api}/data/{data_id}").get("data_set_description", {})
     features = _get_json(f"{api}/data/features/{data_id}").get("data_features", {})
     name, target = description.get("name"), description.get("default_target_attribute")
@@ -190,7 +198,7 @@ def fetch_dataset(api: str, suite: str, data_id: int, out: Path) -> dict[str, An
         "dropped_source_columns": dropped,
     }
     write_json_atomic(folder / "meta.json", meta)
-    return meta
+    return read_meta(folder)
 
 
 def write_index(out: Path) -> Path:
@@ -207,7 +215,7 @@ def write_index(out: Path) -> Path:
 
 
 def fetch_suite(suite: str, out: str | os.PathLike[str], *, api: str = DEFAULT_API,
-                limit: int | None = None) -> list[dict[str, Any]]:
+                limit: int | None = None) -> list[DatasetMeta]:
     """Fetch every dataset of ``suite`` (at most ``limit``) and rewrite the index."""
     if suite not in SUITES:
         raise UserInputError(f"unknown suite {suite!r}; choose one of {SUITES}")

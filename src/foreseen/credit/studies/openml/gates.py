@@ -10,7 +10,8 @@ from foreseen.credit.analysis.gates import MARGINS_NOTE
 
 def openml_joint_gate(explainer: str = "plain_note", context: str = "matched_card",
                       point_margin: float = 0.005) -> dict[str, Any]:
-    """OpenML joint gate: formation ∧ point equivalence (±0.005) ∧ repeatability."""
+    """OpenML joint gate: formation ∧ point equivalence (±0.005) ∧ repeatability (the gate's
+    JSON, as :attr:`AnalysisConfig.gates` holds it)."""
     return {
         "name": "openml_joint", "join": "all",
         "conditions": [

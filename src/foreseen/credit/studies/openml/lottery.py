@@ -50,6 +50,7 @@ class Lottery:
     picks: tuple[MirrorEntry, ...]
 
     def to_json(self) -> dict[str, Any]:
+        """``lottery.json`` (also the design's and the study notes' ``lottery``)."""
         return {
             "rule": "rank by SHA-256 of canonical JSON of {suite, data_id, name, family, "
                     "lottery_seed} ascending within each suite; skip a family already taken",

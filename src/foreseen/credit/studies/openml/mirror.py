@@ -74,6 +74,7 @@ class MirrorEntry:
     folder: str
 
     def to_json(self) -> dict[str, Any]:
+        """The entry as ``lottery.json`` lists it."""
         return {"suite": self.suite, "name": self.name, "data_id": self.data_id,
                 "task_type": self.task_type, "n_rows": self.n_rows,
                 "n_features": self.n_features, "family": self.family, "folder": self.folder}

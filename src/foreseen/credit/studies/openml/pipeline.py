@@ -218,6 +218,7 @@ def skill(data: LoadedDataset, y: FloatArray, prediction: FloatArray,
 
 
 def _params(data: LoadedDataset, change_id: str | None, seed: int) -> dict[str, Any]:
+    """LightGBM's parameter dict for the parent recipe or a change (the library's input)."""
     params = dict(PARENT_PARAMS)
     if change_id is not None:
         params.update(_CHANGE_BY_ID[change_id].params)

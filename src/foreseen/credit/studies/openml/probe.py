@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -38,6 +38,7 @@ from foreseen.core.digest import stable_int
 from foreseen.core.stats import normal_cdf
 from foreseen.credit.backends.base import Backend, ForecastRequest, TransportError
 from foreseen.credit.model import Direction, Explanation, State, Study
+from foreseen.credit.studies.card_texts import CardTexts
 
 Z80 = 1.2815515655446004  # Φ^{-1}(0.9)
 NO_CHANGE_BAND = 0.001
@@ -45,7 +46,27 @@ MIN_SPREAD = 0.001
 PROBE_GENERATOR = "openml-probe/1"
 
 
-def probe_numbers(estimate: float, standard_error: float) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class ProbeEstimate:
+    """A state's training-only probe: the skill change and its standard error (the probe's
+    inputs; :func:`foreseen.credit.studies.openml.pipeline.probe`)."""
+
+    estimate: float
+    standard_error: float
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeNumbers:
+    """A probe's card numbers: direction, point, 80 % interval and benefit probability."""
+
+    direction: Direction
+    point: float
+    lower: float
+    upper: float
+    benefit: float
+
+
+def probe_numbers(estimate: float, standard_error: float) -> ProbeNumbers:
     """Direction, point, 80 % interval and benefit probability of a probe (module docstring)."""
     point = round(estimate, 4)
     spread = max(standard_error, MIN_SPREAD)
@@ -55,50 +76,49 @@ def probe_numbers(estimate: float, standard_error: float) -> dict[str, Any]:
         benefit = 0.5 if estimate == 0 else (1.0 if estimate > 0 else 0.0)
     direction: Direction = ("improve" if point > NO_CHANGE_BAND else
                             "worsen" if point < -NO_CHANGE_BAND else "no_change")
-    return {"direction": direction, "point": point,
-            "lower": round(point - Z80 * spread, 4), "upper": round(point + Z80 * spread, 4),
-            "benefit": round(benefit, 2)}
+    return ProbeNumbers(direction, point, round(point - Z80 * spread, 4),
+                        round(point + Z80 * spread, 4), round(benefit, 2))
 
 
 def _fmt(value: float) -> str:
     return f"{value:+.4f}"
 
 
-def _texts(state: State, change_name: str) -> dict[str, str]:
+def _texts(state: State, change_name: str) -> CardTexts:
     data, parent = state.public["data"], state.public["parent"]
-    return {
-        "observable": f"held-out skill of the {change_name} child against the parent "
-                      f"({data['task_type']}, skill relative to the constant predictor)",
-        "regime": f"a budget of {data['n_train']} training rows with {data['n_features']} "
-                  f"features ({data['n_categorical']} categorical)",
-        "falsification": "the skill change on held-out rows has the opposite sign or falls "
-                         "outside the stated interval",
-        "counterfactual": f"the parent recipe keeps an internal validation skill near "
-                          f"{float(parent['validation_skill']):.4f}",
-    }
+    return CardTexts(
+        observable=f"held-out skill of the {change_name} child against the parent "
+                   f"({data['task_type']}, skill relative to the constant predictor)",
+        regime=f"a budget of {data['n_train']} training rows with {data['n_features']} "
+               f"features ({data['n_categorical']} categorical)",
+        falsification="the skill change on held-out rows has the opposite sign or falls "
+                      "outside the stated interval",
+        counterfactual=f"the parent recipe keeps an internal validation skill near "
+                       f"{float(parent['validation_skill']):.4f}",
+    )
 
 
-def elicited_note(state: State, change_name: str, numbers: Mapping[str, Any]) -> str:
+def elicited_note(state: State, change_name: str, numbers: ProbeNumbers) -> str:
     """Six ``Field: value`` lines (the elicited condition)."""
     texts = _texts(state, change_name)
     direction = {"improve": "improve", "worsen": "worsen", "no_change": "no change"}[
-        numbers["direction"]]
+        numbers.direction]
     return "\n".join([
         f"Direction: {direction}",
-        f"Target: {_fmt(numbers['point'])} (interval {_fmt(numbers['lower'])} to "
-        f"{_fmt(numbers['upper'])}; P(benefit) {numbers['benefit']})",
-        f"Observable: {texts['observable']}",
-        f"Regime: {texts['regime']}",
-        f"Falsification: {texts['falsification']}",
-        f"Counterfactual: {texts['counterfactual']}",
+        f"Target: {_fmt(numbers.point)} (interval {_fmt(numbers.lower)} to "
+        f"{_fmt(numbers.upper)}; P(benefit) {numbers.benefit})",
+        f"Observable: {texts.observable}",
+        f"Regime: {texts.regime}",
+        f"Falsification: {texts.falsification}",
+        f"Counterfactual: {texts.counterfactual}",
     ])
 
 
-def ordinary_note(state: State, change_name: str, numbers: Mapping[str, Any],
+def ordinary_note(state: State, change_name: str, numbers: ProbeNumbers,
                   rng: np.random.Generator) -> str:
     """A free-text note with seeded wording and omissions (the ordinary condition)."""
     data, parent = state.public["data"], state.public["parent"]
-    magnitude = f"{abs(numbers['point']):.4f}"
+    magnitude = f"{abs(numbers.point):.4f}"
     with_number = rng.random() < 0.7
     by = f" by about {magnitude}" if with_number else ""
     openers = {
@@ -108,11 +128,11 @@ def ordinary_note(state: State, change_name: str, numbers: Mapping[str, Any],
                    f"My guess is that {change_name} will make the model worse{by}."],
         "no_change": [f"I doubt {change_name} makes much difference here.",
                       f"{change_name.capitalize()} will probably leave the skill unchanged."],
-    }[numbers["direction"]]
+    }[numbers.direction]
     sentences = [openers[int(rng.integers(0, len(openers)))]]
     if with_number and rng.random() < 0.6:
-        sentences.append(f"An 80% interval from {_fmt(numbers['lower'])} to "
-                         f"{_fmt(numbers['upper'])} seems fair.")
+        sentences.append(f"An 80% interval from {_fmt(numbers.lower)} to "
+                         f"{_fmt(numbers.upper)} seems fair.")
     optional = [
         "I would watch the held-out skill of the child next to the parent.",
         f"This matters with only {data['n_train']} training rows for "
@@ -125,7 +145,7 @@ def ordinary_note(state: State, change_name: str, numbers: Mapping[str, Any],
     return " ".join(sentences)
 
 
-def probe_explanations(study: Study, probes: Mapping[str, Mapping[str, float]],
+def probe_explanations(study: Study, probes: Mapping[str, ProbeEstimate],
                        seed: int) -> dict[str, Explanation]:
     """The probe explainer's explanation of every state (ordinary note or six-field note)."""
     from foreseen.credit.cards.render import extract_card
@@ -133,8 +153,7 @@ def probe_explanations(study: Study, probes: Mapping[str, Mapping[str, float]],
     names = {i.id: i.name for i in study.interventions}
     result = {}
     for state in study.states:
-        numbers = probe_numbers(float(probes[state.id]["estimate"]),
-                                float(probes[state.id]["standard_error"]))
+        numbers = probe_numbers(probes[state.id].estimate, probes[state.id].standard_error)
         name = names[state.intervention_id]
         if state.condition == "elicited":
             note = elicited_note(state, name, numbers)

@@ -61,7 +61,7 @@ from foreseen.credit.studies.openml.commands import MIRROR
 from foreseen.credit.studies.openml.gates import openml_joint_gate
 from foreseen.credit.studies.openml.lottery import DEFAULT_QUOTAS
 from foreseen.credit.studies.openml.pipeline import ROW_CAP
-from foreseen.credit.studies.verification import zero_outcome_share
+from foreseen.credit.studies.verification import zero_counts_json, zero_outcome_share
 
 CONTEXTS: tuple[str, ...] = ("matched_card", "numeric", "prose", "donor_card@seed_swap",
                              "donor_card@cross_task")
@@ -206,9 +206,7 @@ class OpenMLStudy(StudyDefinition):
 
     def verify(self, built: BuiltStudy, options: Mapping[str, Any], *, fraction: float,
                executor: Executor | None) -> Verification:
-        record = verify_outcomes(_native(built), fraction, executor=executor)
-        return Verification(int(record["checked"]), int(record["reproduced"]),
-                            bool(record["ok"]), record)
+        return verify_outcomes(_native(built), fraction, executor=executor).verification()
 
     def section(self, built: BuiltStudy, outcomes: Mapping[str, float],
                 verification: Verification | None) -> StudySection:
@@ -219,7 +217,8 @@ class OpenMLStudy(StudyDefinition):
             "mirror_index_sha256": native.lottery.index_sha256,
             "picks": [{"suite": e.suite, "name": e.name, "family": e.family}
                       for e in native.lottery.picks],
-            "zero_outcome_share": zero_outcome_share(native.build.study, native.build.outcomes),
+            "zero_outcome_share": zero_counts_json(zero_outcome_share(native.build.study,
+                                                                      native.build.outcomes)),
             "verify_outcomes": (dict(verification.record) if verification is not None else
                                 {"value": None, "reason": "not requested"}),
             "task_scaled_mae": "reported per context under metrics (scale max(mean |y| of the "

@@ -33,6 +33,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -62,6 +63,7 @@ from foreseen.credit.studies.tox21.data import (
     SPLIT_SEED,
     TOX21_SHA256,
     EndpointSplit,
+    ParseReport,
     budget_rows,
     endpoint_split,
     load_tox21,
@@ -75,6 +77,7 @@ from foreseen.credit.studies.tox21.probe import (
     probe_folds,
 )
 from foreseen.credit.studies.verification import (
+    OutcomeCheck,
     check_fraction,
     reproduce_sample,
     zero_outcome_share,
@@ -86,34 +89,45 @@ PROBE_SEED = 20261131
 MIN_PRIOR_HALF_WIDTH = 0.002
 
 
-def _single_thread() -> Any:
+def _single_thread() -> AbstractContextManager[object]:
     """Limit BLAS/OpenMP to one thread: fixed summation order, no oversubscription."""
     from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 
-    return threadpool_limits(limits=1)
+    limits: AbstractContextManager[object] = threadpool_limits(limits=1)
+    return limits
 
 
 #: the key of the Tox21 inputs in an executor session's shared context
 CONTEXT_KEY = "tox21_inputs"
 
 
-def shared_inputs(endpoints: Sequence[str], data_path: str | None) -> dict[str, Any]:
-    """The session context of a build: feature blocks and endpoint splits, computed once here.
+@dataclass(frozen=True, slots=True)
+class SharedInputs:
+    """What every worker of a build reads: the data set's feature blocks and endpoint splits."""
+
+    data_path: str | None
+    blocks: dict[str, Any]
+    splits: dict[str, EndpointSplit]
+
+
+def shared_inputs(endpoints: Sequence[str], data_path: str | None) -> dict[str, SharedInputs]:
+    """The session context of a build (:data:`CONTEXT_KEY` → :class:`SharedInputs`), computed
+    once here.
 
     Sent once to every worker (:mod:`foreseen.core.parallel`); a worker's
     :func:`execute_state` reads them instead of recomputing the RDKit features.
     """
     data = load_tox21(data_path)
-    return {CONTEXT_KEY: {"data_path": data_path, "blocks": feature_blocks(data_path),
-                          "splits": {e: endpoint_split(data, e) for e in endpoints}}}
+    return {CONTEXT_KEY: SharedInputs(data_path, feature_blocks(data_path),
+                                      {e: endpoint_split(data, e) for e in endpoints})}
 
 
 def _inputs(job: StateJob) -> tuple[dict[str, Any], EndpointSplit]:
     """Feature blocks and the endpoint's split: from the session context, else computed here."""
     shared = shared_context().get(CONTEXT_KEY)
-    if (isinstance(shared, Mapping) and shared["data_path"] == job.data_path
-            and job.endpoint in shared["splits"]):
-        return shared["blocks"], shared["splits"][job.endpoint]
+    if (isinstance(shared, SharedInputs) and shared.data_path == job.data_path
+            and job.endpoint in shared.splits):
+        return shared.blocks, shared.splits[job.endpoint]
     data = load_tox21(job.data_path)
     return feature_blocks(job.data_path), endpoint_split(data, job.endpoint)
 
@@ -144,35 +158,75 @@ class StateResult:
     public: dict[str, Any]
     probe: ProbeResult
     y: float | None
-    held_out: dict[str, Any]  # SEALED diagnostics (held-out AUCs)
-    fits: dict[str, Any]      # convergence record of every fit
+    held_out: HeldOutAucs | None  # SEALED diagnostics (held-out AUCs)
+    fits: dict[str, FitRecord]    # convergence record of every fit, by fit name
     seconds: float
 
     def to_json(self) -> dict[str, Any]:
+        """The state's entry in the build's cache file."""
         return {"job": {"endpoint": self.job.endpoint, "budget_index": self.job.budget_index,
                         "seed": self.job.seed, "change_id": self.job.change_id},
                 "public": self.public, "probe": self.probe.to_json(), "y": self.y,
-                "held_out": self.held_out, "fits": self.fits, "seconds": self.seconds}
+                "held_out": {} if self.held_out is None else self.held_out.to_json(),
+                "fits": {name: fit.to_json() for name, fit in self.fits.items()},
+                "seconds": self.seconds}
 
     @classmethod
     def from_json(cls, obj: Mapping[str, Any], data_path: str | None) -> StateResult:
         job = StateJob(str(obj["job"]["endpoint"]), int(obj["job"]["budget_index"]),
                        int(obj["job"]["seed"]), str(obj["job"]["change_id"]), data_path)
         y = obj["y"]
+        held_out = obj["held_out"]
         return cls(job, dict(obj["public"]), ProbeResult.from_json(obj["probe"]),
                    None if y is None else float(y),
-                   dict(obj["held_out"]), dict(obj["fits"]), float(obj["seconds"]))
+                   HeldOutAucs.from_json(held_out) if held_out else None,
+                   {name: FitRecord.from_json(fit) for name, fit in obj["fits"].items()},
+                   float(obj["seconds"]))
 
 
-def _fit_record(result: FitResult) -> dict[str, Any]:
-    return {"n_iter": result.n_iter, "converged": result.converged}
+@dataclass(frozen=True, slots=True)
+class FitRecord:
+    """How one fit ended: its iteration count and whether the solver converged."""
+
+    n_iter: int
+    converged: bool
+
+    @classmethod
+    def of(cls, result: FitResult) -> FitRecord:
+        return cls(result.n_iter, result.converged)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"n_iter": self.n_iter, "converged": self.converged}
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> FitRecord:
+        return cls(int(obj["n_iter"]), bool(obj["converged"]))
+
+
+@dataclass(frozen=True, slots=True)
+class HeldOutAucs:
+    """The SEALED held-out numbers of one state: parent and child ROC AUC, rows, actives."""
+
+    parent_roc_auc: float
+    child_roc_auc: float
+    held_out: int
+    held_out_positives: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"parent_roc_auc": self.parent_roc_auc, "child_roc_auc": self.child_roc_auc,
+                "held_out": self.held_out, "held_out_positives": self.held_out_positives}
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> HeldOutAucs:
+        return cls(float(obj["parent_roc_auc"]), float(obj["child_roc_auc"]),
+                   int(obj["held_out"]), int(obj["held_out_positives"]))
 
 
 def _endpoint_family(endpoint: str) -> str:
     return "nuclear_receptor" if endpoint.startswith("NR-") else "stress_response"
 
 
-def execute_outcome(job: StateJob) -> tuple[float, dict[str, Any], dict[str, Any]]:
+def execute_outcome(job: StateJob) -> tuple[float, HeldOutAucs, dict[str, FitRecord]]:
     """The sealed outcome of one state: held-out AUC(child) − AUC(parent), with fit records."""
     blocks, split = _inputs(job)
     k = ENDPOINTS.index(job.endpoint)
@@ -180,11 +234,10 @@ def execute_outcome(job: StateJob) -> tuple[float, dict[str, Any], dict[str, Any
     parent = fit_and_score(blocks, PARENT, rows, y, split.held_out, split.y_held_out)
     child = fit_and_score(blocks, change(job.change_id).recipe, rows, y, split.held_out,
                           split.y_held_out)
-    held_out = {"parent_roc_auc": parent.auc, "child_roc_auc": child.auc,
-                "held_out": int(split.held_out.size),
-                "held_out_positives": int(split.y_held_out.sum())}
-    return child.auc - parent.auc, held_out, {"parent_full": _fit_record(parent),
-                                              "child_full": _fit_record(child)}
+    held_out = HeldOutAucs(parent.auc, child.auc, int(split.held_out.size),
+                           int(split.y_held_out.sum()))
+    return child.auc - parent.auc, held_out, {"parent_full": FitRecord.of(parent),
+                                              "child_full": FitRecord.of(child)}
 
 
 def execute_state(job: StateJob) -> StateResult:
@@ -215,16 +268,16 @@ def _execute_state(job: StateJob, with_outcome: bool) -> StateResult:
         folds = probe_folds(y, PROBE_SEED + 1000 * k + 10 * job.budget_index + job.seed)
         parent_folds: list[FitResult] = []
         deltas: list[float] = []
-        fits: dict[str, Any] = {}
+        fits: dict[str, FitRecord] = {}
         for index, (train, val) in enumerate(folds):
             parent = fit_and_score(blocks, PARENT, rows[train], y[train], rows[val], y[val])
             child = fit_and_score(blocks, recipe, rows[train], y[train], rows[val], y[val])
             parent_folds.append(parent)
             deltas.append(child.auc - parent.auc)
-            fits[f"parent_fold{index}"] = _fit_record(parent)
-            fits[f"child_fold{index}"] = _fit_record(child)
+            fits[f"parent_fold{index}"] = FitRecord.of(parent)
+            fits[f"child_fold{index}"] = FitRecord.of(child)
         outcome: float | None = None
-        held_out: dict[str, Any] = {}
+        held_out: HeldOutAucs | None = None
         if with_outcome:
             outcome, held_out, full_fits = execute_outcome(job)
             fits.update(full_fits)
@@ -263,7 +316,8 @@ def study_jobs(endpoints: Sequence[str], data_path: str | None = None) -> list[S
 
 
 def intervention_priors(results: Sequence[StateResult]) -> dict[str, dict[str, Any]]:
-    """State id → leave-one-endpoint-out prior of its change from other endpoints' probes."""
+    """State id → leave-one-endpoint-out prior of its change from other endpoints' probes
+    (the JSON object each state's public shows as ``intervention_prior``)."""
     priors: dict[str, dict[str, Any]] = {}
     for result in results:
         job = result.job
@@ -295,21 +349,57 @@ class Tox21Build:
 
     build: StudyBuild
     results: tuple[StateResult, ...]
-    parse_report: dict[str, Any]
+    parse_report: ParseReport
     from_cache: bool = False
 
-    def diagnostics(self) -> dict[str, Any]:
+    def diagnostics(self) -> Tox21Diagnostics:
         """Outcome-free diagnostics: SMILES parsing, splits, convergence, per-state seconds."""
         fits = [record for r in self.results for record in r.fits.values()]
-        return {
-            "smiles": self.parse_report,
-            "splits": self.build.study.notes["splits"],
-            "convergence": {"fits": len(fits),
-                            "converged": sum(1 for f in fits if f["converged"]),
-                            "max_n_iter": max((int(f["n_iter"]) for f in fits), default=0)},
-            "state_seconds": {r.job.state_id: round(r.seconds, 3) for r in self.results},
-            "from_cache": self.from_cache,
-        }
+        return Tox21Diagnostics(
+            self.parse_report, self.build.study.notes["splits"],
+            Convergence(len(fits), sum(1 for f in fits if f.converged),
+                        max((f.n_iter for f in fits), default=0)),
+            {r.job.state_id: round(r.seconds, 3) for r in self.results}, self.from_cache)
+
+
+@dataclass(frozen=True, slots=True)
+class Convergence:
+    """How many fits a build made, how many converged, and the most iterations one took."""
+
+    fits: int
+    converged: int
+    max_n_iter: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"fits": self.fits, "converged": self.converged, "max_n_iter": self.max_n_iter}
+
+
+@dataclass(frozen=True, slots=True)
+class Tox21Diagnostics:
+    """A build's outcome-free diagnostics (``splits``: the study notes' JSON per endpoint)."""
+
+    smiles: ParseReport
+    splits: Mapping[str, Mapping[str, Any]]
+    convergence: Convergence
+    state_seconds: Mapping[str, float]
+    from_cache: bool
+
+    def to_json(self) -> dict[str, Any]:
+        """``build.json`` of the study folder."""
+        return {"smiles": self.smiles.to_json(), "splits": dict(self.splits),
+                "convergence": self.convergence.to_json(),
+                "state_seconds": dict(self.state_seconds), "from_cache": self.from_cache}
+
+    def summary_lines(self) -> tuple[str, ...]:
+        """What a build prints: unparseable SMILES, held-out positives, fit convergence."""
+        return (
+            f"SMILES: {self.smiles.unparseable} of {self.smiles.molecules} unparseable "
+            "(excluded and counted)",
+            "held-out positives: " + ", ".join(
+                f"{e} {s['held_out_positives']}/{s['held_out']}" for e, s in self.splits.items()),
+            f"fits converged: {self.convergence.converged}/{self.convergence.fits}"
+            f" (max iterations {self.convergence.max_n_iter})",
+        )
 
 
 def build_key(endpoints: Sequence[str], data_sha256: str, outcomes: bool = True) -> str:
@@ -325,7 +415,7 @@ def build_key(endpoints: Sequence[str], data_sha256: str, outcomes: bool = True)
 
 
 def _assemble(results: Sequence[StateResult], endpoints: Sequence[str],
-              parse_report: Mapping[str, Any], data_path: str | None) -> StudyBuild:
+              parse_report: ParseReport, data_path: str | None) -> StudyBuild:
     data = load_tox21(data_path)
     priors = intervention_priors(results)
     states: list[State] = []
@@ -359,7 +449,7 @@ def _assemble(results: Sequence[StateResult], endpoints: Sequence[str],
                            "the commitment check is null",
             "splits": splits,
             "smiles": json.loads(canonical_json(
-                {k: v for k, v in parse_report.items() if k != "unparseable_rows"})),
+                {k: v for k, v in parse_report.to_json().items() if k != "unparseable_rows"})),
             "build": {"endpoints": list(endpoints), "fractions": list(BUDGET_FRACTIONS),
                       "seeds": list(SEEDS), "probe_folds": PROBE_FOLDS,
                       "data_sha256": data.sha256, "code_digest": code_digest(CODE_MODULES),
@@ -393,8 +483,9 @@ def build_tox21(endpoints: Sequence[str] = ENDPOINTS, *, executor: Executor | No
         cached = read_cache_entry(cache_file)
         if isinstance(cached, dict):
             results = tuple(StateResult.from_json(r, data_path) for r in cached["results"])
-            return Tox21Build(_assemble(results, endpoints, cached["parse_report"], data_path),
-                              results, cached["parse_report"], from_cache=True)
+            report = ParseReport.from_json(cached["parse_report"])
+            return Tox21Build(_assemble(results, endpoints, report, data_path),
+                              results, report, from_cache=True)
     runner = executor or SerialExecutor()
     with status("Tox21: features and splits"):
         inputs = shared_inputs(endpoints, data_path)
@@ -404,7 +495,7 @@ def build_tox21(endpoints: Sequence[str] = ENDPOINTS, *, executor: Executor | No
             workers=runner.max_workers))
     parse_report = data.parse_report()
     if cache_file is not None:
-        write_cache_entry(cache_file, {"parse_report": parse_report,
+        write_cache_entry(cache_file, {"parse_report": parse_report.to_json(),
                                        "results": [r.to_json() for r in results]})
     return Tox21Build(_assemble(results, endpoints, parse_report, data_path), results,
                       parse_report)
@@ -436,7 +527,7 @@ def _job_of(state: State, data_path: str | None) -> StateJob:
 
 
 def verify_outcomes(study: Study, outcomes: Sequence[Outcome], fraction: float = 0.1,
-                    seed: int = 0, *, data_path: str | None = None) -> dict[str, Any]:
+                    seed: int = 0, *, data_path: str | None = None) -> OutcomeCheck:
     """Re-execute a seeded ``fraction`` of states from scratch; outcomes must match bit for bit.
 
     Picks ``max(1, ceil(fraction × states))`` states with
@@ -453,16 +544,53 @@ def verify_outcomes(study: Study, outcomes: Sequence[Outcome], fraction: float =
             y, _, _ = execute_outcome(_job_of(state, data_path))
         return y
 
-    return {
-        **reproduce_sample(study, outcomes, fraction, seed, recompute),
-        "data_sha256_matches": build.get("data_sha256") == TOX21_SHA256,
-        "code_digest_matches": build.get("code_digest") == code_digest(CODE_MODULES),
-        "zero_outcome_share": zero_outcome_share(study, outcomes),
-    }
+    return OutcomeCheck(reproduce_sample(study, outcomes, fraction, seed, recompute),
+                        zero_outcome_share(study, outcomes),
+                        code_digest_matches=build.get("code_digest") == code_digest(CODE_MODULES),
+                        data_sha256_matches=build.get("data_sha256") == TOX21_SHA256)
+
+
+@dataclass(frozen=True, slots=True)
+class SeedPairSummary:
+    """Seed noise of a build's cell pairs (:func:`seed_pair_summary`).
+
+    With no pair every number is None and ``reason`` says why.
+    """
+
+    pairs: int
+    same_sign: int | None = None
+    same_sign_share: float | None = None
+    median_seed_gap: float | None = None
+    mean_seed_gap: float | None = None
+    point_mae: float | None = None
+    reason: str | None = None
+
+    @property
+    def point_mae_over_median_seed_gap(self) -> float | None:
+        """``point_mae / median_seed_gap`` (None without a point MAE or when the gap is 0)."""
+        if self.point_mae is None or self.median_seed_gap is None or not self.median_seed_gap > 0:
+            return None
+        return self.point_mae / self.median_seed_gap
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``seed_noise`` object of the Tox21 report section."""
+        if self.pairs == 0:
+            return {"pairs": 0, "same_sign": None, "same_sign_share": None,
+                    "median_seed_gap": None, "reason": self.reason}
+        result: dict[str, Any] = {"pairs": self.pairs, "same_sign": self.same_sign,
+                                  "same_sign_share": self.same_sign_share,
+                                  "median_seed_gap": self.median_seed_gap,
+                                  "mean_seed_gap": self.mean_seed_gap}
+        if self.point_mae is not None:
+            result["point_mae"] = self.point_mae
+            result["point_mae_over_median_seed_gap"] = self.point_mae_over_median_seed_gap
+            if self.median_seed_gap == 0:
+                result["ratio_reason"] = "median seed gap is 0"
+        return result
 
 
 def seed_pair_summary(study: Study, outcomes: Mapping[str, float],
-                      point_mae: float | None = None) -> dict[str, Any]:
+                      point_mae: float | None = None) -> SeedPairSummary:
     """Seed noise beside the gate (credit §9): sign agreement and median seed gap of cell pairs.
 
     For every cell with two seeds: the pair shares the effect's sign iff
@@ -477,18 +605,8 @@ def seed_pair_summary(study: Study, outcomes: Mapping[str, float],
             cells.setdefault(state.cell, []).append(float(outcomes[state.id]))
     pairs = [ys for ys in cells.values() if len(ys) == 2]
     if not pairs:
-        return {"pairs": 0, "same_sign": None, "same_sign_share": None, "median_seed_gap": None,
-                "reason": "no cell has two seeds with outcomes"}
+        return SeedPairSummary(0, reason="no cell has two seeds with outcomes")
     same = sum(1 for a, b in pairs if np.sign(a) == np.sign(b))
     gaps = [abs(a - b) for a, b in pairs]
-    median_gap = float(np.median(gaps))
-    result: dict[str, Any] = {"pairs": len(pairs), "same_sign": same,
-                              "same_sign_share": same / len(pairs),
-                              "median_seed_gap": median_gap, "mean_seed_gap": float(np.mean(gaps))}
-    if point_mae is not None:
-        result["point_mae"] = point_mae
-        result["point_mae_over_median_seed_gap"] = (point_mae / median_gap if median_gap > 0
-                                                    else None)
-        if median_gap == 0:
-            result["ratio_reason"] = "median seed gap is 0"
-    return result
+    return SeedPairSummary(len(pairs), same, same / len(pairs), float(np.median(gaps)),
+                           float(np.mean(gaps)), point_mae)

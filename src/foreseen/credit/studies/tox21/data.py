@@ -29,6 +29,7 @@ import csv
 import gzip
 import io
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -88,17 +89,49 @@ class Tox21Data:
                                  f"{', '.join(ENDPOINTS)}")
         return ENDPOINTS.index(endpoint)
 
-    def parse_report(self) -> dict[str, Any]:
+    def parse_report(self) -> ParseReport:
         """Unparseable SMILES: total, their row numbers, and per endpoint how many were labelled."""
         bad = [i for i, m in enumerate(self.molecules) if m is None]
         per_endpoint = {
             e: int(np.sum(~np.isnan(self.labels[bad, k]))) for k, e in enumerate(ENDPOINTS)}
-        return {"molecules": len(self.smiles), "unparseable": len(bad),
-                "unparseable_rows": bad,
-                "unparseable_smiles": [self.smiles[i] for i in bad],
-                "labelled_but_unparseable_per_endpoint": per_endpoint,
-                "policy": "unparseable molecules are excluded from training and held-out sets "
-                          "of every endpoint and counted here"}
+        return ParseReport(len(self.smiles), tuple(bad), tuple(self.smiles[i] for i in bad),
+                           per_endpoint)
+
+
+#: what happens to a molecule RDKit cannot parse (written with every parse report)
+UNPARSEABLE_POLICY = ("unparseable molecules are excluded from training and held-out sets "
+                      "of every endpoint and counted here")
+
+
+@dataclass(frozen=True, slots=True)
+class ParseReport:
+    """The SMILES RDKit could not parse: how many molecules, which rows, and per endpoint how
+    many of them carried a label (:data:`UNPARSEABLE_POLICY` says what happens to them)."""
+
+    molecules: int
+    unparseable_rows: tuple[int, ...]
+    unparseable_smiles: tuple[str, ...]
+    labelled_but_unparseable_per_endpoint: Mapping[str, int]
+
+    @property
+    def unparseable(self) -> int:
+        return len(self.unparseable_rows)
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``smiles`` object of ``build.json`` (and of the build's cache file)."""
+        return {"molecules": self.molecules, "unparseable": self.unparseable,
+                "unparseable_rows": list(self.unparseable_rows),
+                "unparseable_smiles": list(self.unparseable_smiles),
+                "labelled_but_unparseable_per_endpoint":
+                    dict(self.labelled_but_unparseable_per_endpoint),
+                "policy": UNPARSEABLE_POLICY}
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> ParseReport:
+        return cls(int(obj["molecules"]), tuple(int(i) for i in obj["unparseable_rows"]),
+                   tuple(str(s) for s in obj["unparseable_smiles"]),
+                   {str(e): int(n) for e, n in
+                    obj["labelled_but_unparseable_per_endpoint"].items()})
 
 
 def _parse_csv(raw: bytes) -> tuple[list[str], FloatArray]:
@@ -153,6 +186,7 @@ class EndpointSplit:
     y_held_out: IntArray
 
     def summary(self) -> dict[str, Any]:
+        """The split's sizes as the study's ``splits`` notes show them (JSON)."""
         return {"train": int(self.train.size), "train_positives": int(self.y_train.sum()),
                 "held_out": int(self.held_out.size),
                 "held_out_positives": int(self.y_held_out.sum())}

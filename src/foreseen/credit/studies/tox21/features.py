@@ -87,7 +87,8 @@ def _descriptors(data: Tox21Data) -> FloatArray:
 
 @lru_cache(maxsize=2)
 def feature_blocks(data_path: str | None = None) -> dict[str, Any]:
-    """All blocks of the data set at ``data_path`` (cached per process)."""
+    """All blocks of the data set at ``data_path`` (cached per process): block name → its
+    matrix (sparse fingerprints, dense descriptors); a recipe names the blocks it stacks."""
     data = load_tox21(data_path)
     return {
         "morgan2_2048": _morgan(data, 2, 2048, counts=False),

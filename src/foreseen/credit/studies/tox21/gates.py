@@ -10,7 +10,8 @@ from foreseen.credit.analysis.gates import MARGINS_NOTE
 
 def tox21_harm_gate(explainer: str = "probe", donor_map: str = "seed_swap",
                     minimum_gain: float = 0.005) -> dict[str, Any]:
-    """Tox21 harm gate: Δ_desc and Δ_donor of the ROC-AUC interval score ≥ 0.005, bounds > 0."""
+    """Tox21 harm gate: Δ_desc and Δ_donor of the ROC-AUC interval score ≥ 0.005, bounds > 0
+    (the gate's JSON, as :attr:`AnalysisConfig.gates` holds it)."""
     desc = f"delta_desc/{explainer}/matched_card/interval_score/itt"
     donor = f"delta_donor/{explainer}/donor_card@{donor_map}/interval_score/itt"
     return {

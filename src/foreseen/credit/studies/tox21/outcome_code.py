@@ -12,6 +12,7 @@ CODE_MODULES: tuple[str, ...] = (
     "foreseen.credit.studies.tox21.build", "foreseen.credit.studies.tox21.data",
     "foreseen.credit.studies.tox21.features", "foreseen.credit.studies.tox21.catalog",
     "foreseen.credit.studies.tox21.probe", "foreseen.credit.studies.fold_changes",
+    "foreseen.credit.studies.card_texts",
 )
 
 #: the third-party distributions those modules run (a prospective plan commits to

@@ -32,6 +32,7 @@ import numpy as np
 from foreseen.core.extras import optional_import
 from foreseen.core.stats import normal_cdf
 from foreseen.credit.model import Card, Direction, Explanation, State, Study, Target
+from foreseen.credit.studies.card_texts import CardTexts
 from foreseen.credit.studies.fold_changes import FoldChanges
 from foreseen.credit.studies.tox21.catalog import change
 
@@ -69,7 +70,7 @@ def probe_target(probe: ProbeResult) -> Target:
                   benefit_probability=round(normal_cdf(point / spread), 2))
 
 
-def _texts(state: State, direction: Direction) -> dict[str, str]:
+def _texts(state: State, direction: Direction) -> CardTexts:
     entry = change(state.intervention_id)
     data = state.public["data"]
     endpoint = str(state.public["endpoint"])
@@ -77,25 +78,22 @@ def _texts(state: State, direction: Direction) -> dict[str, str]:
     parent_auc = float(state.public["parent"]["validation_roc_auc"])
     verb = {"improve": "is not higher", "worsen": "is not lower",
             "no_change": "moves by more than 0.01"}[direction]
-    return {
-        "observable": f"held-out ROC AUC on {endpoint} of the child ({entry.name}) minus "
-                      "the parent's",
-        "regime": f"{entry.mechanism}; here with {n} training labels and {positives} actives",
-        "falsification": f"the account is wrong if the child's held-out ROC AUC {verb} "
-                         "than the parent's",
-        "counterfactual": f"without the change the parent keeps Morgan radius-2 bits and an "
-                          f"internal validation ROC AUC near {parent_auc:.3f}",
-    }
+    return CardTexts(
+        observable=f"held-out ROC AUC on {endpoint} of the child ({entry.name}) minus "
+                   "the parent's",
+        regime=f"{entry.mechanism}; here with {n} training labels and {positives} actives",
+        falsification=f"the account is wrong if the child's held-out ROC AUC {verb} "
+                      "than the parent's",
+        counterfactual=f"without the change the parent keeps Morgan radius-2 bits and an "
+                       f"internal validation ROC AUC near {parent_auc:.3f}",
+    )
 
 
 def probe_card(state: State, probe: ProbeResult) -> Card:
     """The probe's six-slot card for one state (without spans)."""
     target = probe_target(probe)
     direction = probe_direction(probe.mean)
-    texts = _texts(state, direction)
-    return Card(direction=direction, target=target, observable=texts["observable"],
-                regime=texts["regime"], falsification=texts["falsification"],
-                counterfactual=texts["counterfactual"])
+    return _texts(state, direction).card(direction, target)
 
 
 def probe_explanations(study: Study, probes: Mapping[str, ProbeResult]

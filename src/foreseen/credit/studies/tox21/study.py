@@ -71,7 +71,7 @@ from foreseen.credit.studies.base import (
 from foreseen.credit.studies.tox21.data import ENDPOINTS
 from foreseen.credit.studies.tox21.gates import tox21_harm_gate
 from foreseen.credit.studies.tox21.outcome_code import CODE_MODULES, LIBRARIES
-from foreseen.credit.studies.verification import zero_outcome_share
+from foreseen.credit.studies.verification import zero_counts_json, zero_outcome_share
 
 DESIGN_SEED = CREDIT_SEED
 #: the declared hierarchical bootstrap sensitivity: endpoint (task) → budget cell → seed
@@ -153,17 +153,8 @@ class Tox21Study(StudyDefinition):
         built = build_tox21(tuple(options["endpoints"]), executor=executor, cache=cache,
                             data_path=_data(options), outcomes=outcomes)
         diagnostics = built.diagnostics()
-        splits = diagnostics["splits"]
-        convergence = diagnostics["convergence"]
-        lines = (
-            f"SMILES: {diagnostics['smiles']['unparseable']} of "
-            f"{diagnostics['smiles']['molecules']} unparseable (excluded and counted)",
-            "held-out positives: " + ", ".join(
-                f"{e} {s['held_out_positives']}/{s['held_out']}" for e, s in splits.items()),
-            f"fits converged: {convergence['converged']}/{convergence['fits']}"
-            f" (max iterations {convergence['max_n_iter']})",
-        )
-        return BuiltStudy(built.build, {"build.json": diagnostics}, built.from_cache, lines)
+        return BuiltStudy(built.build, {"build.json": diagnostics.to_json()}, built.from_cache,
+                          diagnostics.summary_lines())
 
     def design(self, built: BuiltStudy, *, replicates: int, seed: int | None,
                repeats: int | None) -> StudyDesign:
@@ -184,11 +175,8 @@ class Tox21Study(StudyDefinition):
                executor: Executor | None) -> Verification:
         from foreseen.credit.studies.tox21.build import verify_outcomes
 
-        record = verify_outcomes(built.build.study, built.build.outcomes, fraction,
-                                 data_path=_data(options))
-        ok = bool(record["ok"]) and bool(record["code_digest_matches"]) and bool(
-            record["data_sha256_matches"])
-        return Verification(int(record["checked"]), int(record["reproduced"]), ok, record)
+        return verify_outcomes(built.build.study, built.build.outcomes, fraction,
+                               data_path=_data(options)).verification()
 
     def section(self, built: BuiltStudy, outcomes: Mapping[str, float],
                 verification: Verification | None) -> StudySection:
@@ -198,18 +186,18 @@ class Tox21Study(StudyDefinition):
         noise = seed_pair_summary(study, outcomes)
         zeros = zero_outcome_share(study, [Outcome(sid, y) for sid, y in sorted(outcomes.items())])
         data: dict[str, Any] = {
-            "seed_noise": noise, "zero_outcome_share": zeros,
+            "seed_noise": noise.to_json(), "zero_outcome_share": zero_counts_json(zeros),
             "verify_outcomes": (dict(verification.record) if verification is not None else
                                 {"value": None, "reason": "not requested"}),
         }
         lines = ["# Tox21 study", "",
                  "Seed noise: the two seeds of a cell share the sign of y in "
-                 f"{noise.get('same_sign')} of {noise['pairs']} pairs; median seed gap "
-                 f"{_number(noise.get('median_seed_gap'))}. A point forecast cannot be "
+                 f"{noise.same_sign} of {noise.pairs} pairs; median seed gap "
+                 f"{_number(noise.median_seed_gap)}. A point forecast cannot be "
                  "expected to err less than this gap; compare it with the matched card's "
                  "point MAE in the metrics below.", "",
                  "| change | states | y = 0 |", "|---|---|---|"]
-        lines += [f"| {cid} | {row['states']} | {row['zero']} |" for cid, row in zeros.items()]
+        lines += [f"| {cid} | {row.states} | {row.zero} |" for cid, row in zeros.items()]
         if verification is not None:
             lines += ["", f"Outcome re-execution: {verification.reproduced}/"
                           f"{verification.checked} states reproduced bit for bit "
