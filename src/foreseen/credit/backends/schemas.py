@@ -10,7 +10,9 @@ structured output is requested (:func:`response_schema`).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from foreseen.credit.backends.base import ForecastRequest
@@ -28,6 +30,29 @@ FORECAST_SCHEMA: dict[str, Any] = {
     "required": ["point", "lower", "upper", "direction_probability"],
     "additionalProperties": False,
 }
+
+
+@dataclass(frozen=True, slots=True)
+class ForecastAnswer:
+    """A forecast answer as an offline stand-in composes it (:data:`FORECAST_SCHEMA`'s fields).
+
+    Not validated here: the runner parses and validates :meth:`text` like any
+    model's answer, so a stand-in's answer gets the treatment a model's gets.
+    """
+
+    point: float
+    lower: float
+    upper: float
+    direction_probability: float | None
+
+    def to_json(self) -> dict[str, float | None]:
+        """The answer object ``{"point", "lower", "upper", "direction_probability"}``."""
+        return {"point": self.point, "lower": self.lower, "upper": self.upper,
+                "direction_probability": self.direction_probability}
+
+    def text(self) -> str:
+        """The answer text a stand-in returns: the object's JSON with sorted keys."""
+        return json.dumps(self.to_json(), sort_keys=True)
 
 
 def response_schema(request: ForecastRequest) -> tuple[str, dict[str, Any]] | None:
