@@ -28,19 +28,16 @@ from foreseen.credit.backends.http.common import (
 from foreseen.credit.backends.http.rate_limit import RateLimiter
 from foreseen.credit.backends.schemas import response_schema
 from foreseen.credit.backends.secrets import scrub, scrub_optional
+from foreseen.credit.backends.usage import TokenUsage
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Extracted:
     """What a provider module reads from a 2xx body: the answer text or an error, and usage."""
 
     text: str | None
     error: str | None
-    input_tokens: int | None
-    output_tokens: int | None
-    #: input tokens written to / read from the prompt cache (part of ``input_tokens``)
-    cache_write_tokens: int | None = None
-    cache_read_tokens: int | None = None
+    usage: TokenUsage
 
 
 class HttpBackend(Backend):
@@ -127,16 +124,16 @@ class HttpBackend(Backend):
         self.limiter.settle(bound, used)
         return response
 
-    def _cache_saved(self, extracted: Extracted, cost: float | None) -> float | None:
+    def _cache_saved(self, usage: TokenUsage, cost: float | None) -> float | None:
         """The same tokens priced as plain input, minus ``cost`` (pricing.py's formula).
 
         None when the call is unpriced or the service reported no cache fields.
         """
-        if cost is None or (extracted.cache_write_tokens is None
-                            and extracted.cache_read_tokens is None):
+        if cost is None or (usage.cache_write_tokens is None
+                            and usage.cache_read_tokens is None):
             return None
-        plain = self.options.pricing.cost(self.options.model, extracted.input_tokens,
-                                          extracted.output_tokens)
+        plain = self.options.pricing.cost(self.options.model, usage.input_tokens,
+                                          usage.output_tokens)
         return None if plain is None else plain - cost
 
     def _response(self, answer: HttpAnswer, key: str) -> BackendResponse:
@@ -144,27 +141,27 @@ class HttpBackend(Backend):
             return failed_response(self.options, answer, key,
                                    "response body is not a JSON object (truncated?)")
         extracted = self.extract(answer.body)
+        usage = extracted.usage
         model, model_reason = returned_model(answer.body)
         model, model_reason = scrub_optional(model, (key,)), scrub_optional(model_reason, (key,))
-        cost = self.options.pricing.cost(self.options.model, extracted.input_tokens,
-                                         extracted.output_tokens,
-                                         cache_write_tokens=extracted.cache_write_tokens,
-                                         cache_read_tokens=extracted.cache_read_tokens)
-        saved = self._cache_saved(extracted, cost)
+        cost = self.options.pricing.cost(self.options.model, usage.input_tokens,
+                                         usage.output_tokens,
+                                         cache_write_tokens=usage.cache_write_tokens,
+                                         cache_read_tokens=usage.cache_read_tokens)
+        saved = self._cache_saved(usage, cost)
         if extracted.text is None:
             return BackendResponse(
-                cache_write_tokens=extracted.cache_write_tokens,
-                cache_read_tokens=extracted.cache_read_tokens, cache_saved_usd=saved,
+                cache_write_tokens=usage.cache_write_tokens,
+                cache_read_tokens=usage.cache_read_tokens, cache_saved_usd=saved,
                 text=scrub(answer.text, (key,))[:2000], requested_model=self.options.model,
                 returned_model=model, returned_model_reason=model_reason,
-                input_tokens=extracted.input_tokens, output_tokens=extracted.output_tokens,
+                input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
                 cost_usd=cost, error=scrub(extracted.error or "no answer in response", (key,)),
                 temperature=self.options.temperature)
         return BackendResponse(
-            cache_write_tokens=extracted.cache_write_tokens,
-            cache_read_tokens=extracted.cache_read_tokens, cache_saved_usd=saved,
+            cache_write_tokens=usage.cache_write_tokens,
+            cache_read_tokens=usage.cache_read_tokens, cache_saved_usd=saved,
             text=scrub(extracted.text, (key,)), requested_model=self.options.model,
             returned_model=model, returned_model_reason=model_reason,
-            input_tokens=extracted.input_tokens, output_tokens=extracted.output_tokens,
+            input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
             cost_usd=cost, temperature=self.options.temperature)
-

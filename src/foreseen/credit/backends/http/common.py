@@ -49,6 +49,7 @@ import os
 import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any
 
 from foreseen.core.digest import canonical_json_bytes, sha256_json
@@ -339,7 +340,7 @@ class HttpAnswer:
     text: str
 
 
-def import_aiohttp() -> Any:
+def import_aiohttp() -> ModuleType:
     """The aiohttp module; :class:`MissingExtraError` naming the ``llm`` extra when absent."""
     try:
         import aiohttp
@@ -384,6 +385,7 @@ class ReusedClient:
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def get(self) -> Any:
+        """This event loop's ``aiohttp.ClientSession`` (created on first use in the loop)."""
         loop = asyncio.get_running_loop()
         if not self._clients or self._loop is not loop:
             aiohttp = import_aiohttp()
@@ -519,19 +521,6 @@ def returned_model(body: Mapping[str, Any]) -> tuple[str | None, str | None]:
     if isinstance(model, str) and model:
         return model, None
     return None, "response has no model field"
-
-
-def usage_numbers(usage: Any, input_key: str, output_key: str) -> tuple[int | None, int | None]:
-    """Input and output token counts from a usage object (None when absent or malformed)."""
-    if not isinstance(usage, Mapping):
-        return None, None
-
-    def count(key: str) -> int | None:
-        value = usage.get(key)
-        ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
-        return value if ok else None
-
-    return count(input_key), count(output_key)
 
 
 def failed_response(options: HttpOptions, answer: HttpAnswer, secret: str,
