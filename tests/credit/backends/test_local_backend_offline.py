@@ -31,6 +31,7 @@ def test_configuration_pins_the_digest_not_the_path(fake_gguf: tuple[Path, str])
     config = backend.configuration()
     assert config["model"] == f"sha256:{digest}" and str(path.parent) not in str(config)
     assert config["grammar_version"] == GRAMMAR_VERSION
+    assert backend.answer_token_limit() == config["max_tokens"] == 256
     assert backend.model_id == f"sha256:{digest}"
 
 

@@ -171,6 +171,10 @@ class LocalLlamaBackend(Backend):
                 # written only when not the default, so plans frozen before it still run
                 **({} if self.output_mode == "grammar" else {"output_mode": self.output_mode})}
 
+    def answer_token_limit(self) -> int:
+        """``max_tokens``: what a free-text answer is given (a grammar answer may get more)."""
+        return self.max_tokens
+
     @property
     def model_id(self) -> str:
         return f"sha256:{self.model_sha256}"

@@ -83,6 +83,11 @@ class HttpBackend(Backend):
         """Prompt bytes + framing + schema + ``max_tokens`` (see :class:`HttpOptions`)."""
         return self.options.token_bound(request)
 
+    def answer_token_limit(self) -> int:
+        """The configured ``max_tokens``: what a free-text answer is sent (a structured
+        one may be sent less, :meth:`HttpOptions.answer_max_tokens`)."""
+        return self.options.max_tokens
+
     async def aclose(self) -> None:
         """Close the reused HTTP client (the runner calls this at the end of a run)."""
         await self.client.aclose()
