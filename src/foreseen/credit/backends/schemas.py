@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from foreseen.credit.backends.base import ForecastRequest
 
@@ -55,7 +55,15 @@ class ForecastAnswer:
         return json.dumps(self.to_json(), sort_keys=True)
 
 
-def response_schema(request: ForecastRequest) -> tuple[str, dict[str, Any]] | None:
+class ResponseSchema(NamedTuple):
+    """The JSON schema an answer must follow and the name a request gives it (a tool's, a
+    ``response_format``'s)."""
+
+    name: str
+    schema: dict[str, Any]
+
+
+def response_schema(request: ForecastRequest) -> ResponseSchema | None:
     """The JSON schema the answer must follow: the forecast schema by default.
 
     A caller other than the forecast runner (an LLM explainer) may ask for its
@@ -66,7 +74,7 @@ def response_schema(request: ForecastRequest) -> tuple[str, dict[str, Any]] | No
     """
     custom = request.context.get("response_schema")
     if isinstance(custom, Mapping) and isinstance(custom.get("schema"), Mapping):
-        return str(custom.get("name") or "answer"), dict(custom["schema"])
+        return ResponseSchema(str(custom.get("name") or "answer"), dict(custom["schema"]))
     if request.context.get("llm_task") is not None and custom is None:
         return None
-    return FORECAST_SCHEMA_NAME, FORECAST_SCHEMA
+    return ResponseSchema(FORECAST_SCHEMA_NAME, FORECAST_SCHEMA)

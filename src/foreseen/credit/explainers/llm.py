@@ -109,6 +109,7 @@ ProposalState = Callable[[Study, State, Proposal], State]
 
 
 def _json_object(text: str) -> dict[str, Any] | None:
+    """A model's answer parsed as a JSON object, before validation (None: not one)."""
     try:
         obj = json.loads(text, parse_constant=lambda name: None)
     except (json.JSONDecodeError, RecursionError):

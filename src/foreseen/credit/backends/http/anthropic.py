@@ -96,11 +96,10 @@ class AnthropicBackend(HttpBackend):
         if self.options.output_mode == AUTO:
             raise unresolved(self.name)
         if wanted is not None and self.options.output_mode == "tools":
-            name, schema = wanted
-            tool = f"submit_{name}"
+            tool = f"submit_{wanted.name}"
             body["tools"] = [{"name": tool,
-                              "description": f"Submit the {name} as structured data.",
-                              "input_schema": schema}]
+                              "description": f"Submit the {wanted.name} as structured data.",
+                              "input_schema": wanted.schema}]
             body["tool_choice"] = {"type": "tool", "name": tool}
         if self.options.system is not None:
             body["system"] = self.options.system

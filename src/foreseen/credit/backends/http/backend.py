@@ -65,11 +65,13 @@ class HttpBackend(Backend):
 
     @abstractmethod
     def payload(self, request: ForecastRequest) -> dict[str, Any]:
-        """The JSON request body for one slot."""
+        """The JSON request body for one slot, sent as is (online, and as a batch item's
+        body): the provider's own request shape."""
 
     @abstractmethod
     def extract(self, body: Mapping[str, Any]) -> Extracted:
-        """The answer text (or the reason it is unusable) and token usage."""
+        """The answer text (or the reason it is unusable) and token usage of a 2xx body
+        (the provider's JSON, any shape)."""
 
     def cost_bound_usd(self, request: ForecastRequest) -> float | None:
         """Upper bound on the cost of one attempt (for :mod:`foreseen.credit.run.budget`)."""

@@ -104,7 +104,8 @@ def answer_token_cap(schema: Mapping[str, Any]) -> int | None:
 
 def legacy_answer_tokens(options: Mapping[str, Any],
                          frozen_configuration: Mapping[str, Any]) -> dict[str, Any]:
-    """Options rebuilding a backend as a plan froze it.
+    """The backend options (the plan's options object, as ``build_backend`` takes it)
+    rebuilding a backend as a plan froze it.
 
     A plan frozen before ``answer_tokens`` existed has no such key in its
     frozen configuration: its calls always sent ``max_tokens``, so it is
@@ -298,13 +299,13 @@ class HttpOptions:
         if (self.answer_tokens != "sized" or wanted is None
                 or self.output_mode not in SIZED_MODES):
             return self.max_tokens
-        cap = answer_token_cap(wanted[1])
+        cap = answer_token_cap(wanted.schema)
         return self.max_tokens if cap is None else min(self.max_tokens, cap)
 
     def input_token_bound(self, request: ForecastRequest) -> int:
         """Upper bound on one call's input tokens: prompt bytes + framing + schema + system."""
         wanted = response_schema(request)
-        schema_size = 0 if wanted is None else len(json.dumps(wanted[1]))
+        schema_size = 0 if wanted is None else len(json.dumps(wanted.schema))
         framing = FRAMING_TOKENS + schema_size + len(self.system or "")
         return prompt_token_bound(request.prompt) + framing
 

@@ -71,11 +71,12 @@ class OpenAICompatibleBackend(HttpBackend):
         if self.options.temperature is not None:
             body["temperature"] = self.options.temperature
         if wanted is not None:
-            body.update(self.constraint(*wanted))
+            body.update(self.constraint(wanted.name, wanted.schema))
         return body
 
     def constraint(self, name: str, schema: dict[str, Any]) -> dict[str, Any]:
-        """The request fields that constrain the answer to ``schema`` in the output mode."""
+        """The request-body fields that constrain the answer to ``schema`` in the output
+        mode (merged into :meth:`payload`'s body, sent as is)."""
         mode = self.options.output_mode
         if mode == AUTO:
             raise unresolved(self.name)
