@@ -81,6 +81,10 @@ def test_backend_builds_by_name_with_json_configuration_and_no_secret(
     assert backend.name
     bound = backend.cost_bound_usd(_request())
     assert bound is None or bound >= 0.0
+    # a declared answer token limit is frozen with the plan (its max_tokens); stand-ins have none
+    limit = backend.answer_token_limit()
+    assert limit is None or limit == configuration["max_tokens"] >= 1
+    assert limit is None or not backend.stand_in
     backend.close()
     asyncio.run(backend.aclose())
 

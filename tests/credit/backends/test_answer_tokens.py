@@ -11,7 +11,7 @@ import pytest
 
 from foreseen.core.errors import IntegrityError, UserInputError
 from foreseen.core.ledger import read_ledger
-from foreseen.credit.backends.base import ForecastRequest
+from foreseen.credit.backends.base import BackendResponse, ForecastRequest, WrappingBackend
 from foreseen.credit.backends.http.common import (
     ANSWER_MARGIN_TOKENS,
     answer_token_cap,
@@ -92,6 +92,22 @@ def test_free_text_and_the_legacy_setting_send_the_configured_max_tokens(api: st
     assert _backend(api).configuration()["answer_tokens"] == "sized"
     with pytest.raises(UserInputError, match="answer_tokens"):
         _backend(api, answer_tokens="small")
+
+
+class _Passing(WrappingBackend):
+    async def complete(self, request: ForecastRequest) -> BackendResponse:
+        return await self.inner.complete(request)
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_the_answer_token_limit_is_what_a_free_text_answer_is_sent(api: str) -> None:
+    backend = _backend(api, max_tokens=400)
+    assert backend.answer_token_limit() == backend.payload(_note())["max_tokens"] == 400
+    assert backend.payload(_forecast())["max_tokens"] < backend.answer_token_limit()
+    # a wrapper (a response cache, fault injection) declares its inner backend's limit
+    assert _Passing(backend).answer_token_limit() == 400
+    # an offline stand-in declares none
+    assert make_backend({"backend": "card_reader", "options": {}}).answer_token_limit() is None
 
 
 @pytest.mark.parametrize("api", APIS)

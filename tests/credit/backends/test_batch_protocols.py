@@ -24,7 +24,12 @@ from openai.types.chat import ChatCompletion
 from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
 
 from foreseen.credit.backends.base import ForecastRequest
-from foreseen.credit.backends.http.batches import OPENAI_ENDPOINT, batch_api, custom_id
+from foreseen.credit.backends.http.batches import (
+    OPENAI_ENDPOINT,
+    BatchSubmission,
+    batch_api,
+    custom_id,
+)
 from foreseen.credit.backends.registry import make_backend
 
 from support.fake_llm_server import FakeLLMServer
@@ -114,11 +119,13 @@ def test_the_openai_sdk_reads_the_test_servers_batches(stop: str | None) -> None
 def test_foreseens_batch_requests_fit_the_sdk_param_types(api: str) -> None:
     with FakeLLMServer(KEY) as server:
         backend = _backend(api, server)
-        batch_id, file_id = asyncio.run(_submit(backend))
+        submitted = asyncio.run(_submit(backend))
+        batch_id, file_id = submitted.batch_id, submitted.input_file_id
         bodies = server.batch_api.create_bodies
         files = dict(server.batch_api.files)
     assert len(bodies) == 1 and batch_id in server.batch_api.created
     if api == "anthropic":
+        assert file_id is None  # Anthropic takes the items in the creating request
         check(bodies[0], AnthropicCreate)
         items = bodies[0]["requests"]
         for item in items:
@@ -139,7 +146,7 @@ def test_foreseens_batch_requests_fit_the_sdk_param_types(api: str) -> None:
                for item in items)
 
 
-async def _submit(backend: Any) -> tuple[str, str | None]:
+async def _submit(backend: Any) -> BatchSubmission:
     try:
         return await batch_api(backend).submit(REQUESTS)
     finally:

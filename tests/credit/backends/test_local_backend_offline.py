@@ -12,7 +12,8 @@ from foreseen.core.digest import sha256_bytes
 from foreseen.core.errors import MissingExtraError, UserInputError
 from foreseen.credit.backends.base import ForecastRequest
 from foreseen.credit.backends.grammar import GRAMMAR_VERSION
-from foreseen.credit.backends.local import LocalLlamaBackend
+from foreseen.credit.backends.local import LocalLlamaBackend, local_completion
+from foreseen.credit.backends.usage import TokenUsage
 
 
 @pytest.fixture()
@@ -30,6 +31,7 @@ def test_configuration_pins_the_digest_not_the_path(fake_gguf: tuple[Path, str])
     config = backend.configuration()
     assert config["model"] == f"sha256:{digest}" and str(path.parent) not in str(config)
     assert config["grammar_version"] == GRAMMAR_VERSION
+    assert backend.answer_token_limit() == config["max_tokens"] == 256
     assert backend.model_id == f"sha256:{digest}"
 
 
@@ -61,3 +63,15 @@ def test_missing_extra_names_the_extra(fake_gguf: tuple[Path, str],
     backend = LocalLlamaBackend(model_path=str(path), model_sha256=digest)
     with pytest.raises(MissingExtraError, match=r"foreseen\[local\]"):
         backend.load()
+
+
+def test_a_llama_completion_is_read_into_its_text_and_usage() -> None:
+    result = {"choices": [{"message": {"role": "assistant", "content": '{"point": 1}'}}],
+              "usage": {"prompt_tokens": 12, "completion_tokens": 5, "total_tokens": 17}}
+    answer = local_completion(result)
+    assert answer.text == '{"point": 1}' and answer.usage == TokenUsage(12, 5)
+    # no content is the empty answer; a usage that is missing or malformed is unknown
+    empty = local_completion({"choices": [{"message": {"content": None}}],
+                              "usage": {"prompt_tokens": -1, "completion_tokens": "5"}})
+    assert empty.text == "" and empty.usage == TokenUsage(None, None)
+    assert local_completion({"choices": [{"message": {}}]}).usage == TokenUsage()

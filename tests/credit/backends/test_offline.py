@@ -17,7 +17,9 @@ from foreseen.core.stats import Z80
 from foreseen.credit.backends.base import Backend, ForecastRequest
 from foreseen.credit.backends.offline import (
     CardReadingForecaster,
+    CatalogPrior,
     ConstantForecaster,
+    catalog_prior,
     read_forecast,
 )
 from foreseen.credit.backends.registry import build_backend
@@ -103,7 +105,8 @@ def test_forecasts_are_pure_functions_of_the_request() -> None:
     first = _ask(forecaster, context)
     _ask(forecaster, {"public": PUBLIC, "card": Card(direction="worsen").to_json()})
     assert _ask(forecaster, context) == first  # no state carried from the call in between
-    assert read_forecast(context, "matched_card", "s1", 1, seed=3) == _ask(forecaster, context)
+    assert read_forecast(context, "matched_card", "s1", 1, seed=3).to_json() == _ask(
+        forecaster, context)
     prior_only = build_backend("catalog_prior", {"seed": 3})
     assert _ask(prior_only, context) == _ask(prior_only, {"public": PUBLIC})
 
@@ -113,6 +116,11 @@ def test_constant_forecaster_and_registry() -> None:
     assert isinstance(zero, Backend)
     assert _ask(zero, {"public": PUBLIC}) == {"point": 0.0, "lower": 0.0, "upper": 0.0,
                                                "direction_probability": None}
+    zero_text = asyncio.run(zero.complete(ForecastRequest("z|s|description|1", "s",
+                                                          "description", 1, "(prompt)", 0)))
+    # the wire format, byte for byte: the JSON object with sorted keys
+    assert zero_text.text == ('{"direction_probability": null, "lower": 0.0, "point": 0.0,'
+                              ' "upper": 0.0}')
     declared = ConstantForecaster(lower=-0.05, upper=0.05)
     assert _ask(declared, {})["upper"] == 0.05
     assert zero.configuration()["name"] == "zero"
@@ -124,6 +132,18 @@ def test_constant_forecaster_and_registry() -> None:
         ConstantForecaster(point=1.0, lower=0.0, upper=0.5)
     with pytest.raises(UserInputError):
         CardReadingForecaster(jitter=float("nan"))
+
+
+def test_the_catalog_prior_takes_each_finite_field_and_defaults_the_rest() -> None:
+    assert catalog_prior({}) == CatalogPrior(0.0, 0.0, 0.01)
+    assert catalog_prior({"public": PUBLIC}) == CatalogPrior(0.01, 0.03, 0.05)
+    # a field that is not a finite number (a bool, NaN, text) keeps its default
+    odd = {"typical_effect": True, "typical_magnitude": float("nan"), "half_width": "wide"}
+    assert catalog_prior({"public": {"intervention_prior": odd}}) == CatalogPrior()
+    # the half width is at least 1e-6: below it is raised, at it is kept
+    for given, kept in ((0.0, 1e-6), (5e-7, 1e-6), (1e-6, 1e-6), (2e-6, 2e-6)):
+        prior = catalog_prior({"public": {"intervention_prior": {"half_width": given}}})
+        assert prior.half_width == kept
 
 
 def _task_weighted(values: Mapping[str, float], task_of: Mapping[str, str]) -> float:

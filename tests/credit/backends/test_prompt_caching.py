@@ -17,6 +17,7 @@ from foreseen.credit.backends.http.anthropic import anthropic_usage, user_conten
 from foreseen.credit.backends.http.openai_compatible import openai_usage
 from foreseen.credit.backends.http.pricing import Price, PricingTable
 from foreseen.credit.backends.registry import make_backend
+from foreseen.credit.backends.usage import TokenUsage, usage_count
 from foreseen.credit.plan import prompts
 from foreseen.credit.plan.renderers import CACHE_FIRST, STANDARD
 from foreseen.credit.run.pipeline import analyze_run, record_reveal
@@ -71,15 +72,27 @@ def test_a_split_request_fits_the_anthropic_sdk_type() -> None:
 def test_anthropic_input_is_the_sum_of_plain_written_and_read_tokens() -> None:
     assert anthropic_usage({"input_tokens": 10, "output_tokens": 4,
                             "cache_creation_input_tokens": 1000,
-                            "cache_read_input_tokens": 2000}) == (3010, 4, 1000, 2000)
-    assert anthropic_usage({"input_tokens": 10, "output_tokens": 4}) == (10, 4, 0, 0)
-    assert anthropic_usage({"output_tokens": 4}) == (None, 4, None, None)
+                            "cache_read_input_tokens": 2000}) == TokenUsage(3010, 4, 1000, 2000)
+    assert anthropic_usage({"input_tokens": 10, "output_tokens": 4}) == TokenUsage(10, 4, 0, 0)
+    assert anthropic_usage({"output_tokens": 4}) == TokenUsage(None, 4, None, None)
 
 
 def test_openai_cached_tokens_are_part_of_the_prompt_tokens() -> None:
     assert openai_usage({"prompt_tokens": 1500, "completion_tokens": 9,
-                         "prompt_tokens_details": {"cached_tokens": 1152}}) == (1500, 9, 0, 1152)
-    assert openai_usage({"prompt_tokens": 100, "completion_tokens": 9}) == (100, 9, 0, 0)
+                         "prompt_tokens_details": {"cached_tokens": 1152}}) == TokenUsage(
+        1500, 9, 0, 1152)
+    assert openai_usage({"prompt_tokens": 100, "completion_tokens": 9}) == TokenUsage(100, 9, 0, 0)
+    # a cache count above the input is read as the whole input
+    assert openai_usage({"prompt_tokens": 100, "completion_tokens": 9,
+                         "prompt_tokens_details": {"cached_tokens": 101}}) == TokenUsage(
+        100, 9, 0, 100)
+
+
+@pytest.mark.parametrize("value,read", [
+    (0, 0), (7, 7), (-1, None), (True, None), (2.0, None), ("7", None), (None, None)])
+def test_a_usage_count_is_a_non_negative_integer(value: object, read: int | None) -> None:
+    assert usage_count({"n": value}, "n") == read
+    assert usage_count([value], "n") is None  # not an object
 
 
 def test_cache_prices_and_their_defaults() -> None:

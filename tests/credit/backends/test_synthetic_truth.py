@@ -42,11 +42,11 @@ def test_forecasts_follow_the_declared_formula(tmp_path: Path) -> None:
                 eta = 0.004 * np.random.default_rng(
                     [9, stable_int(state), stable_int(context), repeat]).standard_normal()
                 answer = backend.forecast(state, context, repeat, {})
-                assert answer["point"] == pytest.approx(y + sign * shift + factor * eta,
-                                                        abs=1e-15)
-                assert answer["upper"] - answer["lower"] == pytest.approx(2 * magnitude)
+                assert answer.point == pytest.approx(y + sign * shift + factor * eta,
+                                                     abs=1e-15)
+                assert answer.upper - answer.lower == pytest.approx(2 * magnitude)
                 # the error never changes sign: |error| = shift ± noise
-                assert abs(abs(answer["point"] - y) - shift) <= abs(eta) + 1e-15
+                assert abs(abs(answer.point - y) - shift) <= abs(eta) + 1e-15
     response = asyncio.run(backend.complete(ForecastRequest(
         "slot", "a", "signal@exact", 1, "prompt", 0, {"signal": {"value": 0.25}})))
     assert json.loads(response.text)["point"] == pytest.approx(

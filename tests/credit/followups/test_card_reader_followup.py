@@ -31,16 +31,15 @@ def _context(point: float | None, threshold: float | None = 0.005) -> dict[str, 
     (-0.2, "shrinks"),
 ])
 def test_the_card_point_against_the_threshold(point: float, expected: str) -> None:
-    assert read_effect_change(_context(point)) == {"effect_change": expected}
+    assert read_effect_change(_context(point)) == expected
 
 
 def test_without_a_card_the_prior_decides_and_without_a_threshold_zero_does() -> None:
-    assert read_effect_change(_context(None)) == {"effect_change": "shrinks"}  # prior 0.03
-    assert read_effect_change(_context(0.001, None)) == {"effect_change": "shrinks"}
-    assert read_effect_change(_context(0.0, None)) == {"effect_change": "unchanged"}
+    assert read_effect_change(_context(None)) == "shrinks"  # prior 0.03
+    assert read_effect_change(_context(0.001, None)) == "shrinks"
+    assert read_effect_change(_context(0.0, None)) == "unchanged"
     # a reader that ignores explanations reads the prior only
-    assert read_effect_change(_context(0.0), read_explanations=False) == {
-        "effect_change": "shrinks"}
+    assert read_effect_change(_context(0.0), read_explanations=False) == "shrinks"
 
 
 def test_the_backend_answers_followup_slots_with_a_readable_class() -> None:
@@ -49,6 +48,7 @@ def test_the_backend_answers_followup_slots_with_a_readable_class() -> None:
                               _context(0.001))
     response = asyncio.run(backend.complete(request))
     assert parse_effect_change(response.text).effect_change == "unchanged"
+    assert response.text == '{"effect_change": "unchanged"}'  # the wire format, byte for byte
     forecast = asyncio.run(backend.complete(ForecastRequest(
         "e|s|matched_card|1", "s", "matched_card", 1, "prompt", 0, _context(0.001))))
     assert "point" in forecast.text

@@ -96,15 +96,18 @@ def test_the_section_gets_the_record_only_when_the_design_asks() -> None:
 
 
 class _CappedBackend(Backend):
-    """Answers every note with ``tokens`` output tokens under ``max_tokens`` = 64."""
+    """Answers every note with ``tokens`` output tokens under an answer token limit ``cap``."""
 
     name = "capped"
 
-    def __init__(self, tokens: int | None, cap: Any = 64) -> None:
+    def __init__(self, tokens: int | None, cap: int | None = 64) -> None:
         self.tokens, self.cap = tokens, cap
 
     def configuration(self) -> dict[str, Any]:
         return {"model": "m", **({} if self.cap is None else {"max_tokens": self.cap})}
+
+    def answer_token_limit(self) -> int | None:
+        return self.cap
 
     async def complete(self, request: ForecastRequest) -> BackendResponse:
         return BackendResponse("It should help a little.", "m", "m", output_tokens=self.tokens)
@@ -112,9 +115,9 @@ class _CappedBackend(Backend):
 
 @pytest.mark.parametrize("tokens,cap,truncated,detectable", [
     (64, 64, True, True), (65, 64, True, True), (63, 64, False, True),
-    (None, 64, False, True), (64, None, False, False), (64, True, False, False)])
+    (None, 64, False, True), (64, None, False, False)])
 def test_a_note_that_fills_max_tokens_is_kept_and_flagged(
-        tokens: int | None, cap: Any, truncated: bool, detectable: bool) -> None:
+        tokens: int | None, cap: int | None, truncated: bool, detectable: bool) -> None:
     study = _study()
     run = asyncio.run(LLMExplainer(_CappedBackend(tokens, cap), extractor="rules",
                                    max_attempts=1).explain_async(study))

@@ -94,9 +94,10 @@ class Backend(ABC):
 
     Subclasses implement :meth:`configuration` and :meth:`complete` and set
     ``name``. Capabilities have default bodies, so callers never probe with
-    ``getattr``: :meth:`cost_bound_usd` (0 — costs nothing), :meth:`aclose`
-    and :meth:`close` (nothing to release), :attr:`stand_in` (False: a real
-    model; offline stand-ins set True so every report can say so).
+    ``getattr`` or read a field of the configuration: :meth:`cost_bound_usd`
+    (0 — costs nothing), :meth:`answer_token_limit` (None — no declared limit),
+    :meth:`aclose` and :meth:`close` (nothing to release), :attr:`stand_in`
+    (False: a real model; offline stand-ins set True so every report can say so).
     """
 
     name: str = "backend"
@@ -105,7 +106,8 @@ class Backend(ABC):
 
     @abstractmethod
     def configuration(self) -> dict[str, Any]:
-        """JSON description (model, temperature/effort, template digest; never a secret)."""
+        """The JSON object frozen into the plan: model, temperature/effort, template digest
+        (never a secret); compared as canonical JSON, not read field by field."""
 
     @abstractmethod
     async def complete(self, request: ForecastRequest) -> BackendResponse:
@@ -117,6 +119,12 @@ class Backend(ABC):
 
     def token_bound(self, request: ForecastRequest) -> int | None:
         """Upper bound of one attempt's tokens (prompt and answer); None when unknown."""
+        return None
+
+    def answer_token_limit(self) -> int | None:
+        """The most tokens a free-text answer may have (the ``max_tokens`` it is sent);
+        None when the backend declares no limit. An answer of this many output tokens
+        was likely cut off (an LLM explainer flags such a note)."""
         return None
 
     def cached_cost_bound_usd(self, request: ForecastRequest, *, read: bool) -> float | None:
@@ -154,6 +162,9 @@ class WrappingBackend(Backend):
 
     def token_bound(self, request: ForecastRequest) -> int | None:
         return self.inner.token_bound(request)
+
+    def answer_token_limit(self) -> int | None:
+        return self.inner.answer_token_limit()
 
     def cached_cost_bound_usd(self, request: ForecastRequest, *, read: bool) -> float | None:
         return self.inner.cached_cost_bound_usd(request, read=read)

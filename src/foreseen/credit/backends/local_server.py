@@ -45,6 +45,7 @@ def serve(model: Path | None = None, *, host: str = "127.0.0.1", port: int = 800
     original = module.llama_model_default_params
 
     def plain() -> Any:
+        """llama.cpp's default model parameters (a ctypes struct) without extra buffers."""
         params = original()
         params.use_extra_bufts = False
         return params

@@ -29,8 +29,8 @@ deliberately unused for that reason. direction_probability = the card's
 benefit probability when given, else ``Φ(point / (half_width / z₀.₉))``.
 
 A **follow-up** slot (context ``followup``, controlled follow-ups) is
-answered ``{"effect_change": …}`` by :func:`read_effect_change` from the same
-card (a labelled stand-in rule).
+answered ``{"effect_change": …}`` with the class :func:`read_effect_change` reads
+from the same card (a labelled stand-in rule).
 
 ``zero`` (:class:`ConstantForecaster`) answers point 0 with a declared
 interval (default [0, 0]); ``catalog_prior`` answers the description-only
@@ -42,7 +42,8 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 import numpy as np
 
@@ -50,10 +51,24 @@ from foreseen.core.digest import stable_int
 from foreseen.core.errors import UserInputError
 from foreseen.core.stats import Z80, normal_cdf
 from foreseen.credit.backends.base import Backend, BackendResponse, ForecastRequest
+from foreseen.credit.backends.schemas import ForecastAnswer
 from foreseen.credit.model import Card
 
 FORECASTER_VERSION = "1"
-DEFAULT_PRIOR = {"typical_effect": 0.0, "typical_magnitude": 0.0, "half_width": 0.01}
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogPrior:
+    """The intervention's public prior (``public.intervention_prior``, published by the study).
+
+    ``typical_effect``: the description-only answer; ``typical_magnitude``: ``m``
+    of rules 1 and 3; ``half_width``: the default 80 % interval's half width
+    (at least 1e-6). Defaults apply to a missing or non-finite field.
+    """
+
+    typical_effect: float = 0.0
+    typical_magnitude: float = 0.0
+    half_width: float = 0.01
 
 
 def _number(value: Any) -> float | None:
@@ -63,18 +78,20 @@ def _number(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def catalog_prior(context: Mapping[str, Any]) -> dict[str, float]:
+def catalog_prior(context: Mapping[str, Any]) -> CatalogPrior:
     """The intervention's public prior from the context (``public.intervention_prior``)."""
     public = context.get("public")
     raw = public.get("intervention_prior") if isinstance(public, Mapping) else None
-    prior = dict(DEFAULT_PRIOR)
-    if isinstance(raw, Mapping):
-        for key in prior:
-            number = _number(raw.get(key))
-            if number is not None:
-                prior[key] = number
-    prior["half_width"] = max(prior["half_width"], 1e-6)
-    return prior
+    given: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
+    default = CatalogPrior()
+
+    def given_or(name: str, fallback: float) -> float:
+        number = _number(given.get(name))
+        return fallback if number is None else number
+
+    return CatalogPrior(given_or("typical_effect", default.typical_effect),
+                        given_or("typical_magnitude", default.typical_magnitude),
+                        max(given_or("half_width", default.half_width), 1e-6))
 
 
 def _signal_parts(context: Mapping[str, Any], context_kind: str) -> tuple[float, str] | None:
@@ -104,12 +121,12 @@ def _card(context: Mapping[str, Any]) -> Card | None:
 
 def read_forecast(context: Mapping[str, Any], context_kind: str, state_id: str, repeat: int,
                   *, seed: int = 0, jitter: float = 0.25, read_explanations: bool = True
-                  ) -> dict[str, float]:
+                  ) -> ForecastAnswer:
     """The card-reading forecast (rules in the module docstring); a pure function."""
     prior = catalog_prior(context)
-    half = prior["half_width"]
-    magnitude = prior["typical_magnitude"]
-    point, lower, upper = prior["typical_effect"], None, None
+    half = prior.half_width
+    magnitude = prior.typical_magnitude
+    point, lower, upper = prior.typical_effect, None, None
     probability: float | None = None
     signal = _signal_parts(context, context_kind) if read_explanations else None
     if signal is not None and signal[1] == "placebo":
@@ -135,12 +152,16 @@ def read_forecast(context: Mapping[str, Any], context_kind: str, state_id: str, 
     point, lower, upper = point + shift, lower + shift, upper + shift
     if probability is None:
         probability = normal_cdf(point / (half / Z80))
-    return {"point": round(point, 6), "lower": round(lower, 6), "upper": round(upper, 6),
-            "direction_probability": round(probability, 4)}
+    return ForecastAnswer(point=round(point, 6), lower=round(lower, 6), upper=round(upper, 6),
+                          direction_probability=round(probability, 4))
+
+
+#: the two effect-change classes the card reader answers (of the four a follow-up asks for)
+StandInEffectChange = Literal["unchanged", "shrinks"]
 
 
 def read_effect_change(context: Mapping[str, Any], *, read_explanations: bool = True
-                       ) -> dict[str, str]:
+                       ) -> StandInEffectChange:
     """The card reader's follow-up answer (a labelled stand-in rule, not a model).
 
     Its forecast point ``p`` of ``y`` (rules 2–4 above, without the per-slot
@@ -151,9 +172,9 @@ def read_effect_change(context: Mapping[str, Any], *, read_explanations: bool = 
     followup = context.get("followup")
     threshold = _number(followup.get("threshold")) if isinstance(followup, Mapping) else None
     point = read_forecast(context, "matched_card", "", 0, jitter=0.0,
-                          read_explanations=read_explanations)["point"]
+                          read_explanations=read_explanations).point
     unchanged = abs(point) <= (threshold if threshold is not None else 0.0)
-    return {"effect_change": "unchanged" if unchanged else "shrinks"}
+    return "unchanged" if unchanged else "shrinks"
 
 
 class CardReadingForecaster(Backend):
@@ -178,15 +199,15 @@ class CardReadingForecaster(Backend):
                 "reads_explanations": self.read_explanations}
 
     async def complete(self, request: ForecastRequest) -> BackendResponse:
-        answer: dict[str, Any]
         if request.context_kind == "followup":
-            answer = read_effect_change(request.context,
+            change = read_effect_change(request.context,
                                         read_explanations=self.read_explanations)
+            text = json.dumps({"effect_change": change}, sort_keys=True)
         else:
-            answer = read_forecast(request.context, request.context_kind, request.state_id,
-                                   request.repeat, seed=self.seed, jitter=self.jitter,
-                                   read_explanations=self.read_explanations)
-        return BackendResponse(text=json.dumps(answer, sort_keys=True), requested_model=self.name,
+            text = read_forecast(request.context, request.context_kind, request.state_id,
+                                 request.repeat, seed=self.seed, jitter=self.jitter,
+                                 read_explanations=self.read_explanations).text()
+        return BackendResponse(text=text, requested_model=self.name,
                                returned_model=self.name, input_tokens=0, output_tokens=0,
                                cost_usd=0.0)
 
@@ -211,8 +232,7 @@ class ConstantForecaster(Backend):
                 "direction_probability": self.direction_probability}
 
     async def complete(self, request: ForecastRequest) -> BackendResponse:
-        answer = {"point": self.point, "lower": self.lower, "upper": self.upper,
-                  "direction_probability": self.direction_probability}
-        return BackendResponse(text=json.dumps(answer, sort_keys=True), requested_model=self.name,
+        answer = ForecastAnswer(self.point, self.lower, self.upper, self.direction_probability)
+        return BackendResponse(text=answer.text(), requested_model=self.name,
                                returned_model=self.name, input_tokens=0, output_tokens=0,
                                cost_usd=0.0)

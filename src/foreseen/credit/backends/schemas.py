@@ -10,8 +10,10 @@ structured output is requested (:func:`response_schema`).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 from foreseen.credit.backends.base import ForecastRequest
 
@@ -30,7 +32,38 @@ FORECAST_SCHEMA: dict[str, Any] = {
 }
 
 
-def response_schema(request: ForecastRequest) -> tuple[str, dict[str, Any]] | None:
+@dataclass(frozen=True, slots=True)
+class ForecastAnswer:
+    """A forecast answer as an offline stand-in composes it (:data:`FORECAST_SCHEMA`'s fields).
+
+    Not validated here: the runner parses and validates :meth:`text` like any
+    model's answer, so a stand-in's answer gets the treatment a model's gets.
+    """
+
+    point: float
+    lower: float
+    upper: float
+    direction_probability: float | None
+
+    def to_json(self) -> dict[str, float | None]:
+        """The answer object ``{"point", "lower", "upper", "direction_probability"}``."""
+        return {"point": self.point, "lower": self.lower, "upper": self.upper,
+                "direction_probability": self.direction_probability}
+
+    def text(self) -> str:
+        """The answer text a stand-in returns: the object's JSON with sorted keys."""
+        return json.dumps(self.to_json(), sort_keys=True)
+
+
+class ResponseSchema(NamedTuple):
+    """The JSON schema an answer must follow and the name a request gives it (a tool's, a
+    ``response_format``'s)."""
+
+    name: str
+    schema: dict[str, Any]
+
+
+def response_schema(request: ForecastRequest) -> ResponseSchema | None:
     """The JSON schema the answer must follow: the forecast schema by default.
 
     A caller other than the forecast runner (an LLM explainer) may ask for its
@@ -41,7 +74,7 @@ def response_schema(request: ForecastRequest) -> tuple[str, dict[str, Any]] | No
     """
     custom = request.context.get("response_schema")
     if isinstance(custom, Mapping) and isinstance(custom.get("schema"), Mapping):
-        return str(custom.get("name") or "answer"), dict(custom["schema"])
+        return ResponseSchema(str(custom.get("name") or "answer"), dict(custom["schema"]))
     if request.context.get("llm_task") is not None and custom is None:
         return None
-    return FORECAST_SCHEMA_NAME, FORECAST_SCHEMA
+    return ResponseSchema(FORECAST_SCHEMA_NAME, FORECAST_SCHEMA)

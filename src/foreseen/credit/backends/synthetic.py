@@ -47,6 +47,7 @@ from foreseen.core.digest import sha256_file, stable_int
 from foreseen.core.errors import UserInputError
 from foreseen.core.stats import normal_cdf
 from foreseen.credit.backends.base import Backend, BackendResponse, ForecastRequest
+from foreseen.credit.backends.schemas import ForecastAnswer
 
 VERSION = "1"
 SQRT3 = math.sqrt(3.0)
@@ -135,7 +136,7 @@ class SyntheticTruthForecaster(Backend):
         return sign, magnitude, effect
 
     def forecast(self, state_id: str, context_kind: str, repeat: int,
-                 context: Mapping[str, Any]) -> dict[str, float]:
+                 context: Mapping[str, Any]) -> ForecastAnswer:
         """One slot's forecast (a pure function of the slot and the options)."""
         if state_id not in self.truth:
             raise UserInputError(f"synthetic_truth: state {state_id!r} is not in the truth file")
@@ -153,12 +154,12 @@ class SyntheticTruthForecaster(Backend):
             point = y + sign * (magnitude - effect) + (1.0 - self.delta_drift) * noise
         else:
             point = y + sign * magnitude + noise
-        return {"point": point, "lower": point - magnitude, "upper": point + magnitude,
-                "direction_probability": normal_cdf(point / magnitude)}
+        return ForecastAnswer(point=point, lower=point - magnitude, upper=point + magnitude,
+                              direction_probability=normal_cdf(point / magnitude))
 
     async def complete(self, request: ForecastRequest) -> BackendResponse:
         answer = self.forecast(request.state_id, request.context_kind, request.repeat,
                                request.context)
-        return BackendResponse(text=json.dumps(answer, sort_keys=True), requested_model=self.name,
+        return BackendResponse(text=answer.text(), requested_model=self.name,
                                returned_model=self.name, input_tokens=0, output_tokens=0,
                                cost_usd=0.0)

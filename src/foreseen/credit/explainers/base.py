@@ -43,6 +43,7 @@ class Proposal:
     matches_assigned: bool
 
     def to_json(self) -> dict[str, Any]:
+        """The JSON object recorded with the explanations (:meth:`from_json` reads it)."""
         return {"state_id": self.state_id, "intervention_id": self.intervention_id,
                 "valid": self.valid, "reason": self.reason, "raw": self.raw,
                 "matches_assigned": self.matches_assigned}
@@ -69,7 +70,7 @@ class ExplainerRun:
     truncation_detectable: bool = False
 
     def issue_counts(self) -> dict[str, int]:
-        """Reason → number of states with it (for the report)."""
+        """Reason → number of states with it (reasons are open text; for the report)."""
         counts: dict[str, int] = {}
         for reasons in self.issues.values():
             for reason in reasons:
@@ -86,7 +87,8 @@ class Explainer(ABC):
 
     @abstractmethod
     def configuration(self) -> dict[str, Any]:
-        """What produced the explanations (never a secret)."""
+        """The JSON object recorded beside the explanations: what produced them (never a
+        secret); compared as canonical JSON to reuse stored explanations."""
 
     @abstractmethod
     def explain(self, study: Study) -> ExplainerRun:

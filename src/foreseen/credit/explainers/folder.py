@@ -104,7 +104,8 @@ def study_brief(folder: Path) -> str:
 
 
 def existing_explanations(path: Path) -> dict[str, Any]:
-    """The explanations file already in the folder ({} when there is none)."""
+    """The explanations document already in the folder, as parsed: explainer → state →
+    explanation JSON ({} when there is none); rewritten whole with the new explainers."""
     if not path.exists():
         return {}
     try:

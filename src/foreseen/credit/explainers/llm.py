@@ -109,6 +109,7 @@ ProposalState = Callable[[Study, State, Proposal], State]
 
 
 def _json_object(text: str) -> dict[str, Any] | None:
+    """A model's answer parsed as a JSON object, before validation (None: not one)."""
     try:
         obj = json.loads(text, parse_constant=lambda name: None)
     except (json.JSONDecodeError, RecursionError):
@@ -399,17 +400,17 @@ class LLMExplainer(Explainer):
 
     @property
     def truncation_detectable(self) -> bool:
-        """True when the backend declares ``max_tokens`` (a note can be seen to hit it)."""
-        cap = self.backend.configuration().get("max_tokens")
-        return isinstance(cap, int) and not isinstance(cap, bool)
+        """True when the backend declares its answers' token limit (a note can be seen to
+        hit it: :meth:`~foreseen.credit.backends.base.Backend.answer_token_limit`)."""
+        return self.backend.answer_token_limit() is not None
 
     def hit_token_cap(self, response: BackendResponse) -> bool:
-        """True iff the answer used all of the backend's ``max_tokens`` (likely cut off):
-        ``output_tokens >= max_tokens``; False when either is unknown. The note is kept
+        """True iff the answer used all of the backend's answer token limit (likely cut off):
+        ``output_tokens >= limit``; False when either is unknown. The note is kept
         (intention to treat) and the issue ``note: truncated`` recorded."""
-        cap = self.backend.configuration().get("max_tokens")
-        return (self.truncation_detectable and isinstance(cap, int)
-                and response.output_tokens is not None and response.output_tokens >= cap)
+        limit = self.backend.answer_token_limit()
+        return (limit is not None and response.output_tokens is not None
+                and response.output_tokens >= limit)
 
     async def _respond(self, run: ExplainerRun, state: State, task: str, prompt: str,
                        schema: Mapping[str, Any] | None, state_id: str | None = None

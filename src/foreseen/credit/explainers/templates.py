@@ -111,14 +111,17 @@ TEMPLATES: dict[str, str] = {
 
 
 def _number() -> dict[str, Any]:
+    """JSON schema of a number."""
     return {"type": "number"}
 
 
 def _text(limit: int) -> dict[str, Any]:
+    """JSON schema of a string of at most ``limit`` characters."""
     return {"type": "string", "maxLength": limit}
 
 
 def _object(properties: Mapping[str, Any]) -> dict[str, Any]:
+    """JSON schema of an object with exactly ``properties`` (all required, no others)."""
     return {"type": "object", "properties": dict(properties), "required": list(properties),
             "additionalProperties": False}
 
@@ -135,7 +138,8 @@ EXTRACT_SCHEMA: dict[str, Any] = _object({
 
 
 def proposal_schema(catalog_ids: Sequence[str]) -> dict[str, Any]:
-    """``{"intervention_id": <enum of the catalog ids>, "reason": <text>}``."""
+    """The JSON schema of a proposal: ``{"intervention_id": <enum of the catalog ids>,
+    "reason": <text>}``."""
     return _object({"intervention_id": {"type": "string", "enum": list(catalog_ids)},
                     "reason": _text(REASON_MAX)})
 
@@ -169,7 +173,8 @@ def _header(study: Study, brief: str = "") -> str:
 
 
 def proposal_public(state: State) -> dict[str, Any]:
-    """The public state without ``intervention_prior`` (which names the assigned change)."""
+    """The public state's JSON without ``intervention_prior`` (which names the assigned
+    change), as the proposal prompt renders it."""
     return {k: v for k, v in state.public.items() if k != "intervention_prior"}
 
 

@@ -40,12 +40,10 @@ from foreseen.core.digest import canonical_json
 from foreseen.core.errors import UserInputError
 from foreseen.credit.backends.base import ForecastRequest
 from foreseen.credit.backends.http.backend import Extracted, HttpBackend
-from foreseen.credit.backends.http.common import (
-    HttpOptions,
-    usage_numbers,
-)
+from foreseen.credit.backends.http.common import HttpOptions
 from foreseen.credit.backends.output_modes import AUTO, unresolved
 from foreseen.credit.backends.schemas import response_schema
+from foreseen.credit.backends.usage import TokenUsage, usage_count
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 DEFAULT_KEY_ENV = "ANTHROPIC_API_KEY"
@@ -98,11 +96,10 @@ class AnthropicBackend(HttpBackend):
         if self.options.output_mode == AUTO:
             raise unresolved(self.name)
         if wanted is not None and self.options.output_mode == "tools":
-            name, schema = wanted
-            tool = f"submit_{name}"
+            tool = f"submit_{wanted.name}"
             body["tools"] = [{"name": tool,
-                              "description": f"Submit the {name} as structured data.",
-                              "input_schema": schema}]
+                              "description": f"Submit the {wanted.name} as structured data.",
+                              "input_schema": wanted.schema}]
             body["tool_choice"] = {"type": "tool", "name": tool}
         if self.options.system is not None:
             body["system"] = self.options.system
@@ -112,20 +109,20 @@ class AnthropicBackend(HttpBackend):
         usage = anthropic_usage(body.get("usage"))
         content = body.get("content")
         if not isinstance(content, list):
-            return Extracted(None, "response has no content list", *usage)
+            return Extracted(None, "response has no content list", usage)
         texts: list[str] = []
         for block in content:
             if not isinstance(block, Mapping):
                 continue
             if block.get("type") == "tool_use" and isinstance(block.get("input"), Mapping):
-                return Extracted(canonical_json(block["input"]), None, *usage)
+                return Extracted(canonical_json(block["input"]), None, usage)
             if block.get("type") == "text" and isinstance(block.get("text"), str):
                 texts.append(block["text"])
         if body.get("stop_reason") == "refusal":
-            return Extracted(None, f"model refused: {''.join(texts)[:200]}", *usage)
+            return Extracted(None, f"model refused: {''.join(texts)[:200]}", usage)
         if texts:
-            return Extracted("".join(texts), None, *usage)
-        return Extracted(None, "response has neither a tool call nor text", *usage)
+            return Extracted("".join(texts), None, usage)
+        return Extracted(None, "response has neither a tool call nor text", usage)
 
 
 def user_content(request: ForecastRequest) -> str | list[dict[str, Any]]:
@@ -146,16 +143,18 @@ def user_content(request: ForecastRequest) -> str | list[dict[str, Any]]:
             {"type": "text", "text": prompt[cut:]}]
 
 
-def anthropic_usage(usage: Any) -> tuple[int | None, int | None, int | None, int | None]:
-    """(input in all, output, cache writes, cache reads) from an Anthropic usage object.
+def anthropic_usage(usage: Any) -> TokenUsage:
+    """The usage of an Anthropic usage object (``usage``: the answer's JSON, any shape).
 
     Anthropic's ``input_tokens`` counts only the input after the last cache
-    breakpoint; the total is ``input_tokens + cache_creation_input_tokens +
-    cache_read_input_tokens`` (an absent cache field is 0).
+    breakpoint; the input in all is ``input_tokens + cache_creation_input_tokens +
+    cache_read_input_tokens`` (an absent cache field is 0). Without
+    ``input_tokens`` the input is unknown (None) and the cache fields are as given.
     """
-    plain, output = usage_numbers(usage, "input_tokens", "output_tokens")
-    write, read = usage_numbers(usage, "cache_creation_input_tokens",
-                                "cache_read_input_tokens")
+    plain = usage_count(usage, "input_tokens")
+    output = usage_count(usage, "output_tokens")
+    write = usage_count(usage, "cache_creation_input_tokens")
+    read = usage_count(usage, "cache_read_input_tokens")
     if plain is None:
-        return None, output, write, read
-    return plain + (write or 0) + (read or 0), output, write or 0, read or 0
+        return TokenUsage(None, output, write, read)
+    return TokenUsage(plain + (write or 0) + (read or 0), output, write or 0, read or 0)

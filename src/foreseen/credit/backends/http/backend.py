@@ -28,19 +28,16 @@ from foreseen.credit.backends.http.common import (
 from foreseen.credit.backends.http.rate_limit import RateLimiter
 from foreseen.credit.backends.schemas import response_schema
 from foreseen.credit.backends.secrets import scrub, scrub_optional
+from foreseen.credit.backends.usage import TokenUsage
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Extracted:
     """What a provider module reads from a 2xx body: the answer text or an error, and usage."""
 
     text: str | None
     error: str | None
-    input_tokens: int | None
-    output_tokens: int | None
-    #: input tokens written to / read from the prompt cache (part of ``input_tokens``)
-    cache_write_tokens: int | None = None
-    cache_read_tokens: int | None = None
+    usage: TokenUsage
 
 
 class HttpBackend(Backend):
@@ -68,11 +65,13 @@ class HttpBackend(Backend):
 
     @abstractmethod
     def payload(self, request: ForecastRequest) -> dict[str, Any]:
-        """The JSON request body for one slot."""
+        """The JSON request body for one slot, sent as is (online, and as a batch item's
+        body): the provider's own request shape."""
 
     @abstractmethod
     def extract(self, body: Mapping[str, Any]) -> Extracted:
-        """The answer text (or the reason it is unusable) and token usage."""
+        """The answer text (or the reason it is unusable) and token usage of a 2xx body
+        (the provider's JSON, any shape)."""
 
     def cost_bound_usd(self, request: ForecastRequest) -> float | None:
         """Upper bound on the cost of one attempt (for :mod:`foreseen.credit.run.budget`)."""
@@ -85,6 +84,11 @@ class HttpBackend(Backend):
     def token_bound(self, request: ForecastRequest) -> int | None:
         """Prompt bytes + framing + schema + ``max_tokens`` (see :class:`HttpOptions`)."""
         return self.options.token_bound(request)
+
+    def answer_token_limit(self) -> int:
+        """The configured ``max_tokens``: what a free-text answer is sent (a structured
+        one may be sent less, :meth:`HttpOptions.answer_max_tokens`)."""
+        return self.options.max_tokens
 
     async def aclose(self) -> None:
         """Close the reused HTTP client (the runner calls this at the end of a run)."""
@@ -127,16 +131,16 @@ class HttpBackend(Backend):
         self.limiter.settle(bound, used)
         return response
 
-    def _cache_saved(self, extracted: Extracted, cost: float | None) -> float | None:
+    def _cache_saved(self, usage: TokenUsage, cost: float | None) -> float | None:
         """The same tokens priced as plain input, minus ``cost`` (pricing.py's formula).
 
         None when the call is unpriced or the service reported no cache fields.
         """
-        if cost is None or (extracted.cache_write_tokens is None
-                            and extracted.cache_read_tokens is None):
+        if cost is None or (usage.cache_write_tokens is None
+                            and usage.cache_read_tokens is None):
             return None
-        plain = self.options.pricing.cost(self.options.model, extracted.input_tokens,
-                                          extracted.output_tokens)
+        plain = self.options.pricing.cost(self.options.model, usage.input_tokens,
+                                          usage.output_tokens)
         return None if plain is None else plain - cost
 
     def _response(self, answer: HttpAnswer, key: str) -> BackendResponse:
@@ -144,27 +148,27 @@ class HttpBackend(Backend):
             return failed_response(self.options, answer, key,
                                    "response body is not a JSON object (truncated?)")
         extracted = self.extract(answer.body)
+        usage = extracted.usage
         model, model_reason = returned_model(answer.body)
         model, model_reason = scrub_optional(model, (key,)), scrub_optional(model_reason, (key,))
-        cost = self.options.pricing.cost(self.options.model, extracted.input_tokens,
-                                         extracted.output_tokens,
-                                         cache_write_tokens=extracted.cache_write_tokens,
-                                         cache_read_tokens=extracted.cache_read_tokens)
-        saved = self._cache_saved(extracted, cost)
+        cost = self.options.pricing.cost(self.options.model, usage.input_tokens,
+                                         usage.output_tokens,
+                                         cache_write_tokens=usage.cache_write_tokens,
+                                         cache_read_tokens=usage.cache_read_tokens)
+        saved = self._cache_saved(usage, cost)
         if extracted.text is None:
             return BackendResponse(
-                cache_write_tokens=extracted.cache_write_tokens,
-                cache_read_tokens=extracted.cache_read_tokens, cache_saved_usd=saved,
+                cache_write_tokens=usage.cache_write_tokens,
+                cache_read_tokens=usage.cache_read_tokens, cache_saved_usd=saved,
                 text=scrub(answer.text, (key,))[:2000], requested_model=self.options.model,
                 returned_model=model, returned_model_reason=model_reason,
-                input_tokens=extracted.input_tokens, output_tokens=extracted.output_tokens,
+                input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
                 cost_usd=cost, error=scrub(extracted.error or "no answer in response", (key,)),
                 temperature=self.options.temperature)
         return BackendResponse(
-            cache_write_tokens=extracted.cache_write_tokens,
-            cache_read_tokens=extracted.cache_read_tokens, cache_saved_usd=saved,
+            cache_write_tokens=usage.cache_write_tokens,
+            cache_read_tokens=usage.cache_read_tokens, cache_saved_usd=saved,
             text=scrub(extracted.text, (key,)), requested_model=self.options.model,
             returned_model=model, returned_model_reason=model_reason,
-            input_tokens=extracted.input_tokens, output_tokens=extracted.output_tokens,
+            input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
             cost_usd=cost, temperature=self.options.temperature)
-

@@ -44,7 +44,7 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, Literal, NamedTuple, Protocol, TypeVar
 
 from foreseen.core.digest import canonical_json, sha256_text
 from foreseen.core.errors import RequestRejected, UserInputError
@@ -86,6 +86,13 @@ class ItemResult:
     status: int | None = None
 
 
+class BatchSubmission(NamedTuple):
+    """A created batch: its id, and the id of its uploaded input file (None: no file)."""
+
+    batch_id: str
+    input_file_id: str | None
+
+
 @dataclass(frozen=True)
 class BatchState:
     """A batch as last polled: the provider's status, whether it ended, and its counts."""
@@ -105,8 +112,8 @@ class BatchApi(Protocol):
     def provider(self) -> str:
         """``anthropic`` or ``openai`` (recorded in ``batch_submitted``)."""
 
-    async def submit(self, requests: Sequence[ForecastRequest]) -> tuple[str, str | None]:
-        """Create a batch of ``requests``; (batch id, input file id or None)."""
+    async def submit(self, requests: Sequence[ForecastRequest]) -> BatchSubmission:
+        """Create a batch of ``requests`` (its id; OpenAI: the input file's id too)."""
 
     async def poll(self, batch_id: str) -> BatchState:
         """The batch's current state."""
@@ -146,7 +153,7 @@ class Retrying:
                 await self.sleep(self.delay(attempt, error.retry_after))
         raise AssertionError("unreachable: the last attempt returns or raises")
 
-    async def submit(self, requests: Sequence[ForecastRequest]) -> tuple[str, str | None]:
+    async def submit(self, requests: Sequence[ForecastRequest]) -> BatchSubmission:
         return await self._retry(lambda: self.inner.submit(requests), submit=True)
 
     async def poll(self, batch_id: str) -> BatchState:
@@ -172,7 +179,8 @@ def batch_api(backend: object) -> BatchApi:
 
 
 def _jsonl(text: str) -> list[dict[str, Any]]:
-    """The JSON objects of a JSONL text (blank lines skipped, a broken line refused)."""
+    """The JSON objects of a provider's JSONL results text, as parsed (each is read by
+    the protocol's ``item``; blank lines skipped, a broken line refused)."""
     rows = []
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
@@ -187,6 +195,8 @@ def _jsonl(text: str) -> list[dict[str, Any]]:
 
 
 def _counts(value: Any) -> dict[str, int]:
+    """The provider's request counts under its own names (``processing``, ``succeeded``,
+    ``completed`` …; shown in progress messages): the integer fields of ``value``."""
     if not isinstance(value, Mapping):
         return {}
     return {str(k): int(v) for k, v in value.items() if isinstance(v, int)}
@@ -258,12 +268,12 @@ class AnthropicBatches(_Api):
         sent = {"anthropic-version": version}
         return {"x-api-key": key, **sent} if key else sent
 
-    async def submit(self, requests: Sequence[ForecastRequest]) -> tuple[str, str | None]:
+    async def submit(self, requests: Sequence[ForecastRequest]) -> BatchSubmission:
         items = [{"custom_id": custom_id(r.slot_id), "params": self.backend.payload(r)}
                  for r in requests]
         data = canonical_json({"requests": items}).encode()
         answer = await self.create(self.root, data, {"content-type": "application/json"})
-        return _batch_id(answer, self.scrubbed), None
+        return BatchSubmission(_batch_id(answer, self.scrubbed), None)
 
     async def poll(self, batch_id: str) -> BatchState:
         body = (await self.call("GET", f"{self.root}/{batch_id}")).body
@@ -309,7 +319,7 @@ class OpenAIBatches(_Api):
     def auth(self, key: str) -> dict[str, str]:
         return {"authorization": f"Bearer {key}"} if key else {}
 
-    async def submit(self, requests: Sequence[ForecastRequest]) -> tuple[str, str | None]:
+    async def submit(self, requests: Sequence[ForecastRequest]) -> BatchSubmission:
         aiohttp = import_aiohttp()
 
         lines = "".join(canonical_json({"custom_id": custom_id(r.slot_id), "method": "POST",
@@ -326,7 +336,7 @@ class OpenAIBatches(_Api):
                                "completion_window": "24h"}).encode()
         created = await self.call("POST", self.options.base_url + "/batches", body,
                                   {"content-type": "application/json"})
-        return _batch_id(created, self.scrubbed), file_id
+        return BatchSubmission(_batch_id(created, self.scrubbed), file_id)
 
     async def poll(self, batch_id: str) -> BatchState:
         body = (await self.call("GET", f"{self.options.base_url}/batches/{batch_id}")).body

@@ -49,6 +49,7 @@ import os
 import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any
 
 from foreseen.core.digest import canonical_json_bytes, sha256_json
@@ -103,7 +104,8 @@ def answer_token_cap(schema: Mapping[str, Any]) -> int | None:
 
 def legacy_answer_tokens(options: Mapping[str, Any],
                          frozen_configuration: Mapping[str, Any]) -> dict[str, Any]:
-    """Options rebuilding a backend as a plan froze it.
+    """The backend options (the plan's options object, as ``build_backend`` takes it)
+    rebuilding a backend as a plan froze it.
 
     A plan frozen before ``answer_tokens`` existed has no such key in its
     frozen configuration: its calls always sent ``max_tokens``, so it is
@@ -297,13 +299,13 @@ class HttpOptions:
         if (self.answer_tokens != "sized" or wanted is None
                 or self.output_mode not in SIZED_MODES):
             return self.max_tokens
-        cap = answer_token_cap(wanted[1])
+        cap = answer_token_cap(wanted.schema)
         return self.max_tokens if cap is None else min(self.max_tokens, cap)
 
     def input_token_bound(self, request: ForecastRequest) -> int:
         """Upper bound on one call's input tokens: prompt bytes + framing + schema + system."""
         wanted = response_schema(request)
-        schema_size = 0 if wanted is None else len(json.dumps(wanted[1]))
+        schema_size = 0 if wanted is None else len(json.dumps(wanted.schema))
         framing = FRAMING_TOKENS + schema_size + len(self.system or "")
         return prompt_token_bound(request.prompt) + framing
 
@@ -339,7 +341,7 @@ class HttpAnswer:
     text: str
 
 
-def import_aiohttp() -> Any:
+def import_aiohttp() -> ModuleType:
     """The aiohttp module; :class:`MissingExtraError` naming the ``llm`` extra when absent."""
     try:
         import aiohttp
@@ -384,6 +386,7 @@ class ReusedClient:
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def get(self) -> Any:
+        """This event loop's ``aiohttp.ClientSession`` (created on first use in the loop)."""
         loop = asyncio.get_running_loop()
         if not self._clients or self._loop is not loop:
             aiohttp = import_aiohttp()
@@ -519,19 +522,6 @@ def returned_model(body: Mapping[str, Any]) -> tuple[str | None, str | None]:
     if isinstance(model, str) and model:
         return model, None
     return None, "response has no model field"
-
-
-def usage_numbers(usage: Any, input_key: str, output_key: str) -> tuple[int | None, int | None]:
-    """Input and output token counts from a usage object (None when absent or malformed)."""
-    if not isinstance(usage, Mapping):
-        return None, None
-
-    def count(key: str) -> int | None:
-        value = usage.get(key)
-        ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
-        return value if ok else None
-
-    return count(input_key), count(output_key)
 
 
 def failed_response(options: HttpOptions, answer: HttpAnswer, secret: str,

@@ -27,12 +27,10 @@ from foreseen.core.digest import canonical_json
 from foreseen.credit.backends.base import ForecastRequest
 from foreseen.credit.backends.grammar import gbnf_grammar
 from foreseen.credit.backends.http.backend import Extracted, HttpBackend
-from foreseen.credit.backends.http.common import (
-    HttpOptions,
-    usage_numbers,
-)
+from foreseen.credit.backends.http.common import HttpOptions
 from foreseen.credit.backends.output_modes import AUTO, unresolved
 from foreseen.credit.backends.schemas import response_schema
+from foreseen.credit.backends.usage import TokenUsage, usage_count
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
@@ -73,11 +71,12 @@ class OpenAICompatibleBackend(HttpBackend):
         if self.options.temperature is not None:
             body["temperature"] = self.options.temperature
         if wanted is not None:
-            body.update(self.constraint(*wanted))
+            body.update(self.constraint(wanted.name, wanted.schema))
         return body
 
     def constraint(self, name: str, schema: dict[str, Any]) -> dict[str, Any]:
-        """The request fields that constrain the answer to ``schema`` in the output mode."""
+        """The request-body fields that constrain the answer to ``schema`` in the output
+        mode (merged into :meth:`payload`'s body, sent as is)."""
         mode = self.options.output_mode
         if mode == AUTO:
             raise unresolved(self.name)
@@ -103,34 +102,37 @@ class OpenAICompatibleBackend(HttpBackend):
         first = choices[0] if isinstance(choices, list) and choices else None
         message = first.get("message") if isinstance(first, Mapping) else None
         if not isinstance(message, Mapping):
-            return Extracted(None, "response has no choices[0].message", *usage)
+            return Extracted(None, "response has no choices[0].message", usage)
         refusal = message.get("refusal")
         if isinstance(refusal, str) and refusal:
-            return Extracted(None, f"model refused: {refusal[:200]}", *usage)
+            return Extracted(None, f"model refused: {refusal[:200]}", usage)
         calls = message.get("tool_calls")
         if self.options.output_mode == "tools" and isinstance(calls, list) and calls:
             function = calls[0].get("function") if isinstance(calls[0], Mapping) else None
             arguments = function.get("arguments") if isinstance(function, Mapping) else None
             if isinstance(arguments, str):
-                return Extracted(arguments, None, *usage)
+                return Extracted(arguments, None, usage)
             if isinstance(arguments, Mapping):
-                return Extracted(canonical_json(arguments), None, *usage)
-            return Extracted(None, "tool call has no arguments", *usage)
+                return Extracted(canonical_json(arguments), None, usage)
+            return Extracted(None, "tool call has no arguments", usage)
         content = message.get("content")
         if not isinstance(content, str):
-            return Extracted(None, "response message has no text content", *usage)
-        return Extracted(content, None, *usage)
+            return Extracted(None, "response message has no text content", usage)
+        return Extracted(content, None, usage)
 
 
-def openai_usage(usage: Any) -> tuple[int | None, int | None, int | None, int | None]:
-    """(input in all, output, cache writes = 0, cache reads) from an OpenAI usage object.
+def openai_usage(usage: Any) -> TokenUsage:
+    """The usage of an OpenAI usage object (``usage``: the answer's JSON, any shape).
 
-    ``prompt_tokens`` already counts the cached tokens
-    (``prompt_tokens_details.cached_tokens``); OpenAI bills no cache write.
+    Input ``prompt_tokens``, which already counts the cached tokens
+    (``prompt_tokens_details.cached_tokens``, read as at most the input);
+    output ``completion_tokens``; cache writes 0 (OpenAI bills none). Without
+    ``prompt_tokens`` the input and the cache writes are unknown (None).
     """
-    prompt, completion = usage_numbers(usage, "prompt_tokens", "completion_tokens")
+    prompt = usage_count(usage, "prompt_tokens")
+    completion = usage_count(usage, "completion_tokens")
     details = usage.get("prompt_tokens_details") if isinstance(usage, Mapping) else None
-    cached, _ = usage_numbers(details, "cached_tokens", "cached_tokens")
+    cached = usage_count(details, "cached_tokens")
     if prompt is None:
-        return None, completion, None, cached
-    return prompt, completion, 0, min(cached or 0, prompt)
+        return TokenUsage(None, completion, None, cached)
+    return TokenUsage(prompt, completion, 0, min(cached or 0, prompt))
