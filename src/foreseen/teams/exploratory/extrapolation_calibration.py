@@ -51,7 +51,7 @@ from foreseen.teams.exploratory.intervals import IntervalForecast, batched_inter
 from foreseen.teams.exploratory.pilot_calibrated import (
     DEFAULT_LEVELS,
     NAME,
-    pilot_calibrated_forecast,
+    pilot_calibrated_forecasts,
 )
 from foreseen.teams.forecasters.registry import get
 
@@ -163,8 +163,9 @@ def forecasts_at_k(solved: BoolArray, indices: IntArray, sizes: Sequence[int], *
     pilots = indices.shape[0]
     stack = solved[indices]
     forecasts: dict[str, list[IntervalForecast]] = {
-        NAME: [pilot_calibrated_forecast(stack[p], population, sizes, levels=levels,
-                                         seed=seed * 1_000_003 + p) for p in range(pilots)]}
+        NAME: pilot_calibrated_forecasts(stack, population, sizes,
+                                         [seed * 1_000_003 + p for p in range(pilots)],
+                                         levels=levels)}
     if references:
         forecasts.update(batched_intervals(
             stack, references, sizes, [seed * 1_000_003 + p for p in range(pilots)],
