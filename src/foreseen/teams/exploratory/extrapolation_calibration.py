@@ -32,13 +32,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import combinations
 
 import numpy as np
 import numpy.typing as npt
 
 from foreseen.core.errors import ConfigError
+from foreseen.core.schema import OPTIONAL
 from foreseen.core.seeds import E046_SEED
 from foreseen.teams.curves import population_curve
 from foreseen.teams.exploratory.calibration import (
@@ -82,17 +83,18 @@ class PointMetrics:
 class PilotSizeCalibration:
     """Every forecaster's metrics at each extrapolation point, for pilots of one size.
 
-    ``pilots``: pilots scored (None in files written before it was recorded: the
-    matrix's ``pilots``); ``exhaustive``: every k-subset of the M agents once;
-    ``coverage_se``: level → Monte Carlo standard error of a coverage share.
+    ``pilots``: pilots scored; ``exhaustive``: every k-subset of the M agents
+    once; ``coverage_se``: level → Monte Carlo standard error of a coverage
+    share. All three are absent (None) in files written before they were
+    recorded, whose pilots are the matrix's ``pilots``.
     """
 
     sizes: tuple[int, ...]
     truth: dict[str, float]
     forecasters: dict[str, dict[str, PointMetrics]]
-    pilots: int | None = None
-    exhaustive: bool = False
-    coverage_se: dict[str, float] | None = None
+    pilots: int | None = field(default=None, metadata=OPTIONAL)
+    exhaustive: bool | None = field(default=None, metadata=OPTIONAL)
+    coverage_se: dict[str, float] | None = field(default=None, metadata=OPTIONAL)
 
 
 @dataclass(frozen=True)
