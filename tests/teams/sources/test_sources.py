@@ -298,6 +298,18 @@ def test_multimodal_is_a_builtin_split_read_by_name_only() -> None:
         builtin_splits(["lit"])
 
 
+def test_the_api_and_advise_read_multimodal_by_name(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    import foreseen
+    from foreseen.cli.teams.inputs import load_one
+
+    monkeypatch.chdir(tmp_path)  # no file named "multimodal" here
+    assert foreseen.load_matrix("multimodal").n_agents == 12
+    assert load_one(Path("multimodal"), None, None).matrix.n_tasks == 510
+    with pytest.raises(SourceError, match="lite, verified, multimodal"):
+        foreseen.load_matrix("multimodel")
+
+
 def test_the_packaging_rule_ships_every_matrix() -> None:
     import tomllib
     from fnmatch import fnmatch
