@@ -61,10 +61,9 @@ def test_captions_give_the_pilots_and_their_monte_carlo_error() -> None:
 
 def test_a_calibration_file_from_before_the_monte_carlo_fields_still_loads() -> None:
     import json
+    from dataclasses import replace
 
     from foreseen.core.schema import from_json, to_json
-
-    from dataclasses import replace
 
     matrix = _matrix(0.8, 0.95)
     block = matrix.by_k["5"]
