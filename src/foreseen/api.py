@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from foreseen.teams.forecasters.base import Forecaster
     from foreseen.teams.matrix import OutcomeMatrix
 
-BUILTIN = ("lite", "verified")
+BUILTIN = ("lite", "verified", "multimodal")
 
 
 def load_matrix(source: str | os.PathLike[str], split: str | None = None, *,
@@ -51,7 +51,7 @@ def load_matrix(source: str | os.PathLike[str], split: str | None = None, *,
 
     path = Path(source)
     if not path.exists() and str(source) in BUILTIN:
-        return next(m for m in builtin_splits() if m.provenance.split == str(source))
+        return builtin_splits([str(source)])[0]
     if not path.exists():
         raise SourceError(f"{source} is neither a file or folder nor a built-in split"
                           f" ({', '.join(BUILTIN)})")

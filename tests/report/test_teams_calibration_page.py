@@ -39,3 +39,41 @@ def test_a_matrix_with_every_size_skipped_has_no_verdict_word() -> None:
 def test_point_labels() -> None:
     assert [point_label(5, m, 78) for m in (10, 20, 78, 12)] == \
         ["m = 2k", "m = 4k", "m = M", "m = 12"]
+
+
+def test_captions_give_the_pilots_and_their_monte_carlo_error() -> None:
+    from dataclasses import replace
+
+    from foreseen.report.teams.calibration import pilots_caption
+
+    matrix = _matrix(0.8, 0.95)
+    block = matrix.by_k["5"]
+    assert isinstance(block, PilotSizeCalibration)
+    assert pilots_caption(matrix, block) == "10 held-out pilots"  # a file from before
+    sampled = replace(block, pilots=200, coverage_se={"50%": 0.0354, "80%": 0.0283,
+                                                      "95%": 0.0154})
+    assert "200 held-out pilots" in pilots_caption(matrix, sampled)
+    assert "0.0283 at 80%" in pilots_caption(matrix, sampled)
+    exact = replace(block, pilots=66, exhaustive=True,
+                    coverage_se={"50%": 0.0, "80%": 0.0, "95%": 0.0})
+    assert pilots_caption(matrix, exact).startswith("all 66 possible pilots")
+
+
+def test_a_calibration_file_from_before_the_monte_carlo_fields_still_loads() -> None:
+    import json
+    from dataclasses import replace
+
+    from foreseen.core.schema import from_json, to_json
+
+    matrix = _matrix(0.8, 0.95)
+    block = matrix.by_k["5"]
+    assert isinstance(block, PilotSizeCalibration)
+    recorded = replace(block, pilots=10, exhaustive=False, coverage_se={"80%": 0.126})
+    data = json.loads(json.dumps(to_json(replace(matrix, by_k={"5": recorded}))))
+    assert data["by_k"]["5"]["exhaustive"] is False
+    assert from_json(MatrixCalibration, data, strict=True).by_k["5"] == recorded
+    for field in ("pilots", "exhaustive", "coverage_se"):
+        del data["by_k"]["5"][field]
+    old = from_json(MatrixCalibration, data, strict=True).by_k["5"]
+    assert isinstance(old, PilotSizeCalibration)
+    assert (old.pilots, old.exhaustive, old.coverage_se) == (None, None, None)

@@ -55,3 +55,20 @@ def test_settings_that_cannot_work_exit_2_before_writing(
     assert run(["teams", "calibrate", str(source), "--no-synthetic", "--out", str(out),
                 *extra]) == 2
     assert not out.exists()
+
+
+def test_without_sources_the_three_builtin_matrices_are_calibrated_and_k_too_big_is_said(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "cal.json"
+    assert run(["teams", "calibrate", "--k", "10", "--k", "11", "--pilots", "2",
+                "--replicates", "1", "--reference", "kish", "--no-synthetic", "--out", str(out),
+                "--no-html"]) == 0
+    printed = " ".join(capsys.readouterr().out.split())
+    report = validated_json(out, CalibrationStudy)
+    assert list(report["matrices"]) == ["lite", "verified", "multimodal"]
+    multimodal = report["matrices"]["multimodal"]
+    assert (multimodal["competent_agents"], multimodal["tasks"]) == (12, 510)
+    assert multimodal["by_k"]["10"]["pilots"] == 2 and not multimodal["by_k"]["10"]["exhaustive"]
+    assert "leave at least 2 of the M = 12 agents out" in multimodal["by_k"]["11"]["skipped"]
+    assert "pilots" in report["matrices"]["lite"]["by_k"]["11"]  # M = 78: k = 11 is scored
+    assert "skipped" in printed and "±." in printed and "Carlo" in printed

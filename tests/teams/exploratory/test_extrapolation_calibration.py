@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import math
+from itertools import combinations
+
 import numpy as np
 import pytest
 
 from foreseen.core.errors import ConfigError
 from foreseen.teams.curves import population_curve
-from foreseen.teams.exploratory.calibration import SkippedPilotSize
+from foreseen.teams.exploratory.calibration import SkippedPilotSize, draw_pilot_indices
 from foreseen.teams.exploratory.extrapolation_calibration import (
     PilotSizeCalibration,
     calibrate_matrix,
     check_calibration_settings,
+    coverage_standard_errors,
     extrapolation_sizes,
+    held_out_pilots,
     point_metrics,
 )
 from foreseen.teams.exploratory.intervals import IntervalForecast
@@ -92,3 +97,44 @@ def test_synthetic_structures_are_seeded_and_have_their_structure() -> None:
     assert (~floored.any(axis=0)).sum() >= round(FLOOR_SHARE * TASKS)
     with pytest.raises(ValueError, match="unknown structure"):
         synthetic_matrix("nope", 1)
+
+
+def test_a_pilot_must_leave_two_agents_out_and_the_boundary_is_scored() -> None:
+    solved = small_synthetic(12, 60, seed=3).competent().solved
+    population = solved.shape[0]
+    assert population == 12
+    report = calibrate_matrix("twelve", solved, [10, 11, 20], pilots=4, replicates=2, seed=1,
+                              references=[])
+    at_boundary = report.by_k["10"]  # M − k = 2: scored
+    assert isinstance(at_boundary, PilotSizeCalibration)
+    for k in ("11", "20"):  # one agent or none left out: skipped with the reason, no crash
+        skipped = report.by_k[k]
+        assert isinstance(skipped, SkippedPilotSize)
+        assert "leave at least 2 of the M = 12 agents out" in skipped.skipped
+
+
+def test_pilots_are_exhaustive_exactly_when_there_are_no_more_than_asked() -> None:
+    assert held_out_pilots(6, 4, 15, seed=0).tolist() == [
+        list(c) for c in combinations(range(6), 4)]  # C(6, 4) = 15 ≤ 15: every one once
+    drawn = held_out_pilots(6, 4, 14, seed=0)  # 15 > 14: seeded draws
+    assert np.array_equal(drawn, draw_pilot_indices(6, 4, 14, 0))
+    solved = small_synthetic(12, 60, seed=3).competent().solved
+    report = calibrate_matrix("twelve", solved, [10, 5], pilots=66, replicates=2, seed=1,
+                              references=[])
+    exact, sampled = report.by_k["10"], report.by_k["5"]
+    assert isinstance(exact, PilotSizeCalibration) and isinstance(sampled, PilotSizeCalibration)
+    assert (exact.pilots, exact.exhaustive) == (66, True)  # C(12, 10) = 66
+    assert exact.coverage_se == {"50%": 0.0, "80%": 0.0, "95%": 0.0}
+    assert (sampled.pilots, sampled.exhaustive) == (66, False)  # C(12, 5) = 792
+    assert sampled.coverage_se == pytest.approx(
+        {"50%": math.sqrt(0.25 / 66), "80%": math.sqrt(0.16 / 66),
+         "95%": math.sqrt(0.0475 / 66)})
+    shares = [m.coverage["80%"] * 66 for m in exact.forecasters["pilot_calibrated"].values()]
+    assert all(abs(share - round(share)) < 1e-9 for share in shares)  # counts out of 66
+
+
+def test_monte_carlo_error_is_that_of_a_calibrated_share() -> None:
+    errors = coverage_standard_errors((0.5, 0.8, 0.95), 200, exhaustive=False)
+    assert errors["80%"] == pytest.approx(0.028284, abs=1e-6)  # the 2.8 points at P = 200
+    assert errors["50%"] == pytest.approx(0.035355, abs=1e-6)
+    assert coverage_standard_errors((0.8,), 200, exhaustive=True) == {"80%": 0.0}

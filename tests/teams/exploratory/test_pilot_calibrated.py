@@ -1,44 +1,43 @@
-"""The pilot-calibrated forecast: conformal rank, sub-pilots, the floor at M, and its intervals."""
+"""The pilot-calibrated forecast: sub-pilots, the jackknife, the floor at M, and its intervals.
+
+References used here are independent of the module: a brute-force loop over every
+sub-pilot, the textbook variance of a mean, and coverage counted over seeded draws
+of a matrix whose structure the two members can represent.
+"""
 
 from __future__ import annotations
 
 import math
+from itertools import combinations
+from statistics import NormalDist
 
 import numpy as np
 import pytest
 
+from foreseen.teams.curves import population_curve
 from foreseen.teams.exploratory.pilot_calibrated import (
-    combine,
-    conformal_quantile,
+    DEFAULT_MEMBERS,
+    finite_population_correction,
+    jackknife_variance,
     observed_coverage,
     pilot_calibrated_forecast,
+    pilot_calibrated_forecasts,
     subpilot_indices,
     subpilot_size,
-    within_pilot_scores,
 )
 from foreseen.teams.forecasters.registry import get
 
 from support.teams_matrices import synthetic_matrix
 
 
-def test_conformal_quantile_takes_the_rank_ceil_s_plus_1_times_level() -> None:
-    scores = np.arange(1.0, 11.0)  # S = 10
-    assert conformal_quantile(scores, 0.5) == 6.0  # ⌈11 · 0.5⌉ = 6
-    assert conformal_quantile(scores, 0.8) == 9.0  # ⌈8.8⌉ = 9
-    assert conformal_quantile(scores, 9 / 11) == 9.0  # ⌈9⌉ = 9 exactly, not 10
-    assert conformal_quantile(scores, 0.95) == 10.0  # ⌈10.45⌉ = 11 > S: the largest
-
-
-def test_subpilot_size_matches_the_ratio_within_two_and_k_minus_1() -> None:
-    assert subpilot_size(20, 40) == 10  # k/j = 2 = m/k
-    assert subpilot_size(20, 80) == 5  # 4
-    assert subpilot_size(20, 78) == 5  # 400/78 = 5.13
-    assert subpilot_size(10, 129) == 2  # 0.78 → at least 2
-    assert subpilot_size(5, 6) == 4  # 25/6 = 4.17 → 4 = k − 1
-    assert subpilot_size(5, 5) == 4  # 5 → at most k − 1
-    assert subpilot_size(3, 100) == 2
+def test_subpilot_size_is_half_the_pilot_and_at_least_two() -> None:
+    assert subpilot_size(3) == 2  # d = 1
+    assert subpilot_size(4) == 2
+    assert subpilot_size(5) == 2
+    assert subpilot_size(10) == 5
+    assert subpilot_size(21) == 10
     with pytest.raises(ValueError, match="no sub-pilot"):
-        subpilot_size(2, 10)
+        subpilot_size(2)
 
 
 def test_every_subset_when_few_else_distinct_seeded_ones() -> None:
@@ -53,56 +52,82 @@ def test_every_subset_when_few_else_distinct_seeded_ones() -> None:
         subpilot_indices(4, 4, 10, seed=0)
 
 
-def test_combine_is_the_mean_and_the_spread_has_a_one_task_floor() -> None:
-    curves = np.array([[0.2, 0.5], [0.4, 0.5]])
-    point, spread = combine(curves, n_tasks=100)
-    assert point.tolist() == pytest.approx([0.3, 0.5])
-    assert spread.tolist() == pytest.approx([0.1, 0.01])  # members agree → 1/N
+def test_the_jackknife_over_every_subset_is_the_variance_of_a_mean() -> None:
+    # Delete-d jackknife over all C(k, j) subsets is exact for a sample mean: s²/k.
+    values = np.random.default_rng(7).normal(size=7)
+    for j in (2, 3, 5):
+        means = np.array([values[list(s)].mean() for s in combinations(range(7), j)])
+        assert jackknife_variance(means[:, None], 7, j)[0] == pytest.approx(
+            values.var(ddof=1) / 7)
+    assert jackknife_variance(np.full((6, 1), 0.4), 4, 2)[0] == pytest.approx(0.0, abs=1e-20)
 
 
-def test_scores_compare_the_subpilot_forecast_with_the_pilot_coverage() -> None:
-    pilot = synthetic_matrix(6, 80, seed=2).solved
-    scores = within_pilot_scores(pilot, 3, subpilots=100, seed=0)
-    subsets = subpilot_indices(6, 3, 100, seed=0)
-    stack = pilot[subsets]
-    curves = np.stack([get(n).fit(stack).curve([6])[:, 0]
-                       for n in ("beta_binomial", "rasch", "incidence")])
-    curves = np.maximum(curves, observed_coverage(stack)[None, :])
-    expected = np.abs(curves.mean(axis=0) - observed_coverage(pilot)) / np.maximum(
-        curves.std(axis=0), 1 / 80)
-    assert scores == pytest.approx(expected)
+def test_the_finite_population_correction_vanishes_when_the_pilot_is_everyone() -> None:
+    assert finite_population_correction(10, 12) == pytest.approx(2 / 11)
+    assert finite_population_correction(12, 12) == 0.0
+    assert finite_population_correction(1, 100) == 1.0
+    assert finite_population_correction(1, 1) == 1.0
 
 
-def test_interval_is_point_plus_minus_quantile_times_spread_and_at_m_holds_the_pilot() -> None:
-    solved = synthetic_matrix(40, 150, seed=5).solved
-    pilot = solved[:5]
-    forecast = pilot_calibrated_forecast(pilot, 40, [6, 40], levels=(0.5, 0.8, 0.95), seed=1)
-    scores = {j: within_pilot_scores(pilot, j, seed=1) for j in (2, 4)}
-    assert [subpilot_size(5, m) for m in (6, 40)] == [4, 2]
-    assert not np.allclose(np.sort(scores[2])[-1], np.sort(scores[4])[-1])
-    curves = np.stack([get(n).fit(pilot).curve([6, 40])
-                       for n in ("beta_binomial", "rasch", "incidence")])
-    point, spread = combine(curves, 150)
-    observed = float(observed_coverage(pilot))
-    assert forecast.point[0] == pytest.approx(point[0])
-    assert forecast.point[1] == pytest.approx(max(point[1], observed))
+def _brute_force(pilot: np.ndarray, population: int, sizes: list[int], level: float
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Point and interval by a loop over every 2-subset of a 4-agent pilot."""
+    observed = pilot.any(axis=0).mean()
+    members = []
+    for name in DEFAULT_MEMBERS:
+        curve = get(name).fit(pilot).curve(sizes)
+        members.append([max(c, observed) if m == population else c
+                        for c, m in zip(curve, sizes, strict=True)])
+    members_array = np.array(members)
+    subsets = []
+    for chosen in combinations(range(4), 2):
+        sub = pilot[list(chosen)]
+        curve = get("beta_binomial").fit(sub).curve(sizes)
+        sub_observed = sub.any(axis=0).mean()
+        subsets.append([max(c, sub_observed) if m == population else c
+                        for c, m in zip(curve, sizes, strict=True)])
+    spread = np.array(subsets).var(axis=0) * 2 / (4 - 2) * (population - 4) / (population - 1)
+    disagreement = (members_array.max(axis=0) - members_array.min(axis=0)) / 2
+    half = NormalDist().inv_cdf(0.5 + level / 2) * np.sqrt(spread + disagreement ** 2)
+    point = members_array.mean(axis=0)
+    floor = np.array([observed if m == population else 0.0 for m in sizes])
+    return (point, np.clip(np.maximum(point - half, floor), 0, 1),
+            np.clip(np.maximum(point + half, floor), 0, 1))
+
+
+def test_interval_matches_a_brute_force_loop_over_every_subpilot() -> None:
+    pilot = synthetic_matrix(4, 90, seed=5).solved
+    sizes = [8, 16, 40]
+    forecast = pilot_calibrated_forecast(pilot, 40, sizes, levels=(0.5, 0.8, 0.95), seed=3)
     for level in (0.5, 0.8, 0.95):
-        half = conformal_quantile(scores[4], level) * spread[0]  # m = 6: sub-pilots of 4
-        assert forecast.lower[level][0] == pytest.approx(max(0.0, point[0] - half))
-        assert forecast.upper[level][0] == pytest.approx(min(1.0, point[0] + half))
-        half_m = conformal_quantile(scores[2], level) * spread[1]  # m = M = 40: of 2
-        assert forecast.upper[level][1] == pytest.approx(
-            min(1.0, max(point[1], observed) + half_m))
-        assert forecast.lower[level][1] >= observed  # the pilot is part of the population
+        point, low, high = _brute_force(pilot, 40, sizes, level)
+        assert forecast.point == pytest.approx(point)
+        assert forecast.lower[level] == pytest.approx(low)
+        assert forecast.upper[level] == pytest.approx(high)
     assert np.all(forecast.upper[0.95] - forecast.lower[0.95]
-                  >= forecast.upper[0.5] - forecast.lower[0.5])
+                  > forecast.upper[0.5] - forecast.lower[0.5])
 
 
-def test_a_pilot_that_covers_more_than_the_ensemble_raises_the_forecast_at_m() -> None:
+def test_a_stack_of_pilots_gives_each_pilot_its_own_forecast() -> None:
+    solved = synthetic_matrix(30, 120, seed=2).solved
+    stack = np.stack([solved[:6], solved[6:12], solved[12:18]])
+    batched = pilot_calibrated_forecasts(stack, 30, [12, 30], [4, 5, 6])
+    for p, forecast in enumerate(batched):
+        alone = pilot_calibrated_forecast(stack[p], 30, [12, 30], seed=4 + p)
+        assert forecast.point == pytest.approx(alone.point)
+        for level in alone.lower:
+            assert forecast.lower[level] == pytest.approx(alone.lower[level])
+            assert forecast.upper[level] == pytest.approx(alone.upper[level])
+    with pytest.raises(ValueError, match="one seed per pilot"):
+        pilot_calibrated_forecasts(stack, 30, [12], [1, 2])
+
+
+def test_a_pilot_that_covers_more_than_the_models_raises_the_forecast_at_m() -> None:
     # every task solved by exactly one of the 5 pilot agents: observed coverage 1 at M.
     pilot = np.zeros((5, 50), dtype=np.bool_)
     pilot[np.arange(50) % 5, np.arange(50)] = True
     forecast = pilot_calibrated_forecast(pilot, 30, [30], seed=0)
+    assert float(observed_coverage(pilot)) == 1.0
     assert forecast.point[0] == 1.0
     assert all(forecast.lower[level][0] == 1.0 for level in forecast.lower)
 
@@ -114,3 +139,31 @@ def test_sizes_outside_the_population_are_refused() -> None:
     with pytest.raises(ValueError, match="population"):
         pilot_calibrated_forecast(pilot, 4, [4])
     assert math.isfinite(float(pilot_calibrated_forecast(pilot, 30, [30]).point[0]))
+
+
+def _exchangeable_population(seed: int) -> np.ndarray:
+    """60 exchangeable agents; task t solved with probability p_t ~ Beta(0.4, 1.2)."""
+    rng = np.random.default_rng(seed)
+    rates = rng.beta(0.4, 1.2, size=200)
+    solved: np.ndarray = rng.random((60, 200)) < rates[None, :]
+    return solved
+
+
+def test_intervals_hold_the_truth_about_as_often_as_they_say_on_a_beta_binomial_world() -> None:
+    # Agents are exchangeable and task difficulty is beta: the model both members extend.
+    # Three seeded populations × 100 pilots of 8, at m = 16 and M = 60: the pooled share of
+    # intervals holding C(m) is within 6 points of 80 % and 8 points of 50 %.
+    held: dict[float, list[float]] = {0.5: [], 0.8: []}
+    for world in (11, 12, 13):
+        solved = _exchangeable_population(world)
+        truth = population_curve(solved, [16, 60])
+        rng = np.random.default_rng(world + 100)
+        indices = np.stack([np.sort(rng.choice(60, 8, replace=False)) for _ in range(100)])
+        forecasts = pilot_calibrated_forecasts(solved[indices], 60, [16, 60],
+                                               list(range(100)), levels=(0.5, 0.8))
+        for level, shares in held.items():
+            low = np.stack([f.lower[level] for f in forecasts])
+            high = np.stack([f.upper[level] for f in forecasts])
+            shares.extend(((low <= truth) & (truth <= high)).mean(axis=0).tolist())
+    assert abs(np.mean(held[0.8]) - 0.8) <= 0.06, held
+    assert abs(np.mean(held[0.5]) - 0.5) <= 0.08, held

@@ -79,7 +79,7 @@ def test_fixtures_are_the_files_their_provenance_names() -> None:
 
 def test_shipped_matrices_are_the_files_their_provenance_names() -> None:
     recorded = recorded_sha256(PACKAGE_DATA / "swebench" / "PROVENANCE.md")
-    assert set(recorded) == {"lite.csv", "verified.csv", "leaderboard.csv"}
+    assert set(recorded) == {"lite.csv", "verified.csv", "multimodal.csv", "leaderboard.csv"}
     for name, digest in recorded.items():
         assert _sha256(PACKAGE_DATA / "swebench" / name) == digest, name
 
@@ -282,6 +282,42 @@ def test_builtin_splits_are_lite_and_verified() -> None:
     assert verified.provenance.file_sha256 == {"m/verified.csv": recorded["verified.csv"]}
     assert lite.provenance.source == "foreseen/data/swebench/lite.csv"
     assert verified.provenance.source == "foreseen/data/swebench/verified.csv"
+
+
+def test_multimodal_is_a_builtin_split_read_by_name_only() -> None:
+    (multimodal,) = builtin_splits(["multimodal"])
+    assert (multimodal.n_agents, multimodal.n_tasks) == (12, 510)
+    assert multimodal.competent().n_agents == 12
+    recorded = recorded_sha256(PACKAGE_DATA / "swebench" / "PROVENANCE.md")
+    assert multimodal.provenance.file_sha256 == {"m/multimodal.csv": recorded["multimodal.csv"]}
+    assert multimodal.provenance.files_sha256 == _rule4(multimodal.provenance.file_sha256)
+    assert multimodal.provenance.source == "foreseen/data/swebench/multimodal.csv"
+    assert "GUIRepair + o3 (2025-04-16)" in multimodal.agents
+    assert [m.provenance.split for m in builtin_splits()] == ["lite", "verified"]
+    with pytest.raises(ConfigError, match=r"unknown built-in split 'lit'.*multimodal"):
+        builtin_splits(["lit"])
+
+
+def test_the_api_and_advise_read_multimodal_by_name(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    import foreseen
+    from foreseen.cli.teams.inputs import load_one
+
+    monkeypatch.chdir(tmp_path)  # no file named "multimodal" here
+    assert foreseen.load_matrix("multimodal").n_agents == 12
+    assert load_one(Path("multimodal"), None, None).matrix.n_tasks == 510
+    with pytest.raises(SourceError, match="lite, verified, multimodal"):
+        foreseen.load_matrix("multimodel")
+
+
+def test_the_packaging_rule_ships_every_matrix() -> None:
+    import tomllib
+    from fnmatch import fnmatch
+
+    rules = tomllib.loads((PACKAGE_DATA.parents[2] / "pyproject.toml").read_text(
+        encoding="utf-8"))["tool"]["setuptools"]["package-data"]["foreseen"]
+    for name in ("lite.csv", "verified.csv", "multimodal.csv", "PROVENANCE.md"):
+        assert any(fnmatch(f"data/swebench/{name}", rule) for rule in rules), name
 
 
 # ---------------------------------------------------------------- dispatch

@@ -1,7 +1,7 @@
 """``foreseen teams calibrate [SOURCE ...] --out FILE``: are the forecast intervals calibrated?
 
 For each matrix (SOURCE files or split directories; with none, the built-in
-lite and verified matrices) and, unless ``--no-synthetic``, each seeded
+lite, verified and multimodal matrices) and, unless ``--no-synthetic``, each seeded
 synthetic matrix of :mod:`foreseen.teams.exploratory.synthetic_matrices`:
 error, bias, empirical coverage at 50 / 80 / 95 % and width at each
 extrapolation point m = 2k, 4k, M, for pilots of each ``--k`` (default 5, 10,
@@ -39,6 +39,7 @@ from foreseen.teams.exploratory.extrapolation_calibration import (
 )
 from foreseen.teams.exploratory.pilot_calibrated import DEFAULT_LEVELS
 from foreseen.teams.exploratory.synthetic_matrices import STRUCTURES, synthetic_matrix
+from foreseen.teams.sources.dispatch import BUILTIN_SPLITS
 
 SYNTHETIC_PREFIX = "synthetic_"
 
@@ -59,17 +60,36 @@ def calibration_table(matrix: MatrixCalibration) -> Table:
         for name, by_size in block.forecasters.items():
             for m, metrics in by_size.items():
                 table.add_row(k, name, m, f"{metrics.mae:.3f}", f"{metrics.bias:+.3f}",
-                              " ".join(f"{metrics.coverage[level]:.2f}"
-                                       for level in matrix.levels),
+                              coverage_cell(metrics.coverage, block.coverage_se,
+                                            matrix.levels),
                               " ".join(f"{metrics.width[level]:.3f}"
                                        for level in matrix.levels))
+        table.add_row(k, "", "", "", "", pilots_note(block), "")
     return table
+
+
+def coverage_cell(coverage: dict[str, float], standard_errors: dict[str, float] | None,
+                  levels: tuple[str, ...]) -> str:
+    """"0.52±.035 0.81±.028 …": each level's coverage and its Monte Carlo standard error."""
+    if standard_errors is None:
+        return " ".join(f"{coverage[level]:.2f}" for level in levels)
+    return " ".join(f"{coverage[level]:.2f}±{standard_errors[level]:.3f}".replace("±0.", "±.")
+                    for level in levels)
+
+
+def pilots_note(block: PilotSizeCalibration) -> str:
+    """How many held-out pilots the row above rests on (and whether they are all of them)."""
+    if block.pilots is None:
+        return ""
+    return (f"all {block.pilots} pilots (exact)" if block.exhaustive
+            else f"{block.pilots} pilots; ± = Monte Carlo SE")
 
 
 def calibrate(
     sources: Annotated[
         list[Path] | None,
-        typer.Argument(help="Matrix files or split directories (default: lite and verified)."),
+        typer.Argument(help="Matrix files or split directories (default: lite, verified and "
+                    "multimodal)."),
     ] = None,
     out: options.OutFile = Path("calibration.json"),
     split: options.Split = None,
@@ -93,7 +113,8 @@ def calibrate(
     check_calibration_settings(sizes, pilots, replicates, references)
     populations = {matrix.provenance.split: matrix.competent().solved
                    for matrix in load_matrices(sources or [], split, file_format,
-                                               score_columns(threshold, score_column))}
+                                               score_columns(threshold, score_column),
+                                               defaults=BUILTIN_SPLITS)}
     if synthetic:
         populations.update({f"{SYNTHETIC_PREFIX}{structure}": synthetic_matrix(structure, seed)
                             for structure in STRUCTURES})

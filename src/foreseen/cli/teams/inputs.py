@@ -3,7 +3,8 @@
 A SOURCE is anything :func:`foreseen.teams.sources.dispatch.load_source` reads
 (a wide or long CSV or parquet matrix, an experiments tree with ``--split``, a
 split directory or fetch cache); with no SOURCE the built-in ``lite`` and
-``verified`` matrices are used, and ``--split`` / ``--format`` are refused.
+``verified`` matrices are used (``teams calibrate`` adds ``multimodal``), and
+``--split`` / ``--format`` are refused.
 """
 
 from __future__ import annotations
@@ -14,7 +15,12 @@ from typing import TYPE_CHECKING
 
 from foreseen.core.errors import ConfigError
 from foreseen.teams.matrix import OutcomeMatrix
-from foreseen.teams.sources.dispatch import BUILTIN_SPLITS, builtin_splits, load_source
+from foreseen.teams.sources.dispatch import (
+    BUILTIN_SPLITS,
+    DEFAULT_SPLITS,
+    builtin_splits,
+    load_source,
+)
 from foreseen.teams.sources.long_table import LongColumns
 
 if TYPE_CHECKING:  # the history machinery is imported by the commands that use it
@@ -46,9 +52,9 @@ def _refuse_repeated_names(matrices: Sequence[OutcomeMatrix]) -> None:
 
 def load_matrices(
     sources: Sequence[Path], split: str | None, file_format: str | None,
-    columns: LongColumns | None = None,
+    columns: LongColumns | None = None, defaults: Sequence[str] = DEFAULT_SPLITS,
 ) -> list[OutcomeMatrix]:
-    """One matrix per SOURCE (or the built-in splits); split names must be distinct.
+    """One matrix per SOURCE (or the built-in splits ``defaults``); split names must be distinct.
 
     ``columns``: a long table's columns (with a score threshold), for every SOURCE.
     """
@@ -56,9 +62,9 @@ def load_matrices(
         if split is not None or file_format is not None or columns is not None:
             raise ConfigError(
                 "--split, --format, --threshold and --score-column need a SOURCE (the built-in"
-                " data are lite and verified)"
+                f" data are {', '.join(defaults)})"
             )
-        return builtin_splits()
+        return builtin_splits(defaults)
     matrices = [load_source(path, split, file_format=file_format, columns=columns)
                 for path in sources]
     _refuse_repeated_names(matrices)
@@ -91,13 +97,12 @@ def load_with_metadata(
 
 
 def load_one(source: Path, split: str | None, file_format: str | None) -> HistorySource:
-    """One SOURCE; the words ``lite`` and ``verified`` name a built-in matrix when no such
-    path exists."""
+    """One SOURCE; the words ``lite``, ``verified`` and ``multimodal`` name a built-in matrix
+    when no such path exists."""
     from foreseen.teams.exploratory.history import HistorySource
 
     if not source.exists() and str(source) in BUILTIN_SPLITS:
         if file_format is not None:
             raise ConfigError("--format applies to a matrix file, not to a built-in split")
-        builtin = {matrix.provenance.split: matrix for matrix in builtin_splits()}
-        return HistorySource(builtin[str(source)], None)
+        return HistorySource(builtin_splits([str(source)])[0], None)
     return load_with_metadata([source], split, file_format)[0]

@@ -104,7 +104,17 @@ def _table(name: str, matrix: MatrixCalibration, k: int, block: PilotSizeCalibra
               *(f"cov. {level}" for level in matrix.levels),
               *(f"width {level}" for level in matrix.levels))
     return Table(header, tuple(rows), numeric=tuple(range(2, len(header))),
-                 caption=f"{name}, k = {k}: {matrix.pilots} held-out pilots")
+                 caption=f"{name}, k = {k}: {pilots_caption(matrix, block)}")
+
+
+def pilots_caption(matrix: MatrixCalibration, block: PilotSizeCalibration) -> str:
+    """The pilots a table rests on and the Monte Carlo standard error of its coverages."""
+    if block.pilots is None or block.coverage_se is None:
+        return f"{matrix.pilots} held-out pilots"
+    if block.exhaustive:
+        return f"all {block.pilots} possible pilots (coverages exact, no Monte Carlo error)"
+    errors = ", ".join(f"{num(block.coverage_se[level])} at {level}" for level in matrix.levels)
+    return f"{block.pilots} held-out pilots; Monte Carlo SE of a coverage: {errors}"
 
 
 def page(study: CalibrationStudy, figures: Sequence[Figure]) -> Page:

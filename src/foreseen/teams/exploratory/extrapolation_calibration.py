@@ -1,16 +1,22 @@
 """Accuracy and interval calibration at each extrapolation point (``teams calibrate``).
 
 For one population (the competent agents of a matrix, M of them) and each
-pilot size k < M, P held-out pilots of k agents are drawn
-(:func:`foreseen.teams.exploratory.calibration.draw_pilot_indices`, seeded by
-(seed, k)). The extrapolation points are m = 2k and m = 4k when below M, and
+pilot size k with 3 ≤ k ≤ M − 2 (a pilot leaves at least two agents out;
+other sizes are skipped with the reason), P held-out pilots of k agents are
+drawn (:func:`foreseen.teams.exploratory.calibration.draw_pilot_indices`,
+seeded by (seed, k)); when C(M, k) ≤ P, every one of the C(M, k) pilots is
+used once instead (``exhaustive``), so the shares are exact for the matrix.
+The extrapolation points are m = 2k and m = 4k when below M, and
 m = M (sizes at or below k are not extrapolation and are not scored). For
 each forecaster and each point m separately:
 
 * error = mean over pilots of |f(m) − C(m)|, bias = mean of f(m) − C(m);
 * coverage at level L = share of pilots whose level-L interval holds C(m)
   (ends included), for L in 50 / 80 / 95 %;
-* width = mean over pilots of upper − lower.
+* width = mean over pilots of upper − lower;
+* Monte Carlo standard error of a coverage at level L = √(L(1 − L)/P), the
+  sampling error of the share over P independent pilots if the interval
+  were calibrated (0 when the pilots are exhaustive).
 
 C(m) is the exact population curve (teams §3). The forecasters are
 the default :mod:`pilot-calibrated forecast <foreseen.teams.exploratory.pilot_calibrated>`
@@ -24,13 +30,16 @@ have a structure fixed before the run.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from itertools import combinations
 
 import numpy as np
 import numpy.typing as npt
 
 from foreseen.core.errors import ConfigError
+from foreseen.core.schema import OPTIONAL
 from foreseen.core.seeds import E046_SEED
 from foreseen.teams.curves import population_curve
 from foreseen.teams.exploratory.calibration import (
@@ -43,13 +52,16 @@ from foreseen.teams.exploratory.intervals import IntervalForecast, batched_inter
 from foreseen.teams.exploratory.pilot_calibrated import (
     DEFAULT_LEVELS,
     NAME,
-    pilot_calibrated_forecast,
+    pilot_calibrated_forecasts,
 )
 from foreseen.teams.forecasters.registry import get
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
+IntArray = npt.NDArray[np.int64]
 
+#: a pilot of k agents is scored only when it leaves at least this many of the M agents out
+MIN_HELD_OUT = 2
 DEFAULT_KS = (5, 10, 20)
 DEFAULT_PILOTS = 60
 DEFAULT_REPLICATES = 100
@@ -69,11 +81,20 @@ class PointMetrics:
 
 @dataclass(frozen=True)
 class PilotSizeCalibration:
-    """Every forecaster's metrics at each extrapolation point, for pilots of one size."""
+    """Every forecaster's metrics at each extrapolation point, for pilots of one size.
+
+    ``pilots``: pilots scored; ``exhaustive``: every k-subset of the M agents
+    once; ``coverage_se``: level → Monte Carlo standard error of a coverage
+    share. All three are absent (None) in files written before they were
+    recorded, whose pilots are the matrix's ``pilots``.
+    """
 
     sizes: tuple[int, ...]
     truth: dict[str, float]
     forecasters: dict[str, dict[str, PointMetrics]]
+    pilots: int | None = field(default=None, metadata=OPTIONAL)
+    exhaustive: bool | None = field(default=None, metadata=OPTIONAL)
+    coverage_se: dict[str, float] | None = field(default=None, metadata=OPTIONAL)
 
 
 @dataclass(frozen=True)
@@ -122,16 +143,31 @@ def point_metrics(forecasts: Sequence[IntervalForecast], truth: FloatArray, colu
     return PointMetrics(float(np.abs(signed).mean()), float(signed.mean()), coverage, width)
 
 
-def forecasts_at_k(solved: BoolArray, k: int, sizes: Sequence[int], *, pilots: int,
+def held_out_pilots(population: int, k: int, pilots: int, seed: int) -> IntArray:
+    """Every k-subset of the M agents when there are at most P of them, else P seeded draws."""
+    if math.comb(population, k) <= pilots:
+        return np.asarray(list(combinations(range(population), k)), dtype=np.int64)
+    return draw_pilot_indices(population, k, pilots, seed)
+
+
+def coverage_standard_errors(levels: Sequence[float], pilots: int, exhaustive: bool
+                             ) -> dict[str, float]:
+    """Level → √(L(1 − L)/P), or 0 for exhaustive pilots (module docstring)."""
+    return {level_key(level): 0.0 if exhaustive else math.sqrt(level * (1.0 - level) / pilots)
+            for level in levels}
+
+
+def forecasts_at_k(solved: BoolArray, indices: IntArray, sizes: Sequence[int], *,
                    replicates: int, seed: int, levels: Sequence[float],
                    references: Sequence[str]) -> dict[str, list[IntervalForecast]]:
-    """Each forecaster's interval forecasts for the P seeded pilots of size k."""
+    """Each forecaster's interval forecasts for the pilots ``indices`` (P × k)."""
     population = solved.shape[0]
-    indices = draw_pilot_indices(population, k, pilots, seed)
+    pilots = indices.shape[0]
     stack = solved[indices]
     forecasts: dict[str, list[IntervalForecast]] = {
-        NAME: [pilot_calibrated_forecast(stack[p], population, sizes, levels=levels,
-                                         seed=seed * 1_000_003 + p) for p in range(pilots)]}
+        NAME: pilot_calibrated_forecasts(stack, population, sizes,
+                                         [seed * 1_000_003 + p for p in range(pilots)],
+                                         levels=levels)}
     if references:
         forecasts.update(batched_intervals(
             stack, references, sizes, [seed * 1_000_003 + p for p in range(pilots)],
@@ -144,11 +180,14 @@ def calibrate_at_k(solved: BoolArray, k: int, *, pilots: int, replicates: int, s
                    ) -> PilotSizeCalibration | SkippedPilotSize:
     """Metrics at each extrapolation point for pilots of size k (module docstring)."""
     population = solved.shape[0]
-    if not 3 <= k < population:
-        return SkippedPilotSize(f"pilot size {k} must be at least 3 and below M = {population}")
+    if not 3 <= k <= population - MIN_HELD_OUT:
+        return SkippedPilotSize(f"pilot size {k} must be at least 3 and leave at least "
+                                f"{MIN_HELD_OUT} of the M = {population} agents out")
     sizes = extrapolation_sizes(k, population)
     truth = population_curve(solved, list(sizes))
-    forecasts = forecasts_at_k(solved, k, sizes, pilots=pilots, replicates=replicates,
+    indices = held_out_pilots(population, k, pilots, seed)
+    exhaustive = math.comb(population, k) <= pilots
+    forecasts = forecasts_at_k(solved, indices, sizes, replicates=replicates,
                                seed=seed, levels=levels, references=references)
     return PilotSizeCalibration(
         sizes=sizes,
@@ -156,6 +195,9 @@ def calibrate_at_k(solved: BoolArray, k: int, *, pilots: int, replicates: int, s
         forecasters={name: {str(m): point_metrics(runs, truth, column, levels)
                             for column, m in enumerate(sizes)}
                      for name, runs in forecasts.items()},
+        pilots=int(indices.shape[0]),
+        exhaustive=exhaustive,
+        coverage_se=coverage_standard_errors(levels, int(indices.shape[0]), exhaustive),
     )
 
 

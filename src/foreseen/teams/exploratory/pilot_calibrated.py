@@ -1,34 +1,39 @@
-"""The pilot-calibrated coverage forecast: an ensemble with intervals calibrated inside the pilot.
+"""The pilot-calibrated coverage forecast: two models and a jackknife, from the pilot alone.
 
 Exploratory (teams §7 "forecasts with intervals and a check that they
 are calibrated"). Only the k × N pilot and the population size M are used.
 
-**Point.** The mean of the ensemble members' forecasts f_i(m) (default
-members: :data:`DEFAULT_MEMBERS`). At m = M the pilot is part of the
-population, so C(M) ≥ S_obs/N (S_obs = tasks some pilot agent solves): the
-point and both interval ends at M are raised to at least S_obs/N.
+**Members.** The beta-binomial forecast f_BB(m) (method of moments,
+:mod:`foreseen.teams.forecasters.closed_form`), which lets every task be solved
+by a large enough team, and the zero-inflated beta-binomial f_ZI(m) (EM,
+:mod:`foreseen.teams.forecasters.item_models`), which lets a share of the tasks
+be solved by no agent (a blind-spot floor). At m = M the pilot is part of the
+population, so C(M) ≥ S_obs/N (S_obs = tasks some pilot agent solves): every
+forecast at M (members, sub-pilots, point and both interval ends) is raised to
+at least the observed coverage of the agents it was fitted on.
 
-**Scale.** s(m) = the standard deviation (ddof 0) of the members' forecasts at
-m (model uncertainty), at least 1/N (one task).
+**Point.** c(m) = (f_BB(m) + f_ZI(m)) / 2.
 
-**Within-pilot conformal multiplier, matched to the extrapolation ratio.** The
-pilot plays the population: S sub-pilots of j of its agents (every j-subset
-when there are at most :data:`DEFAULT_SUBPILOTS`, else that many distinct
-subsets drawn with ``numpy.random.default_rng(seed)``) forecast the pilot's own
-coverage at m = k, C_pilot(k) = S_obs/N, exactly as the pilot forecasts the
-population at M (the same raise to the sub-pilot's observed coverage). For a
-target size m, j = round(k²/m) cut to [2, k − 1], so that the within-pilot
-ratio k/j is as close as the pilot allows to the ratio m/k it must bridge. Each
-sub-pilot gives a studentised score z = |point_sub(k) − S_obs/N| / s_sub(k).
-The multiplier at level L is the split-conformal quantile of the S scores: the
-⌈(S + 1)L⌉-th smallest, or the largest when ⌈(S + 1)L⌉ > S (Vovk et al. 2005;
-Lei et al. 2018, "Distribution-free predictive inference for regression" §2).
+**Sampling error: a delete-d jackknife over the pilot's agents.** S sub-pilots
+of j = max(2, ⌊k/2⌋) of the k agents (every j-subset when there are at most
+:data:`DEFAULT_SUBPILOTS`, else that many distinct subsets drawn with
+``numpy.random.default_rng(seed)``) each refit the beta-binomial; with
+d = k − j, v_J(m) = (j/d) · (1/S) Σ_s (f_s(m) − f̄(m))² (Shao & Wu 1989, "A
+general theory for jackknife variance estimation", Ann. Statist. 17(3); Efron
+& Tibshirani 1993, *An Introduction to the Bootstrap*, §11.7). The pilot is
+drawn without replacement from M agents, so v_J is multiplied by the finite
+population correction (M − k)/(M − 1) (Cochran 1977, *Sampling Techniques*,
+§2.6). Tasks are not resampled: C(m) is defined over the matrix's own N tasks.
 
-**Interval.** point(m) ± q_L(m) · s(m), cut to [0, 1] (and raised at M as
-above). The assumption that carries the within-pilot scores to the population
-is that the studentised error at ratio k/j is about the one at m/k; when k is
-small the ratio cannot be matched (j ≥ 2). ``teams calibrate`` measures whether
-it holds.
+**Model error.** s_M(m) = |f_BB(m) − f_ZI(m)| / 2: half the members'
+disagreement is taken as one standard deviation of the error of the model.
+
+**Interval.** c(m) ± z_(1+L)/2 · √(v_J(m) · (M − k)/(M − 1) + s_M(m)²), cut to
+[0, 1] (and raised at M as above).
+
+The members and the factor 1/2 were chosen on held-out pilots of a
+development seed and confirmed with ``teams calibrate`` on another seed
+(docs/teams.md gives the measured coverage and where it misses).
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from itertools import combinations
+from statistics import NormalDist
 
 import numpy as np
 import numpy.typing as npt
@@ -48,16 +54,20 @@ IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 
 NAME = "pilot_calibrated"
-DEFAULT_MEMBERS = ("beta_binomial", "rasch", "incidence")
-DEFAULT_SUBPILOTS = 30
+DEFAULT_MEMBERS = ("beta_binomial", "zero_inflated_beta_binomial")
+#: the member refitted on every sub-pilot (cheap and closed-form) for the jackknife
+JACKKNIFE_MEMBER = "beta_binomial"
+DEFAULT_SUBPILOTS = 20
 DEFAULT_LEVELS = (0.5, 0.8, 0.95)
+#: one standard deviation of model error = this share of the members' disagreement
+MODEL_ERROR_SHARE = 0.5
 
 
-def subpilot_size(k: int, m: int) -> int:
-    """j = round(k²/m) cut to [2, k − 1]: sub-pilots of j extrapolate to k by about m/k."""
+def subpilot_size(k: int) -> int:
+    """j = max(2, ⌊k/2⌋) agents per jackknife sub-pilot (needs k ≥ 3, so that d = k − j ≥ 1)."""
     if k < 3:
         raise ValueError(f"a pilot of {k} agents has no sub-pilot (needs k ≥ 3)")
-    return min(k - 1, max(2, round(k * k / m)))
+    return max(2, k // 2)
 
 
 def subpilot_indices(k: int, j: int, count: int, seed: int) -> IntArray:
@@ -73,43 +83,80 @@ def subpilot_indices(k: int, j: int, count: int, seed: int) -> IntArray:
     return np.asarray(sorted(chosen), dtype=np.int64)
 
 
-def member_curves(pilots: BoolArray, sizes: Sequence[int],
-                  members: Sequence[str] = DEFAULT_MEMBERS) -> FloatArray:
-    """Each member's forecast for a P × k × N stack: members × P × sizes."""
-    return np.stack([get(name).fit(pilots).curve(list(sizes)) for name in members])
-
-
-def combine(curves: FloatArray, n_tasks: int) -> tuple[FloatArray, FloatArray]:
-    """Mean of the members' curves (axis 0) and their spread (std, at least 1/N)."""
-    point: FloatArray = curves.mean(axis=0)
-    spread: FloatArray = np.maximum(curves.std(axis=0), 1.0 / n_tasks)
-    return point, spread
-
-
 def observed_coverage(pilots: BoolArray) -> FloatArray:
     """S_obs/N: the share of tasks some agent of each pilot solves (shape: batch)."""
     shares: FloatArray = pilots.any(axis=-2).mean(axis=-1)
     return shares
 
 
-def conformal_quantile(scores: FloatArray, level: float) -> float:
-    """The ⌈(S + 1)L⌉-th smallest of S scores, or the largest when that exceeds S."""
-    ordered = np.sort(scores)
-    rank = math.ceil((ordered.size + 1) * level - 1e-9)
-    return float(ordered[min(rank, ordered.size) - 1])
+def raised_curves(pilots: BoolArray, name: str, sizes: IntArray,
+                  population_size: int) -> FloatArray:
+    """A member's C(m) for a batch of pilots (batch × sizes), at M raised to S_obs/N."""
+    curves = np.asarray(get(name).fit(pilots).curve(sizes), dtype=np.float64)
+    floor = np.where(sizes == population_size, observed_coverage(pilots)[..., None], 0.0)
+    raised: FloatArray = np.maximum(curves, floor)
+    return raised
 
 
-def within_pilot_scores(pilot: BoolArray, j: int, members: Sequence[str] = DEFAULT_MEMBERS,
-                        subpilots: int = DEFAULT_SUBPILOTS, seed: int = 0) -> FloatArray:
-    """Studentised scores of sub-pilots of j agents forecasting the pilot (module docstring)."""
-    k, n_tasks = pilot.shape
-    stack = pilot[subpilot_indices(k, j, subpilots, seed)]
-    observed = observed_coverage(stack)
-    curves = np.maximum(member_curves(stack, [k], members)[:, :, 0], observed[None, :])
-    target = float(observed_coverage(pilot))
-    point, spread = combine(curves, n_tasks)
-    scores: FloatArray = np.abs(point - target) / spread
-    return scores
+def jackknife_variance(subpilot_curves: FloatArray, k: int, j: int) -> FloatArray:
+    """Delete-d jackknife: (j/d) · mean over sub-pilots (axis −2) of (f_s − f̄)², d = k − j."""
+    spread: FloatArray = subpilot_curves.var(axis=-2)
+    variance: FloatArray = (j / (k - j)) * spread
+    return variance
+
+
+def finite_population_correction(k: int, population_size: int) -> float:
+    """(M − k)/(M − 1): the variance share left when k of M agents are drawn without
+    replacement (1 for a population of one)."""
+    if population_size <= 1:
+        return 1.0
+    return (population_size - k) / (population_size - 1)
+
+
+def normal_quantile(level: float) -> float:
+    """z_(1+L)/2, the two-sided standard normal quantile of a central level-L interval."""
+    return NormalDist().inv_cdf(0.5 + level / 2.0)
+
+
+def pilot_calibrated_forecasts(
+    pilots: BoolArray,
+    population_size: int,
+    sizes: Sequence[int],
+    seeds: Sequence[int],
+    *,
+    levels: Sequence[float] = DEFAULT_LEVELS,
+    subpilots: int = DEFAULT_SUBPILOTS,
+) -> list[IntervalForecast]:
+    """The forecast (module docstring) of each pilot of a P × k × N stack, pilot p seeded by
+    ``seeds[p]``; the members and sub-pilots of all pilots are fitted as one batch."""
+    count, k, _ = pilots.shape
+    if any(not 0 < m <= population_size for m in sizes) or k > population_size:
+        raise ValueError(f"team sizes and the pilot must lie within the population of "
+                         f"{population_size}")
+    if len(seeds) != count:
+        raise ValueError("one seed per pilot is needed")
+    size_array = np.asarray(sizes, dtype=np.int64)
+    members = np.stack([raised_curves(pilots, name, size_array, population_size)
+                        for name in DEFAULT_MEMBERS])  # members × P × sizes
+    j = subpilot_size(k)
+    chosen = np.stack([subpilot_indices(k, j, subpilots, seed) for seed in seeds])  # P × S × j
+    stack = pilots[np.arange(count)[:, None, None], chosen]  # P × S × j × N
+    jackknife = raised_curves(stack, JACKKNIFE_MEMBER, size_array, population_size)
+    scale = np.sqrt(jackknife_variance(jackknife, k, j)
+                    * finite_population_correction(k, population_size)
+                    + (MODEL_ERROR_SHARE * (members.max(axis=0) - members.min(axis=0))) ** 2)
+    centre = members.mean(axis=0)
+    floor = np.where(size_array == population_size, observed_coverage(pilots)[:, None], 0.0)
+    forecasts = []
+    for p in range(count):
+        lower: dict[float, FloatArray] = {}
+        upper: dict[float, FloatArray] = {}
+        for level in levels:
+            half = normal_quantile(level) * scale[p]
+            lower[level] = np.clip(np.maximum(centre[p] - half, floor[p]), 0.0, 1.0)
+            upper[level] = np.clip(np.maximum(centre[p] + half, floor[p]), 0.0, 1.0)
+        forecasts.append(IntervalForecast(size_array, centre[p], lower, upper))
+    return forecasts
 
 
 def pilot_calibrated_forecast(
@@ -118,26 +165,9 @@ def pilot_calibrated_forecast(
     sizes: Sequence[int],
     *,
     levels: Sequence[float] = DEFAULT_LEVELS,
-    members: Sequence[str] = DEFAULT_MEMBERS,
     subpilots: int = DEFAULT_SUBPILOTS,
     seed: int = 0,
 ) -> IntervalForecast:
-    """The ensemble's C(m) with within-pilot conformal intervals (module docstring)."""
-    k, n_tasks = pilot.shape
-    if any(not 0 < m <= population_size for m in sizes) or k > population_size:
-        raise ValueError(f"team sizes and the pilot must lie within the population of "
-                         f"{population_size}")
-    size_array = np.asarray(sizes, dtype=np.int64)
-    scores = {j: within_pilot_scores(pilot, j, members, subpilots, seed)
-              for j in sorted({subpilot_size(k, int(m)) for m in sizes})}
-    matched = [scores[subpilot_size(k, int(m))] for m in sizes]
-    point, spread = combine(member_curves(pilot[None], list(sizes), members)[:, 0], n_tasks)
-    floor = np.where(size_array == population_size, float(observed_coverage(pilot)), 0.0)
-    centre = np.maximum(point, floor)
-    lower: dict[float, FloatArray] = {}
-    upper: dict[float, FloatArray] = {}
-    for level in levels:
-        half = np.array([conformal_quantile(s, level) for s in matched]) * spread
-        lower[level] = np.clip(np.maximum(centre - half, floor), 0.0, 1.0)
-        upper[level] = np.clip(np.maximum(centre + half, floor), 0.0, 1.0)
-    return IntervalForecast(size_array, centre, lower, upper)
+    """The forecast of one k × N pilot (module docstring)."""
+    return pilot_calibrated_forecasts(pilot[None], population_size, sizes, [seed],
+                                      levels=levels, subpilots=subpilots)[0]

@@ -16,7 +16,8 @@
   file (``samples_<task>_<date>.jsonl``) or a folder holding them
   (:mod:`foreseen.teams.sources.lm_eval_samples`); sniffed from the suffix or the
   folder's files, or declared with ``file_format="inspect"|"lm-eval"``;
-* :func:`builtin_splits` — the shipped ``lite.csv`` and ``verified.csv``.
+* :func:`builtin_splits` — the shipped ``lite.csv``, ``verified.csv`` and
+  ``multimodal.csv`` (by default the first two, the splits of the E046 record).
 
 Parse rules are spec ``teams.md`` §2.
 """
@@ -40,6 +41,7 @@ from foreseen.teams.sources.wide_csv import load_matrix_csv
 
 __all__ = [
     "BUILTIN_SPLITS",
+    "DEFAULT_SPLITS",
     "FILE_FORMATS",
     "builtin_splits",
     "load_experiments_split",
@@ -47,7 +49,9 @@ __all__ = [
     "load_source",
 ]
 
-BUILTIN_SPLITS = ("lite", "verified")
+BUILTIN_SPLITS = ("lite", "verified", "multimodal")
+#: the splits a teams command reads when given no SOURCE (those of the E046 record)
+DEFAULT_SPLITS = ("lite", "verified")
 _BUILTIN_PACKAGE = "foreseen"
 _BUILTIN_FOLDER = ("data", "swebench")
 FILE_FORMATS = ("wide", "long", "inspect", "lm-eval")
@@ -241,15 +245,21 @@ def _load_existing(path: Path, split: str | None, file_format: str | None,
     return _load_submissions_directory(path, split)
 
 
-def builtin_splits() -> list[OutcomeMatrix]:
-    """The shipped SWE-bench matrices ``lite`` (84 × 300) and ``verified`` (134 × 500).
+def builtin_splits(splits: Sequence[str] = DEFAULT_SPLITS) -> list[OutcomeMatrix]:
+    """The shipped SWE-bench matrices named in ``splits``, in that order.
 
-    Their ``source`` is the package-relative name (``foreseen/data/swebench/lite.csv``)
-    so that records do not depend on where the package is installed.
+    Shipped: ``lite`` (84 × 300), ``verified`` (134 × 500) and ``multimodal``
+    (12 × 510); the default is lite and verified. Their ``source`` is the
+    package-relative name (``foreseen/data/swebench/lite.csv``) so that records do
+    not depend on where the package is installed.
     """
+    unknown = [split for split in splits if split not in BUILTIN_SPLITS]
+    if unknown:
+        raise ConfigError(f"unknown built-in split {unknown[0]!r} (known: "
+                          f"{', '.join(BUILTIN_SPLITS)})")
     folder = resources.files(_BUILTIN_PACKAGE).joinpath(*_BUILTIN_FOLDER)
     matrices = []
-    for split in BUILTIN_SPLITS:
+    for split in splits:
         resource = folder.joinpath(f"{split}.csv")
         label = "/".join((_BUILTIN_PACKAGE, *_BUILTIN_FOLDER, f"{split}.csv"))
         with resources.as_file(resource) as file:
