@@ -73,7 +73,7 @@ from foreseen.credit.plan.freeze_checks import FIELD as FREEZE_CHECKS
 from foreseen.credit.plan.freeze_checks import run_freeze_checks
 from foreseen.credit.plan.outcome_file import read_outcomes as read_outcomes
 from foreseen.credit.plan.outcome_file import write_outcomes as write_outcomes
-from foreseen.credit.plan.plan_file import check_plan_types
+from foreseen.credit.plan.plan_file import PlanSlot, check_plan_types
 from foreseen.credit.plan.rendered_prompts import RenderedPrompt
 from foreseen.credit.plan.renderers import CACHE_FIRST, ContextRenderer, renderer
 from foreseen.credit.plan.scopes import base_study, check_scopes, states_of
@@ -170,8 +170,9 @@ class FrozenPlan:
         return Study.from_json(self.body["study"])
 
     @property
-    def slots(self) -> list[dict[str, Any]]:
-        return [dict(slot) for slot in self.body["slots"]]
+    def slots(self) -> list[PlanSlot]:
+        """The plan's call slots, in plan order (slot id)."""
+        return [PlanSlot.from_json(slot) for slot in self.body["slots"]]
 
     @property
     def parent(self) -> str | None:
@@ -319,8 +320,10 @@ def build_slots(study: Study, explanations: Mapping[str, Mapping[str, Explanatio
                  signals: Mapping[tuple[str, str], float] | None = None,
                  scopes: Mapping[str, Sequence[str]] | None = None,
                  rendered_prompts: list[RenderedPrompt] | None = None
-                 ) -> list[dict[str, Any]]:
-    slots: list[dict[str, Any]] = []
+                 ) -> list[PlanSlot]:
+    """One slot per explainer × state × context × repeat of ``design``, sorted by slot id;
+    each rendered prompt (repeat 1) is appended to ``rendered_prompts``."""
+    slots: list[PlanSlot] = []
     for explainer in sorted(design, key=lambda e: "" if e is None else e):
         by_state = explanations.get(explainer, {}) if explainer is not None else {}
         for state in states_of(study, explainer, scopes or {}):
@@ -337,20 +340,13 @@ def build_slots(study: Study, explanations: Mapping[str, Mapping[str, Explanatio
                         getattr(rendered, "added", None)))
                 for repeat in range(1, repeats + 1):
                     sid = slot_id(explainer, state.id, cid, repeat)
-                    slots.append({
-                        "slot_id": sid,
-                        "explainer": explainer,
-                        "state_id": state.id,
-                        "context_id": cid,
-                        "repeat": repeat,
-                        "donor_state_id": rendered.donor_state_id,
-                        "delivered": rendered.delivered,
-                        "signal": signal,
-                        "prompt_sha256": sha256_text(rendered.prompt),
-                        "forecaster_sha256": forecaster_sha256,
-                        "seed": slot_seed(seed, sid),
-                    })
-    slots.sort(key=lambda s: s["slot_id"])
+                    slots.append(PlanSlot(
+                        slot_id=sid, explainer=explainer, state_id=state.id, context_id=cid,
+                        repeat=repeat, donor_state_id=rendered.donor_state_id,
+                        delivered=rendered.delivered, signal=signal,
+                        prompt_sha256=sha256_text(rendered.prompt),
+                        forecaster_sha256=forecaster_sha256, seed=slot_seed(seed, sid)))
+    slots.sort(key=lambda s: s.slot_id)
     return slots
 
 
@@ -472,7 +468,7 @@ def freeze_plan(
             study, followups, explanations, donors, contexts, sha256_json(forecaster_json),
             seed, lambda sid: slot_seed(seed, sid), analysis, base_study(study, scoped), prompts,
             outcomes_path)
-        slots = sorted([*slots, *more], key=lambda s: s["slot_id"])
+        slots = sorted([*slots, *more], key=lambda s: s.slot_id)
     checks = run_freeze_checks(study, prompts, outcomes_path)
     modules = ANALYSIS_MODULES
     body: dict[str, Any] = {
@@ -499,7 +495,7 @@ def freeze_plan(
         "parent": parent,
         "post_outcome": post_outcome,
         "amendments": [dict(a) for a in amendments],
-        "slots": slots,
+        "slots": [slot.to_json() for slot in slots],
     }
     if scoped:
         body["scopes"] = scoped
@@ -507,7 +503,7 @@ def freeze_plan(
         body[COMMITTED_FILES] = dict(sorted(committed_files.items()))
     if followup_block is not None:
         body["followups"] = followup_block
-    body[FREEZE_CHECKS] = checks
+    body[FREEZE_CHECKS] = checks.to_json()
     return FrozenPlan(body, plan_id_of(body))
 
 

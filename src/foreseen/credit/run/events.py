@@ -37,12 +37,12 @@ A slot's **terminal** event is ``call_completed`` with ``valid: true`` or
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from foreseen.core.ledger import LedgerEvent
 from foreseen.core.schema import OPTIONAL, SchemaError, from_json, to_json
+from foreseen.credit.plan.plan_file import PlanSlot
 
 EVENTS_FORMAT = "foreseen.credit.events/1"
 
@@ -60,10 +60,10 @@ class SlotIdentity:
     signal: float | None
 
     @staticmethod
-    def of(slot: Mapping[str, Any]) -> SlotIdentity:
-        return SlotIdentity(str(slot["slot_id"]), slot.get("explainer"), str(slot["state_id"]),
-                            str(slot["context_id"]), int(slot["repeat"]),
-                            slot.get("delivered"), slot.get("signal"))
+    def of(slot: PlanSlot) -> SlotIdentity:
+        """The identity of a plan slot (what every event of the slot repeats)."""
+        return SlotIdentity(slot.slot_id, slot.explainer, slot.state_id, slot.context_id,
+                            slot.repeat, slot.delivered, slot.signal)
 
     def fields(self) -> dict[str, Any]:
         """The identity's fields (to start a slot event: ``CallCompleted(**id.fields(), …)``)."""
