@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from foreseen.core.digest import sha256_file, sha256_text, write_text_atomic
 from foreseen.core.errors import IntegrityError, SourceError, UserInputError
@@ -212,7 +212,10 @@ def _latency_summary(latencies: Sequence[float]) -> LatencySummary:
                           max_s=max(latencies))
 
 
-def _plan_block(cls: type[Any], value: Any, what: str) -> Any:
+_Block = TypeVar("_Block")
+
+
+def _plan_block(cls: type[_Block], value: object, what: str) -> _Block:
     """A plan body's block read as its report type (free-form parts as plain JSON values)."""
     try:
         return from_json(cls, to_json(value), what)
@@ -222,7 +225,7 @@ def _plan_block(cls: type[Any], value: Any, what: str) -> Any:
 
 def _amendment(value: Mapping[str, Any], index: int, post_hoc: bool) -> Amendment:
     """The report's block of a plan amendment (its ``previous`` values stay in the plan)."""
-    amendment: Amendment = _plan_block(
+    amendment = _plan_block(
         Amendment, {k: v for k, v in value.items() if k in ("parent", "reason", "changed")},
         f"plan.amendments[{index}]")
     return replace(amendment, post_hoc=True) if post_hoc else amendment
