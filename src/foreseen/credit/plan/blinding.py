@@ -48,9 +48,8 @@ renderer, or an explanation, that slipped through.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from foreseen.core.errors import IntegrityError
 from foreseen.credit.cards.extraction import extract_card
@@ -184,7 +183,9 @@ def blind_text(text: str, study: Study, origin: State, receiver: State, *,
 
 
 def _blind_spans(spans: Mapping[str, tuple[Span, ...]], source: str,
-                 rewrite: Any) -> dict[str, tuple[Span, ...]]:
+                 rewrite: Callable[[str], str]) -> dict[str, tuple[Span, ...]]:
+    """Slot → the spans still found verbatim in ``source`` once a text slot's span is
+    rewritten (``rewrite``); a slot with none left is dropped."""
     result: dict[str, tuple[Span, ...]] = {}
     for slot, slot_spans in spans.items():
         kept = []

@@ -92,18 +92,31 @@ def arm_variants_identical(itt: ArmMetrics, valid_only: ArmMetrics) -> bool:
     return itt == valid_only
 
 
-def contrasts_by_role(report: CreditAnalysis, rows: Sequence[ContrastRow]
-                      ) -> dict[str, list[ContrastRow]]:
-    """``rows`` split by their explainer's role (``primary``, ``control``, ``other``).
+@dataclass(frozen=True, slots=True)
+class RoleContrasts:
+    """Contrast rows split by their explainer's declared role, each part in input order."""
+
+    primary: tuple[ContrastRow, ...]
+    control: tuple[ContrastRow, ...]
+    other: tuple[ContrastRow, ...]
+
+
+def contrasts_by_role(report: CreditAnalysis, rows: Sequence[ContrastRow]) -> RoleContrasts:
+    """``rows`` split by their explainer's role (``primary``, ``control``, anything else
+    ``other``).
 
     Without declared roles (``explainer_roles`` null) every row is primary, as
     reports always were.
     """
     roles = report.explainer_roles
-    split: dict[str, list[ContrastRow]] = {"primary": [], "control": [], "other": []}
-    for row in rows:
-        split["primary" if roles is None else roles.get(row.explainer, "other")].append(row)
-    return split
+    if roles is None:
+        return RoleContrasts(tuple(rows), (), ())
+    role_of = [roles.get(row.explainer, "other") for row in rows]
+    return RoleContrasts(
+        primary=tuple(row for row, role in zip(rows, role_of, strict=True) if role == "primary"),
+        control=tuple(row for row, role in zip(rows, role_of, strict=True) if role == "control"),
+        other=tuple(row for row, role in zip(rows, role_of, strict=True)
+                    if role not in ("primary", "control")))
 
 
 def primary_losses(report: CreditAnalysis) -> tuple[str, ...]:
