@@ -128,6 +128,7 @@ class FollowupDesign:
         return QUESTION.format(definition=self.definition, threshold=f"{self.threshold:g}")
 
     def to_json(self) -> dict[str, Any]:
+        """The JSON object frozen in the plan's ``followups`` block."""
         body: dict[str, Any] = {"definition": self.definition, "share": self.share,
                                 "threshold": self.threshold}
         if self.seed is not None:

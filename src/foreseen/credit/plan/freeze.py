@@ -120,6 +120,7 @@ class ExecutionConfig:
     answer_rules: AnswerRules = field(default_factory=AnswerRules)
 
     def to_json(self) -> dict[str, Any]:
+        """The JSON object frozen in the plan's ``execution`` block."""
         return {"concurrency": self.concurrency, "max_attempts": self.max_attempts,
                 "backoff_base_s": self.backoff_base_s, "backoff_max_s": self.backoff_max_s,
                 "breaker_consecutive": self.breaker_consecutive,
@@ -155,6 +156,7 @@ class ForecasterSpec:
     options: Mapping[str, Any]
 
     def to_json(self) -> dict[str, Any]:
+        """The JSON object frozen in the plan's ``forecaster`` block (with its configuration)."""
         return {"factory": self.factory, "options": dict(self.options)}
 
 
@@ -229,7 +231,9 @@ def library_versions(distributions: Sequence[str]) -> dict[str, str]:
 def outcome_execution_commitment(modules: Sequence[str], inputs: Mapping[str, Any],
                                  libraries: Sequence[str] = ()) -> dict[str, Any]:
     """A prospective plan's commitment: the digest of ``modules``, the execution's inputs
-    and the installed versions of the third-party ``libraries`` the execution runs."""
+    and the installed versions of the third-party ``libraries`` the execution runs — the
+    JSON object a study folder's design.json and the plan's ``outcome_commitment`` hold
+    (:class:`~foreseen.credit.plan.plan_file.OutcomeExecutionCommitment`)."""
     if not modules:
         raise ConfigError("plan: an outcome-execution commitment needs its code modules")
     try:
@@ -351,6 +355,8 @@ def build_slots(study: Study, explanations: Mapping[str, Mapping[str, Explanatio
 
 
 def _outcome_commitment(outcomes_path: str | os.PathLike[str]) -> dict[str, Any]:
+    """A sealed-file plan's ``outcome_commitment`` JSON object
+    (:class:`~foreseen.credit.plan.plan_file.SealedFileCommitment`)."""
     path = Path(outcomes_path)
     require_file(path, "sealed outcome file")
     protect_input(path)

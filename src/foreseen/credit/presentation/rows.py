@@ -29,6 +29,7 @@ class MergedRow:
 
 
 def _without_variant(row: ContrastRow) -> dict[str, object]:
+    """The row's report JSON object without its ``variant`` (to compare two variants)."""
     data = to_json(row)
     if not isinstance(data, dict):
         raise TypeError("a contrast row is written as a JSON object")

@@ -59,6 +59,7 @@ class FollowupAnswer:
     reason: str | None = None
 
     def to_json(self) -> dict[str, Any]:
+        """The JSON object a ledger event records as the slot's answer."""
         return {"effect_change": self.effect_change, "valid": self.valid,
                 "reason": self.reason}
 
