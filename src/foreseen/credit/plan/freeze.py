@@ -73,7 +73,13 @@ from foreseen.credit.plan.freeze_checks import FIELD as FREEZE_CHECKS
 from foreseen.credit.plan.freeze_checks import run_freeze_checks
 from foreseen.credit.plan.outcome_file import read_outcomes as read_outcomes
 from foreseen.credit.plan.outcome_file import write_outcomes as write_outcomes
-from foreseen.credit.plan.plan_file import PlanSlot, check_plan_types
+from foreseen.credit.plan.plan_file import (
+    OutcomeExecutionCommitment,
+    PlanSlot,
+    SealedFileCommitment,
+    check_plan_types,
+    read_outcome_commitment,
+)
 from foreseen.credit.plan.rendered_prompts import RenderedPrompt
 from foreseen.credit.plan.renderers import CACHE_FIRST, ContextRenderer, renderer
 from foreseen.credit.plan.scopes import base_study, check_scopes, states_of
@@ -207,6 +213,11 @@ class FrozenPlan:
                 for name, ids in dict(self.body.get("scopes") or {}).items()}
 
     @property
+    def outcome_commitment(self) -> SealedFileCommitment | OutcomeExecutionCommitment:
+        """What the plan commits its outcomes to (module docstring)."""
+        return read_outcome_commitment(self.body["outcome_commitment"])
+
+    @property
     def prospective(self) -> bool:
         """True when the plan commits to outcome execution (no outcome existed at freezing).
 
@@ -253,20 +264,20 @@ def check_outcome_code(plan: FrozenPlan, *, libraries: bool = False) -> str:
     since — and, with ``libraries`` (before executing the outcomes), if a committed
     library version differs from the installed one. Outcomes already executed are
     not re-checked against the libraries: upgrading one afterwards changes nothing."""
-    commitment = plan.body["outcome_commitment"]
-    if commitment.get("kind") != OUTCOME_EXECUTION:
+    commitment = plan.outcome_commitment
+    if not isinstance(commitment, OutcomeExecutionCommitment):
         raise UserInputError("plan: not a prospective plan (its outcomes are a sealed file)")
     try:
-        now = code_digest(commitment["modules"])
+        now = code_digest(commitment.modules)
     except ValueError:
         raise IntegrityError("outcome-execution code module missing; the plan's commitment"
                              " cannot be checked") from None
-    expected = str(commitment["code_sha256"])
+    expected = commitment.code_sha256
     if now != expected:
         raise IntegrityError(
             f"outcome-execution code changed since the plan was frozen (sha256 {now[:12]}…,"
             f" plan commits to {expected[:12]}…)")
-    committed = commitment.get("libraries", {}) if libraries else {}
+    committed = (commitment.libraries or {}) if libraries else {}
     for name, version in sorted(committed.items()):
         try:
             installed = metadata.version(name)

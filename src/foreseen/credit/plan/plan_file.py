@@ -92,6 +92,21 @@ class OutcomeExecutionCommitment:
     libraries: dict[str, str] | None = field(default=None, metadata=OPTIONAL)
 
 
+def read_outcome_commitment(obj: Mapping[str, Any]
+                            ) -> SealedFileCommitment | OutcomeExecutionCommitment:
+    """A plan body's ``outcome_commitment`` as its type: kind ``outcome_execution`` is a
+    prospective plan's, anything else a sealed file's (its types were checked when the
+    plan was loaded, :func:`check_plan_types`)."""
+    if obj.get("kind") != "outcome_execution":
+        return SealedFileCommitment(str(obj["sha256"]))
+    libraries = obj.get("libraries")
+    return OutcomeExecutionCommitment(
+        kind="outcome_execution", code_sha256=str(obj["code_sha256"]),
+        modules=[str(module) for module in obj["modules"]], inputs=dict(obj["inputs"]),
+        libraries=None if libraries is None else {
+            str(name): str(version) for name, version in dict(libraries).items()})
+
+
 @dataclass(frozen=True)
 class PlanSignals:
     """A known-signal child plan's signals (source donor map, names, noise)."""
