@@ -37,8 +37,6 @@ TEXT_SLOTS: tuple[str, ...] = ("observable", "regime", "falsification", "counter
 
 
 def _require(obj: Mapping[str, Any], key: str, what: str) -> Any:
-    """The JSON value of ``obj[key]`` (a JSON document being read into an entity), or a
-    one-line UserInputError naming the missing field."""
     if not isinstance(obj, Mapping):
         raise UserInputError(f"{what}: expected a JSON object, got {type(obj).__name__}")
     if key not in obj:
