@@ -51,7 +51,7 @@ def main() -> None:
     print(f"Extraction on {len(notes)} hand-labelled notes ({FIXTURE.name})\n")
     print(format_table(score_notes(notes)))
 
-    texts = [str(n["text"]) for n in notes]
+    texts = [n.text for n in notes]
     cards = [extract_card(t) for t in texts]
     rendered = [render_card(c) for c in cards]
     study = make_study(n_tasks=6, seeds=2)

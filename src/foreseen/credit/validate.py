@@ -195,12 +195,16 @@ def unknown_references(study: Any) -> Iterator[Problem]:
 
 
 def _explainers(explanations: Any) -> dict[str, dict[str, Any]]:
+    """Explainer → its JSON object in explanations.json (the parsed, unvalidated document;
+    anything that is not an object is left to the file's own rules)."""
     if not isinstance(explanations, dict):
         return {}
     return {str(k): v for k, v in explanations.items() if isinstance(v, dict)}
 
 
 def _scopes(design: Any) -> dict[str, list[str]]:
+    """Explainer → scoped state ids from design.json's ``scopes`` (the parsed, unvalidated
+    document; malformed entries are left to the file's own rules)."""
     scopes = design.get("scopes") if isinstance(design, dict) else None
     if not isinstance(scopes, dict):
         return {}

@@ -42,9 +42,9 @@ def test_declared_roles_keep_the_controls_out_of_the_primary_contrasts() -> None
                                       "plain_note": "primary"}
     itt = [r for r in report.contrasts if r.loss == "point_mae" and r.variant == "itt"]
     split = contrasts_by_role(report, itt)
-    assert {r.explainer for r in split["primary"]} == {"plain_note"}
-    assert {r.explainer for r in split["control"]} == {"mechanism", "placebo"}
-    assert len(split["primary"]) + len(split["control"]) == len(itt) and not split["other"]
+    assert {r.explainer for r in split.primary} == {"plain_note"}
+    assert {r.explainer for r in split.control} == {"mechanism", "placebo"}
+    assert len(split.primary) + len(split.control) == len(itt) and not split.other
     markdown = render_markdown(report)
     primary = _section(markdown, "Primary contrasts")
     assert "| plain_note |" in primary

@@ -148,7 +148,7 @@ def test_a_full_run_stays_under_its_bounds_and_no_answer_is_cut(api: str,
         backend = build_backend(plan)
         ledger = tmp_path / "ledger.jsonl"
         summary = asyncio.run(run_plan_async(plan, ledger, build_backend(plan)))
-    requests = {slot["slot_id"]: request for slot, request in build_requests(plan)}
+    requests = {slot.slot_id: request for slot, request in build_requests(plan)}
     completed = [e for e in read_ledger(ledger) if e.type == "call_completed"]
     assert len(completed) == len(requests) == summary.completed_valid == 200
     for event in completed:

@@ -303,7 +303,7 @@ def test_thousand_slots_with_twenty_percent_faults(api: str, tmp_path: Path,
 
     slots = plan.slots
     assert len(slots) == 1000
-    expected = {s["slot_id"]: _expected(s["slot_id"], seed, attempts_max, dead_rate)
+    expected = {s.slot_id: _expected(s.slot_id, seed, attempts_max, dead_rate)
                 for s in slots}
     kinds = Counter(fault for _, _, fault, _ in server_log)
     faulty = sum(n for kind, n in kinds.items() if kind != "none")
@@ -322,9 +322,9 @@ def test_thousand_slots_with_twenty_percent_faults(api: str, tmp_path: Path,
     # exact integrity per context, and the reason of every fallback
     valid_by_context: Counter[str] = Counter()
     expected_by_context: Counter[str] = Counter()
-    by_id = {s["slot_id"]: s for s in slots}
+    by_id = {s.slot_id: s for s in slots}
     for sid, (outcome, _, _) in expected.items():
-        context = by_id[sid]["context_id"]
+        context = by_id[sid].context_id
         expected_by_context[context] += outcome == "valid"
         event = terminal[sid]
         if outcome == "valid":
@@ -369,7 +369,7 @@ def test_a_rejected_request_stops_the_run_and_spends_nothing(api: str, tmp_path:
     scrubbed words are in the ledger, and the same plan resumes once the server accepts."""
     with FakeLLMServer(key=KEY) as server:
         plan = http_plan(tmp_path, api, server.base_url, n_tasks=2, concurrency=1)
-        bad = plan.slots[3]["slot_id"]
+        bad = plan.slots[3].slot_id
         server.scripted[bad] = "fault:http_400_error_body"
         ledger = tmp_path / "ledger.jsonl"
         with pytest.raises(RequestRejected) as caught:
@@ -394,7 +394,7 @@ def test_a_slot_waiting_to_retry_makes_no_call_after_a_rejection(tmp_path: Path)
     no further attempt, gets no terminal event (it resumes later) and is not halted."""
     with FakeLLMServer(key=KEY) as server:
         plan = http_plan(tmp_path, "openai", server.base_url, n_tasks=2, concurrency=2)
-        waiting, bad = plan.slots[0]["slot_id"], plan.slots[1]["slot_id"]
+        waiting, bad = plan.slots[0].slot_id, plan.slots[1].slot_id
         server.scripted[waiting] = "fault:http_429"
         server.scripted[bad] = "fault:http_400_error_body"
         ledger = tmp_path / "ledger.jsonl"

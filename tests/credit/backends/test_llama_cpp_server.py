@@ -159,7 +159,7 @@ def test_a_small_plan_runs_end_to_end_in_the_mode_the_probe_chose(
     summary = asyncio.run(run_plan_async(plan, ledger, build_backend(plan)))
     events = read_ledger(ledger)
     terminal = terminal_slots(events)  # raises on a slot with two terminal events
-    assert sorted(terminal) == sorted(s["slot_id"] for s in plan.slots)
+    assert sorted(terminal) == sorted(s.slot_id for s in plan.slots)
     assert summary.complete and summary.completed_valid + summary.fallbacks == len(plan.slots)
     completed = [e for e in events if e.type == "call_completed"]
     assert len(completed) == len(plan.slots)  # every answer arrived once, none re-asked

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import inspect
+import json
+from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from foreseen.core.errors import UserInputError
 from foreseen.credit.cards.extraction import extract_card
 from foreseen.credit.cards.render import slot_values
-from foreseen.credit.cards.scoring import load_gold, score_notes
+from foreseen.credit.cards.scoring import GoldNote, load_gold, score_notes
 from foreseen.credit.model import SLOT_NAMES, Target
 
 from support.paths import FIXTURES
@@ -27,32 +31,32 @@ OVERALL_RECALL_FLOOR = 0.90
 
 
 @pytest.fixture(scope="module")
-def notes() -> list[dict[str, object]]:
+def notes() -> list[GoldNote]:
     return load_gold(FIXTURE)
 
 
-def test_fixture_is_rich_enough(notes: list[dict[str, object]]) -> None:
+def test_fixture_is_rich_enough(notes: list[GoldNote]) -> None:
     assert len(notes) >= 30
-    texts = [str(n["text"]) for n in notes]
+    texts = [n.text for n in notes]
     # code-point offsets differ from UTF-16 and UTF-8 offsets in some notes
     assert any(len(t.encode("utf-16-le")) // 2 != len(t) for t in texts)
     assert any(len(t.encode("utf-8")) != len(t) for t in texts)
     assert any(ch in t for t in texts for ch in "“”’")
-    gold = [n["gold"] for n in notes]
+    gold = [n.gold for n in notes]
     for slot in SLOT_NAMES:
-        present = sum(g[slot] != "absent" for g in gold)  # type: ignore[index]
+        present = sum(g[slot] != "absent" for g in gold)
         assert 5 <= present < len(notes), slot
 
 
-def test_every_filled_slot_carries_spans_on_the_fixture(notes: list[dict[str, object]]) -> None:
+def test_every_filled_slot_carries_spans_on_the_fixture(notes: list[GoldNote]) -> None:
     for note in notes:
-        text = str(note["text"])
+        text = note.text
         card = extract_card(text)
         assert set(card.evidence_backed_slots(text)) == set(card.filled_slots())
 
 
 def test_fixture_precision_and_recall_meet_the_reported_floors(
-        notes: list[dict[str, object]]) -> None:
+        notes: list[GoldNote]) -> None:
     scores = score_notes(notes)
     for slot, score in scores.items():
         assert score.precision is not None and score.precision >= PRECISION_FLOOR, slot
@@ -61,16 +65,16 @@ def test_fixture_precision_and_recall_meet_the_reported_floors(
     assert correct / sum(s.gold_present for s in scores.values()) >= OVERALL_RECALL_FLOOR
 
 
-def test_scoring_counts_a_wrong_slot_as_an_error(notes: list[dict[str, object]]) -> None:
+def test_scoring_counts_a_wrong_slot_as_an_error(notes: list[GoldNote]) -> None:
     """The scorer itself can fail: corrupting gold values must lower precision."""
     corrupted = []
     for note in notes:
-        gold = dict(note["gold"])  # type: ignore[call-overload]
+        gold = dict(note.gold)
         if gold["direction"] != "absent":
             flipped = {"improve": "worsen", "worsen": "improve", "no_change": "improve"}
             gold["direction"] = {**gold["direction"],
                                  "value": flipped[gold["direction"]["value"]]}
-        corrupted.append({**note, "gold": gold})
+        corrupted.append(replace(note, gold=gold))
     assert score_notes(corrupted)["direction"].correct == 0
 
 
@@ -184,3 +188,20 @@ def test_point_sign_follows_its_own_cue_and_the_metric(text: str, point: float) 
     card = extract_card(text)
     assert card.target is not None and card.target.point == point
     assert all(span.occurs_in(text) for span in card.spans["target"])
+
+
+def _gold_file(tmp_path: Path, span_text: str) -> Path:
+    text = "Scaling should improve accuracy."
+    gold: dict[str, object] = {slot: "absent" for slot in SLOT_NAMES}
+    gold["direction"] = {"span": {"start": 15, "end": 22, "text": span_text},
+                         "value": "improve"}
+    path = tmp_path / "gold.json"
+    path.write_text(json.dumps({"notes": [{"id": "n1", "text": text, "gold": gold}]}))
+    return path
+
+
+def test_a_gold_span_not_verbatim_in_its_note_is_refused(tmp_path: Path) -> None:
+    (note,) = load_gold(_gold_file(tmp_path, "improve"))
+    assert (note.id, note.gold["direction"]["value"]) == ("n1", "improve")
+    with pytest.raises(UserInputError, match="gold n1/direction: span is not verbatim"):
+        load_gold(_gold_file(tmp_path, "improvE"))

@@ -106,7 +106,7 @@ class ClassBackend(Backend):
 def test_a_plan_without_followups_is_unchanged(tmp_path: Path) -> None:
     plan = _freeze(tmp_path, followups=None, sealed_followups={})
     assert "followups" not in plan.body
-    assert all(slot["context_id"] != "followup" for slot in plan.slots)
+    assert all(slot.context_id != "followup" for slot in plan.slots)
     # a plan frozen and shipped before follow-ups existed loads with the same id, which is the
     # id its ledger and report recorded
     shipped = REPO / "examples" / "runs" / "controlled-smollm2-llama-cpp-python-server"
@@ -125,8 +125,8 @@ def test_freeze_adds_one_followup_slot_per_selected_state(tmp_path: Path) -> Non
     assert block["selected"] == list(preselect([s.id for s in study.states], SEED, 0.25))
     assert len(block["selected"]) == 6  # 24 states × 0.25
     assert block["explainer"] == "mechanism" and block["seed"] == SEED
-    followups = [s for s in plan.slots if s["context_id"] == "followup"]
-    assert [s["slot_id"] for s in followups] == [
+    followups = [s for s in plan.slots if s.context_id == "followup"]
+    assert [s.slot_id for s in followups] == [
         followup_slot_id("mechanism", sid) for sid in block["selected"]]
     assert load_plan(tmp_path / "plan.json").plan_id == plan.plan_id
     # the sealed file keeps y and y_f apart

@@ -158,7 +158,7 @@ def test_the_check_passes_the_receiving_state_s_own_values_and_forecasts() -> No
             f"Counterfactual: stronger L2 penalty near {_loss(receiver):.4f}; about"
             f" {_loss(donor):.1f} and 150 rows")
     record = check_blinding(study, [_prompt(card)])
-    assert record["passed"] and record["prompts"] == 1 and record["donor_prompts"] == 1
+    assert record.passed and record.prompts == 1 and record.donor_prompts == 1
 
 
 def test_a_folder_with_blinding_switched_off_is_refused(tmp_path: Path,

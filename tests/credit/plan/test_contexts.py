@@ -396,9 +396,9 @@ def test_crossover_numbers_prompts_pass_blinding_and_are_scanned_for_leaks(
                 for s in study.states]
     checked = [RenderedPrompt(f"plain|{r.state_id}|{r.context_id}|1", "plain", r.state_id,
                               r.donor_state_id, r.prompt, r.added) for r in rendered]
-    assert check_blinding(study, checked)["donor_prompts"] == len(study.states)
+    assert check_blinding(study, checked).donor_prompts == len(study.states)
     far = {s.id: -0.4321 - 0.001 * i for i, s in enumerate(study.states)}
-    assert check_leaks(study, checked, far)["passed"] is True
+    assert check_leaks(study, checked, far).passed is True
     # the donor's card states the receiving state's outcome to five digits: a leak
     receiver = study.states[0]
     donor_id = donors["seed_swap"][receiver.id]
@@ -409,7 +409,7 @@ def test_crossover_numbers_prompts_pass_blinding_and_are_scanned_for_leaks(
     assert "0.012345" in (leaky.added or "")
     leaky_prompt = RenderedPrompt("plain|leaky|1", "plain", receiver.id, donor_id,
                                   leaky.prompt, leaky.added)
-    assert check_leaks(study, [leaky_prompt], far)["passed"] is True
+    assert check_leaks(study, [leaky_prompt], far).passed is True
     with pytest.raises(IntegrityError, match="leak check"):
         check_leaks(study, [leaky_prompt], {**far, receiver.id: 0.012345})
     tampered = [RenderedPrompt(c.slot, c.explainer, c.state_id, c.donor_state_id,

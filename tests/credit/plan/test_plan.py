@@ -44,7 +44,7 @@ def test_freezing_twice_gives_the_same_id(tmp_path: Path) -> None:
 def test_slots_cover_state_context_repeat_with_prompt_digests(tmp_path: Path) -> None:
     plan = make_plan(tmp_path)
     study, _, explanations = spine_support.tiny_study()
-    slots = {s["slot_id"]: s for s in plan.slots}
+    slots = {s.slot_id: s for s in plan.slots}
     expected = set()
     for state in study.states:
         for repeat in (1, 2):
@@ -54,14 +54,14 @@ def test_slots_cover_state_context_repeat_with_prompt_digests(tmp_path: Path) ->
             expected.add(slot_id("placebo", state.id, "matched_card", repeat))
     assert set(slots) == expected
     some = slots[slot_id("mechanism", "t1-reg-s0", "donor_card@other_intervention", 2)]
-    assert some["donor_state_id"] == "t1-feat-s0"
+    assert some.donor_state_id == "t1-feat-s0"
     donors = {"other_intervention": plan.donor_maps()["other_intervention"]}
     rendered = spine_support.render_context(study, study.state("t1-reg-s0"),
                                             "donor_card@other_intervention", "mechanism",
                                             explanations["mechanism"], donors)
-    assert some["prompt_sha256"] == hashlib.sha256(rendered.prompt.encode()).hexdigest()
-    digest = hashlib.sha256(f"7|{some['slot_id']}".encode()).digest()
-    assert some["seed"] == int.from_bytes(digest[:8], "big") == slot_seed(7, some["slot_id"])
+    assert some.prompt_sha256 == hashlib.sha256(rendered.prompt.encode()).hexdigest()
+    digest = hashlib.sha256(f"7|{some.slot_id}".encode()).digest()
+    assert some.seed == int.from_bytes(digest[:8], "big") == slot_seed(7, some.slot_id)
     sealed = (tmp_path / "outcomes.sealed.json").read_bytes()
     assert plan.body["outcome_commitment"]["sha256"] == hashlib.sha256(sealed).hexdigest()
     assert plan.body["parent"] is None and plan.body["post_outcome"] is False
@@ -113,24 +113,24 @@ def test_signal_child_plan_uses_the_other_seed_outcome(tmp_path: Path) -> None:
     child = freeze_signal_plan(plan, tmp_path / "outcomes.sealed.json", noise_sd=0.01)
     assert child.parent == plan.plan_id and child.post_outcome
     assert child.body["outcome_commitment"] == plan.body["outcome_commitment"]
-    by_id = {s["slot_id"]: s for s in child.slots}
-    assert {s["context_id"] for s in child.slots} == {
+    by_id = {s.slot_id: s for s in child.slots}
+    assert {s.context_id for s in child.slots} == {
         "signal@exact", "signal@noisy", "signal@noisy_large", "signal@sign", "signal@placebo"}
     assert child.body["signals"]["large_noise_sd"] == pytest.approx(0.05)
     # seed_swap partner of t2-feat-s0 is t2-feat-s1 (same cell, other seed)
     exact = outcomes["t2-feat-s1"]
-    assert by_id["-|t2-feat-s0|signal@exact|1"]["signal"] == exact
-    assert by_id["-|t2-feat-s0|signal@sign|2"]["signal"] == float(np.sign(exact))
-    noisy = by_id["-|t2-feat-s0|signal@noisy|1"]["signal"]
+    assert by_id["-|t2-feat-s0|signal@exact|1"].signal == exact
+    assert by_id["-|t2-feat-s0|signal@sign|2"].signal == float(np.sign(exact))
+    noisy = by_id["-|t2-feat-s0|signal@noisy|1"].signal
     rng = np.random.default_rng(slot_seed(plan.seed + 1, "t2-feat-s0"))
     draw, large, uniform = rng.normal(), rng.normal(), rng.random()
     assert noisy == pytest.approx(exact + 0.01 * draw, abs=1e-15)
-    assert by_id["-|t2-feat-s0|signal@noisy_large|1"]["signal"] == pytest.approx(
+    assert by_id["-|t2-feat-s0|signal@noisy_large|1"].signal == pytest.approx(
         exact + 5 * 0.01 * large, abs=1e-15)
     # the placebo: the outcome of a state of another task (states sorted by id)
     others = sorted(s.id for s in plan.study.states if s.task_id != "t2")
     placebo = others[int(uniform * len(others))]
-    assert by_id["-|t2-feat-s0|signal@placebo|1"]["signal"] == outcomes[placebo]
+    assert by_id["-|t2-feat-s0|signal@placebo|1"].signal == outcomes[placebo]
     assert plan.study.state(placebo).task_id != "t2"
     write_plan(child, tmp_path / "child.json")
     assert load_plan(tmp_path / "child.json").plan_id == child.plan_id
@@ -147,7 +147,7 @@ def test_a_one_task_study_has_no_placebo_signal(tmp_path: Path) -> None:
         analysis={"bootstrap_b": 200}, outcomes_path=sealed, seed=7,
         contexts_module=spine_support.NAME)
     child = freeze_signal_plan(plan, sealed)
-    assert {s["context_id"] for s in child.slots} == {
+    assert {s.context_id for s in child.slots} == {
         "signal@exact", "signal@noisy", "signal@noisy_large", "signal@sign"}
     with pytest.raises(UserInputError, match="placebo' needs a study with at least two tasks"):
         freeze_signal_plan(plan, sealed, names=("exact", "placebo"))
@@ -165,7 +165,7 @@ def test_slots_carry_the_forecaster_digest(tmp_path: Path) -> None:
     from foreseen.core.digest import sha256_json
 
     plan = make_plan(tmp_path)
-    assert {s["forecaster_sha256"] for s in plan.slots} == {sha256_json(plan.body["forecaster"])}
+    assert {s.forecaster_sha256 for s in plan.slots} == {sha256_json(plan.body["forecaster"])}
 
 
 def test_amendment_may_not_touch_what_determines_the_slots(tmp_path: Path) -> None:

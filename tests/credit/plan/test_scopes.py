@@ -61,16 +61,16 @@ def test_a_scope_changes_no_other_explainer(tmp_path: Path) -> None:
                      tmp_path / "b.json", scopes={"x": scope})
     assert scoped.body["scopes"] == {"x": sorted(scope)} and "scopes" not in plain.body
     assert scoped.donor_maps() == plain.donor_maps()
-    assert [s for s in scoped.slots if s["explainer"] == "e"] == \
-        [s for s in plain.slots if s["explainer"] == "e"]
-    assert {s["state_id"] for s in scoped.slots if s["explainer"] == "x"} == set(scope)
-    described = {s["state_id"] for s in scoped.slots if s["explainer"] is None}
+    assert [s for s in scoped.slots if s.explainer == "e"] == \
+        [s for s in plain.slots if s.explainer == "e"]
+    assert {s.state_id for s in scoped.slots if s.explainer == "x"} == set(scope)
+    described = {s.state_id for s in scoped.slots if s.explainer is None}
     assert described == {s.id for s in extended.states}
     child = freeze_signal_plan(scoped, tmp_path / "b.json")
     plain_child = freeze_signal_plan(plain, tmp_path / "a.json")
-    assert {s["state_id"] for s in child.slots} == {s.id for s in base.states}
-    assert [(s["slot_id"], s["signal"]) for s in child.slots] == \
-        [(s["slot_id"], s["signal"]) for s in plain_child.slots]
+    assert {s.state_id for s in child.slots} == {s.id for s in base.states}
+    assert [(s.slot_id, s.signal) for s in child.slots] == \
+        [(s.slot_id, s.signal) for s in plain_child.slots]
 
 
 @pytest.mark.parametrize(("scopes", "contexts", "message"), [

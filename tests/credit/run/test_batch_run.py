@@ -44,7 +44,7 @@ def _events(ledger: Path, kind: str) -> list[dict[str, Any]]:
 
 
 def _first_slots(plan: FrozenPlan, n: int) -> list[str]:
-    return [str(s["slot_id"]) for s in plan.slots[:n]]
+    return [str(s.slot_id) for s in plan.slots[:n]]
 
 
 @pytest.mark.parametrize("api", APIS)
@@ -69,7 +69,7 @@ def test_a_batch_run_gives_the_online_runs_slots_and_forecasts(tmp_path: Path,
     assert sorted(canonical_json(b) for b in server.bodies) == sorted(online_bodies)
     assert server.batch_api.created and len(server.batch_api.created) == 1
     submitted = _events(tmp_path / "batch.jsonl", "batch_submitted")
-    assert [s["slot_id"] for s in submitted[0]["slots"]] == [s["slot_id"] for s in plan.slots]
+    assert [s["slot_id"] for s in submitted[0]["slots"]] == [s.slot_id for s in plan.slots]
     assert len(_events(tmp_path / "batch.jsonl", "batch_closed")) == 1
 
 
@@ -145,7 +145,7 @@ def test_slots_failing_while_no_item_is_answered_halt_as_an_outage(tmp_path: Pat
                                                                    accept: bool) -> None:
     with FakeLLMServer(KEY) as server:
         plan = http_plan(tmp_path, api, server.base_url, n_tasks=1, max_attempts=2)
-        server.batch_api.item_faults = {custom_id(str(s["slot_id"])): ["errored", "errored"]
+        server.batch_api.item_faults = {custom_id(str(s.slot_id)): ["errored", "errored"]
                                         for s in plan.slots}
         summary = _batch(plan, tmp_path / "ledger.jsonl", accept_failures=accept)
         if accept:  # the user's decision after an outage: every failing slot its fallback
@@ -248,7 +248,7 @@ def test_batch_and_online_runs_share_one_plan_and_ledger(tmp_path: Path) -> None
     assert summary.skipped == online_done
     assert summary.complete and len(read_slot_records(ledger)) == len(plan.slots)
     assert json.dumps(sorted(r.slot_id for r in read_slot_records(ledger))) == json.dumps(
-        sorted(str(s["slot_id"]) for s in plan.slots))
+        sorted(str(s.slot_id) for s in plan.slots))
 
 
 def test_an_openai_batch_refused_as_a_whole_rejects_its_slots(tmp_path: Path) -> None:

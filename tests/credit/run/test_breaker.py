@@ -147,7 +147,7 @@ def test_outage_mid_run_then_resume_accounts_for_every_slot_once(
     assert second.halt_reason is None and second.fallbacks == 0
     terminal, halted = _accounting(tmp_path / "ledger.jsonl")
     assert set(terminal.values()) == {1}
-    assert set(terminal) == {s["slot_id"] for s in plan.slots}  # type: ignore[attr-defined]
+    assert set(terminal) == {s.slot_id for s in plan.slots}  # type: ignore[attr-defined]
     assert set(halted) <= set(terminal)  # every halted slot was completed by the resume
     assert len(terminal_slots(read_ledger(tmp_path / "ledger.jsonl"))) == len(
         plan.slots)  # type: ignore[attr-defined]

@@ -46,13 +46,13 @@ def test_integrity_per_context_matches_the_schedule(tmp_path: Path) -> None:
     expected: dict[str, Counter[str]] = {}
     exhausted = recovered = 0
     for slot in plan.slots:
-        label = f"{slot['explainer'] or '-'}|{slot['context_id']}"
-        valid, calls = _expected(slot["slot_id"], max_attempts)
+        label = f"{slot.explainer or '-'}|{slot.context_id}"
+        valid, calls = _expected(slot.slot_id, max_attempts)
         tally = expected.setdefault(label, Counter())
         tally["assigned"] += 1
         tally["valid"] += int(valid)
         exhausted += int(not valid and all(
-            fault_schedule(SEED, slot["slot_id"], a) in TRANSPORT_KINDS
+            fault_schedule(SEED, slot.slot_id, a) in TRANSPORT_KINDS
             for a in range(1, max_attempts + 1)))
         recovered += int(valid and calls > 1)
     assert exhausted > 0 and recovered > 0  # the schedule exercises both paths here

@@ -54,7 +54,7 @@ async def _no_sleep(seconds: float) -> None:
 
 def test_fallbacks_are_written_invalid_with_their_reason(tmp_path: Path) -> None:
     plan = make_plan(tmp_path, max_attempts=2)
-    ids = [s["slot_id"] for s in plan.slots]
+    ids = [s.slot_id for s in plan.slots]
     bad, down = ids[0], ids[1]
     ledger = tmp_path / "l.jsonl"
     summary = asyncio.run(run_plan_async(plan, ledger, _Scripted({bad}, {down}),
@@ -93,20 +93,20 @@ def test_fallbacks_written_on_resume_are_counted_in_the_summary(tmp_path: Path) 
     ledger = Ledger.open(ledger_path)
     ledger.append("plan_frozen", {"plan_id": plan.plan_id})
     for slot_ in (first, second):
-        ledger.append("call_completed", {"slot_id": slot_["slot_id"], "valid": False,
+        ledger.append("call_completed", {"slot_id": slot_.slot_id, "valid": False,
                                          "reason": "response is not valid JSON",
                                          "forecast": None})
     backend = _Scripted(set(), set())
     summary = run_plan(plan, ledger_path, backend=backend)
-    assert first["slot_id"] not in backend.calls and second["slot_id"] not in backend.calls
+    assert first.slot_id not in backend.calls and second.slot_id not in backend.calls
     assert len(backend.calls) == len(plan.slots) - 2
     assert summary.fallbacks == 2
     assert summary.fallback_reasons == {"response is not valid JSON": 2}
     assert summary.completed_valid == len(plan.slots) - 2 and summary.skipped == 0
     events = read_ledger(ledger_path)
     resumed = [e.payload for e in events if e.type == "fallback_assigned"]
-    assert sorted(p["slot_id"] for p in resumed) == sorted([first["slot_id"],
-                                                            second["slot_id"]])
+    assert sorted(p["slot_id"] for p in resumed) == sorted([first.slot_id,
+                                                            second.slot_id])
     assert all(p["forecast"]["valid"] is False for p in resumed)
     again = run_plan(plan, ledger_path, backend=backend)
     assert (again.skipped, again.fallbacks, again.completed_valid) == (len(plan.slots), 0, 0)

@@ -94,7 +94,7 @@ def test_sigkill_then_resume_gives_the_same_report(tmp_path: Path, torn: bool) -
     torn_by_kill = complete != data
     assert any(e.type == "torn_line_discarded" for e in events) == (torn or torn_by_kill)
     records = read_slot_records(ledger)
-    assert [r.slot_id for r in records] == sorted(s["slot_id"] for s in plan.slots)
+    assert [r.slot_id for r in records] == sorted(s.slot_id for s in plan.slots)
     actual = _report(plan_path, tmp_path, ledger, "resumed")
     assert actual.ledger != expected.ledger
     assert dumps_strict(stable_part(actual)) == dumps_strict(stable_part(expected))

@@ -126,7 +126,7 @@ def test_outcome_execution_with_one_slot_open_is_refused(tmp_path: Path) -> None
     plan, outcomes = _plan(tmp_path)
     ledger = tmp_path / "ledger.jsonl"
     run_plan(plan, ledger, backend=spine_support.make_backend())
-    last = plan.slots[-1]["slot_id"]
+    last = plan.slots[-1].slot_id
     partial = tmp_path / "partial.jsonl"
     writer = Ledger.open(partial)
     for event in read_ledger(ledger):

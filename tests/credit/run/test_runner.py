@@ -79,7 +79,7 @@ def _run(plan: FrozenPlan, ledger: Path, backend: Any, sleeps: list[float] | Non
 
 def test_retries_only_transport_and_never_reasks_content(tmp_path: Path) -> None:
     plan = make_plan(tmp_path, max_attempts=3)
-    ids = [s["slot_id"] for s in plan.slots]
+    ids = [s.slot_id for s in plan.slots]
     recover, exhaust, garbage, wait = ids[0], ids[1], ids[2], ids[3]
     backend = ScriptedBackend({recover: ["transport", "ok"], exhaust: ["transport"],
                                garbage: ["bad", "ok"], wait: [("retry_after", 1.5), "ok"]})
@@ -105,7 +105,7 @@ def test_every_slot_has_exactly_one_terminal_event(tmp_path: Path) -> None:
     assert events[0].type == "plan_frozen" and events[0].payload["plan_id"] == plan.plan_id
     terminal = [e.payload["slot_id"] for e in events if e.type == "fallback_assigned"
                 or (e.type == "call_completed" and e.payload["valid"])]
-    assert sorted(terminal) == sorted(s["slot_id"] for s in plan.slots)
+    assert sorted(terminal) == sorted(s.slot_id for s in plan.slots)
     completed = next(e for e in events if e.type == "call_completed")
     assert completed.payload["returned_model"] is None
     assert completed.payload["returned_model_reason"] == "offline backend has no model id"
@@ -136,7 +136,7 @@ def test_resume_runs_only_missing_slots_and_results_do_not_depend_on_concurrency
     backend.complete = counting  # type: ignore[method-assign]
     summary = run_plan(plan, partial, backend=backend, concurrency=5)
     assert summary.skipped == len(half)
-    assert set(backend.calls) == {s["slot_id"] for s in plan.slots} - {
+    assert set(backend.calls) == {s.slot_id for s in plan.slots} - {
         e.payload["slot_id"] for e in half}
     assert read_slot_records(partial) == read_slot_records(full)
     verify_ledger(partial)
@@ -148,13 +148,13 @@ def test_invalid_completion_without_fallback_gets_fallback_without_a_new_call(
     slot = plan.slots[0]
     ledger = Ledger.open(tmp_path / "l.jsonl")
     ledger.append("plan_frozen", {"plan_id": plan.plan_id})
-    ledger.append("call_completed", {"slot_id": slot["slot_id"], "valid": False,
+    ledger.append("call_completed", {"slot_id": slot.slot_id, "valid": False,
                                      "reason": "lower > upper", "forecast": None})
     backend = ScriptedBackend({})
     run_plan(plan, tmp_path / "l.jsonl", backend=backend)
-    assert slot["slot_id"] not in backend.calls
+    assert slot.slot_id not in backend.calls
     record = next(r for r in read_slot_records(tmp_path / "l.jsonl")
-                  if r.slot_id == slot["slot_id"])
+                  if r.slot_id == slot.slot_id)
     assert record.fallback and record.forecast.reason == "lower > upper"
 
 

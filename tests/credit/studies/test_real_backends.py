@@ -131,11 +131,11 @@ def test_study_runs_with_a_model_backend(study: str, backend: str, tmp_path: Pat
         plan = load_plan(run / plan_file)
         terminal = _terminal(run / ledger)
         assert set(terminal.values()) == {1}
-        assert set(terminal) == {s["slot_id"] for s in plan.slots}
+        assert set(terminal) == {s.slot_id for s in plan.slots}
     plan = load_plan(run / "plan.json")
     assert "llm" in plan.explanations() and plan.body["forecaster"]["factory"] == backend
     assert validate_study_dir(run) == []  # the study folder the run wrote checks clean
-    assert {s["explainer"] for s in plan.slots} >= {"llm"}
+    assert {s.explainer for s in plan.slots} >= {"llm"}
     texts = [p.read_text(encoding="utf-8", errors="replace") for p in run.rglob("*")
              if p.is_file()]
     assert all(KEY not in text for text in texts)

@@ -58,19 +58,29 @@ class SlotScore:
         return None if self.spans == 0 else self.spans_verbatim / self.spans
 
 
-def load_gold(path: str | Path) -> list[dict[str, Any]]:
+@dataclass(frozen=True, slots=True)
+class GoldNote:
+    """One hand-labelled note of a gold file (module docstring)."""
+
+    id: str
+    text: str
+    #: slot name → ``"absent"`` or the label's JSON object (``span``, ``value``)
+    gold: Mapping[str, Any]
+
+
+def load_gold(path: str | Path) -> list[GoldNote]:
     """Read and check a gold file; raises :class:`UserInputError` on a malformed label."""
-    notes = json.loads(Path(path).read_text(encoding="utf-8"))["notes"]
+    notes = [GoldNote(str(note["id"]), str(note["text"]), dict(note["gold"]))
+             for note in json.loads(Path(path).read_text(encoding="utf-8"))["notes"]]
     for note in notes:
-        text = note["text"]
         for slot in SLOT_NAMES:
-            label = note["gold"][slot]
+            label = note.gold[slot]
             if label == "absent":
                 continue
             span = Span.from_json(label["span"])
-            if not span.occurs_in(text):
-                raise UserInputError(f"gold {note['id']}/{slot}: span is not verbatim in the text")
-    return list(notes)
+            if not span.occurs_in(note.text):
+                raise UserInputError(f"gold {note.id}/{slot}: span is not verbatim in the text")
+    return notes
 
 
 def _close(a: float | None, b: float | None) -> bool:
@@ -113,16 +123,16 @@ def slot_correct(card: Card, slot: str, label: Mapping[str, Any]) -> bool:
     return _jaccard(spans, gold) >= TEXT_JACCARD_MIN
 
 
-def score_notes(notes: Sequence[Mapping[str, Any]]) -> dict[str, SlotScore]:
+def score_notes(notes: Sequence[GoldNote]) -> dict[str, SlotScore]:
     """Per-slot scores of :func:`extract_card` on labelled ``notes`` (see module doc)."""
     counts = {slot: [0, 0, 0, 0, 0] for slot in SLOT_NAMES}
     for note in notes:
-        text = note["text"]
+        text = note.text
         card = extract_card(text)
         filled = set(card.filled_slots())
         for slot in SLOT_NAMES:
             row = counts[slot]
-            label = note["gold"][slot]
+            label = note.gold[slot]
             present = label != "absent"
             row[0] += present
             if slot in filled:

@@ -30,6 +30,7 @@ class AnswerRules:
     fallback_on: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
+        """The JSON object frozen in the plan's ``execution.answer_rules``."""
         return {"parsing": self.parsing, "fallback_on": list(self.fallback_on)}
 
     @classmethod

@@ -48,13 +48,13 @@ renderer, or an explanation, that slipped through.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from foreseen.core.errors import IntegrityError
 from foreseen.credit.cards.extraction import extract_card
 from foreseen.credit.model import TEXT_SLOTS, Card, Explanation, Span, State, Study
+from foreseen.credit.plan.check_record import CheckRecord
 from foreseen.credit.plan.numbers import NumberToken, format_like, number_tokens
 from foreseen.credit.plan.rendered_prompts import RenderedPrompt, state_leaves
 
@@ -183,7 +183,9 @@ def blind_text(text: str, study: Study, origin: State, receiver: State, *,
 
 
 def _blind_spans(spans: Mapping[str, tuple[Span, ...]], source: str,
-                 rewrite: Any) -> dict[str, tuple[Span, ...]]:
+                 rewrite: Callable[[str], str]) -> dict[str, tuple[Span, ...]]:
+    """Slot → the spans still found verbatim in ``source`` once a text slot's span is
+    rewritten (``rewrite``); a slot with none left is dropped."""
     result: dict[str, tuple[Span, ...]] = {}
     for slot, slot_spans in spans.items():
         kept = []
@@ -256,15 +258,15 @@ def check_prompt(prompt: RenderedPrompt, study: Study, state_ids: re.Pattern[str
                               f" {origin.id} (this state's {mine})")
 
 
-def check_blinding(study: Study, prompts: Sequence[RenderedPrompt]) -> dict[str, Any]:
+def check_blinding(study: Study, prompts: Sequence[RenderedPrompt]) -> CheckRecord:
     """Scan every rendered prompt (module docstring); the check's record, or IntegrityError."""
     if study.states:
         pattern = _state_id_pattern(study)
         for prompt in prompts:
             check_prompt(prompt, study, pattern)
     donated = sum(1 for p in prompts if p.donor_state_id is not None)
-    return {"method": METHOD, "passed": True, "prompts": len(prompts),
-            "donor_prompts": donated,
-            "detail": f"{len(prompts)} rendered contexts scanned ({donated} showing a donor's"
-                      " explanation): no other state's id, no identifier of the donor's state,"
-                      " task or intervention, no public quantity of the donor"}
+    return CheckRecord(
+        METHOD, True, prompts=len(prompts), donor_prompts=donated,
+        detail=f"{len(prompts)} rendered contexts scanned ({donated} showing a donor's"
+               " explanation): no other state's id, no identifier of the donor's state,"
+               " task or intervention, no public quantity of the donor")

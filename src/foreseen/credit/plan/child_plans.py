@@ -164,6 +164,6 @@ def freeze_signal_plan(parent: FrozenPlan, outcomes_path: str | os.PathLike[str]
                     "large_noise_sd": LARGE_NOISE_FACTOR * noise_sd,
                     "noise_seed": noise_seed},
         "amendments": [],
-        "slots": slots,
+        "slots": [slot.to_json() for slot in slots],
     })
     return FrozenPlan(body, plan_id_of(body))

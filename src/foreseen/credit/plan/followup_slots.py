@@ -31,6 +31,7 @@ from foreseen.credit.plan.followups import (
     FollowupDesign,
 )
 from foreseen.credit.plan.outcome_file import read_followup_outcomes
+from foreseen.credit.plan.plan_file import PlanSlot
 from foreseen.credit.plan.rendered_prompts import RenderedPrompt
 from foreseen.credit.plan.renderers import ContextRenderer
 
@@ -74,25 +75,25 @@ def followup_slots(study: Study, design: FollowupDesign,
                    explanations: Mapping[str, Mapping[str, Explanation]],
                    donors: Mapping[str, Mapping[str, str]], contexts: ContextRenderer,
                    forecaster_sha256: str, seed_of: Callable[[str], int],
-                   prompts: list[RenderedPrompt]) -> list[dict[str, Any]]:
+                   prompts: list[RenderedPrompt]) -> list[PlanSlot]:
     """One slot per selected state for the judged explainer (its prompt appended to
     ``prompts`` for the freeze checks); ``seed_of`` is the plan's per-slot seed."""
     explainer = design.explainer
     if explainer is None or explainer not in explanations:
         raise UserInputError(f"follow-ups: the judged explainer {explainer!r} has no"
                              " explanations in the plan")
-    slots = []
+    slots: list[PlanSlot] = []
     for state_id in design.selected:
         rendered = render_followup(study, state_id, design, explanations[explainer], donors,
                                    contexts)
         sid = followup_slot_id(explainer, state_id)
         prompts.append(RenderedPrompt(sid, explainer, state_id, None, rendered.prompt,
                                       rendered.added))
-        slots.append({"slot_id": sid, "explainer": explainer, "state_id": state_id,
-                      "context_id": FOLLOWUP_CONTEXT, "repeat": 1, "donor_state_id": None,
-                      "delivered": rendered.delivered, "signal": None,
-                      "prompt_sha256": sha256_text(rendered.prompt),
-                      "forecaster_sha256": forecaster_sha256, "seed": seed_of(sid)})
+        slots.append(PlanSlot(slot_id=sid, explainer=explainer, state_id=state_id,
+                              context_id=FOLLOWUP_CONTEXT, repeat=1, donor_state_id=None,
+                              delivered=rendered.delivered, signal=None,
+                              prompt_sha256=sha256_text(rendered.prompt),
+                              forecaster_sha256=forecaster_sha256, seed=seed_of(sid)))
     return slots
 
 
@@ -117,7 +118,7 @@ def freeze_followups(study: Study, declared: Mapping[str, Any],
                      analysis: Mapping[str, Any],
                      base: Study, prompts: list[RenderedPrompt],
                      outcomes_path: str | os.PathLike[str] | None
-                     ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+                     ) -> tuple[dict[str, Any], list[PlanSlot]]:
     """The plan's ``followups`` block and its slots.
 
     The preselection is made now, from the base states' ids and the plan

@@ -96,9 +96,9 @@ def followup_outcome_id(state_id: str) -> str:
     return f"{state_id}{FOLLOWUP_SUFFIX}"
 
 
-def is_followup_slot(slot: Mapping[str, Any]) -> bool:
-    """A follow-up slot (context ``followup``), not a forecast slot."""
-    return slot.get("context_id") == FOLLOWUP_CONTEXT
+def is_followup_context(context_id: object) -> bool:
+    """A follow-up slot's context (``followup``), not a forecast slot's."""
+    return context_id == FOLLOWUP_CONTEXT
 
 
 @dataclass(frozen=True)
@@ -128,6 +128,7 @@ class FollowupDesign:
         return QUESTION.format(definition=self.definition, threshold=f"{self.threshold:g}")
 
     def to_json(self) -> dict[str, Any]:
+        """The JSON object frozen in the plan's ``followups`` block."""
         body: dict[str, Any] = {"definition": self.definition, "share": self.share,
                                 "threshold": self.threshold}
         if self.seed is not None:

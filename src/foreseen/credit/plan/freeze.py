@@ -73,7 +73,13 @@ from foreseen.credit.plan.freeze_checks import FIELD as FREEZE_CHECKS
 from foreseen.credit.plan.freeze_checks import run_freeze_checks
 from foreseen.credit.plan.outcome_file import read_outcomes as read_outcomes
 from foreseen.credit.plan.outcome_file import write_outcomes as write_outcomes
-from foreseen.credit.plan.plan_file import check_plan_types
+from foreseen.credit.plan.plan_file import (
+    OutcomeExecutionCommitment,
+    PlanSlot,
+    SealedFileCommitment,
+    check_plan_types,
+    read_outcome_commitment,
+)
 from foreseen.credit.plan.rendered_prompts import RenderedPrompt
 from foreseen.credit.plan.renderers import CACHE_FIRST, ContextRenderer, renderer
 from foreseen.credit.plan.scopes import base_study, check_scopes, states_of
@@ -120,6 +126,7 @@ class ExecutionConfig:
     answer_rules: AnswerRules = field(default_factory=AnswerRules)
 
     def to_json(self) -> dict[str, Any]:
+        """The JSON object frozen in the plan's ``execution`` block."""
         return {"concurrency": self.concurrency, "max_attempts": self.max_attempts,
                 "backoff_base_s": self.backoff_base_s, "backoff_max_s": self.backoff_max_s,
                 "breaker_consecutive": self.breaker_consecutive,
@@ -155,6 +162,7 @@ class ForecasterSpec:
     options: Mapping[str, Any]
 
     def to_json(self) -> dict[str, Any]:
+        """The JSON object frozen in the plan's ``forecaster`` block (with its configuration)."""
         return {"factory": self.factory, "options": dict(self.options)}
 
 
@@ -170,8 +178,9 @@ class FrozenPlan:
         return Study.from_json(self.body["study"])
 
     @property
-    def slots(self) -> list[dict[str, Any]]:
-        return [dict(slot) for slot in self.body["slots"]]
+    def slots(self) -> list[PlanSlot]:
+        """The plan's call slots, in plan order (slot id)."""
+        return [PlanSlot.from_json(slot) for slot in self.body["slots"]]
 
     @property
     def parent(self) -> str | None:
@@ -204,6 +213,11 @@ class FrozenPlan:
                 for name, ids in dict(self.body.get("scopes") or {}).items()}
 
     @property
+    def outcome_commitment(self) -> SealedFileCommitment | OutcomeExecutionCommitment:
+        """What the plan commits its outcomes to (module docstring)."""
+        return read_outcome_commitment(self.body["outcome_commitment"])
+
+    @property
     def prospective(self) -> bool:
         """True when the plan commits to outcome execution (no outcome existed at freezing).
 
@@ -228,7 +242,9 @@ def library_versions(distributions: Sequence[str]) -> dict[str, str]:
 def outcome_execution_commitment(modules: Sequence[str], inputs: Mapping[str, Any],
                                  libraries: Sequence[str] = ()) -> dict[str, Any]:
     """A prospective plan's commitment: the digest of ``modules``, the execution's inputs
-    and the installed versions of the third-party ``libraries`` the execution runs."""
+    and the installed versions of the third-party ``libraries`` the execution runs — the
+    JSON object a study folder's design.json and the plan's ``outcome_commitment`` hold
+    (:class:`~foreseen.credit.plan.plan_file.OutcomeExecutionCommitment`)."""
     if not modules:
         raise ConfigError("plan: an outcome-execution commitment needs its code modules")
     try:
@@ -248,20 +264,20 @@ def check_outcome_code(plan: FrozenPlan, *, libraries: bool = False) -> str:
     since — and, with ``libraries`` (before executing the outcomes), if a committed
     library version differs from the installed one. Outcomes already executed are
     not re-checked against the libraries: upgrading one afterwards changes nothing."""
-    commitment = plan.body["outcome_commitment"]
-    if commitment.get("kind") != OUTCOME_EXECUTION:
+    commitment = plan.outcome_commitment
+    if not isinstance(commitment, OutcomeExecutionCommitment):
         raise UserInputError("plan: not a prospective plan (its outcomes are a sealed file)")
     try:
-        now = code_digest(commitment["modules"])
+        now = code_digest(commitment.modules)
     except ValueError:
         raise IntegrityError("outcome-execution code module missing; the plan's commitment"
                              " cannot be checked") from None
-    expected = str(commitment["code_sha256"])
+    expected = commitment.code_sha256
     if now != expected:
         raise IntegrityError(
             f"outcome-execution code changed since the plan was frozen (sha256 {now[:12]}…,"
             f" plan commits to {expected[:12]}…)")
-    committed = commitment.get("libraries", {}) if libraries else {}
+    committed = (commitment.libraries or {}) if libraries else {}
     for name, version in sorted(committed.items()):
         try:
             installed = metadata.version(name)
@@ -319,8 +335,10 @@ def build_slots(study: Study, explanations: Mapping[str, Mapping[str, Explanatio
                  signals: Mapping[tuple[str, str], float] | None = None,
                  scopes: Mapping[str, Sequence[str]] | None = None,
                  rendered_prompts: list[RenderedPrompt] | None = None
-                 ) -> list[dict[str, Any]]:
-    slots: list[dict[str, Any]] = []
+                 ) -> list[PlanSlot]:
+    """One slot per explainer × state × context × repeat of ``design``, sorted by slot id;
+    each rendered prompt (repeat 1) is appended to ``rendered_prompts``."""
+    slots: list[PlanSlot] = []
     for explainer in sorted(design, key=lambda e: "" if e is None else e):
         by_state = explanations.get(explainer, {}) if explainer is not None else {}
         for state in states_of(study, explainer, scopes or {}):
@@ -337,24 +355,19 @@ def build_slots(study: Study, explanations: Mapping[str, Mapping[str, Explanatio
                         getattr(rendered, "added", None)))
                 for repeat in range(1, repeats + 1):
                     sid = slot_id(explainer, state.id, cid, repeat)
-                    slots.append({
-                        "slot_id": sid,
-                        "explainer": explainer,
-                        "state_id": state.id,
-                        "context_id": cid,
-                        "repeat": repeat,
-                        "donor_state_id": rendered.donor_state_id,
-                        "delivered": rendered.delivered,
-                        "signal": signal,
-                        "prompt_sha256": sha256_text(rendered.prompt),
-                        "forecaster_sha256": forecaster_sha256,
-                        "seed": slot_seed(seed, sid),
-                    })
-    slots.sort(key=lambda s: s["slot_id"])
+                    slots.append(PlanSlot(
+                        slot_id=sid, explainer=explainer, state_id=state.id, context_id=cid,
+                        repeat=repeat, donor_state_id=rendered.donor_state_id,
+                        delivered=rendered.delivered, signal=signal,
+                        prompt_sha256=sha256_text(rendered.prompt),
+                        forecaster_sha256=forecaster_sha256, seed=slot_seed(seed, sid)))
+    slots.sort(key=lambda s: s.slot_id)
     return slots
 
 
 def _outcome_commitment(outcomes_path: str | os.PathLike[str]) -> dict[str, Any]:
+    """A sealed-file plan's ``outcome_commitment`` JSON object
+    (:class:`~foreseen.credit.plan.plan_file.SealedFileCommitment`)."""
     path = Path(outcomes_path)
     require_file(path, "sealed outcome file")
     protect_input(path)
@@ -472,7 +485,7 @@ def freeze_plan(
             study, followups, explanations, donors, contexts, sha256_json(forecaster_json),
             seed, lambda sid: slot_seed(seed, sid), analysis, base_study(study, scoped), prompts,
             outcomes_path)
-        slots = sorted([*slots, *more], key=lambda s: s["slot_id"])
+        slots = sorted([*slots, *more], key=lambda s: s.slot_id)
     checks = run_freeze_checks(study, prompts, outcomes_path)
     modules = ANALYSIS_MODULES
     body: dict[str, Any] = {
@@ -499,7 +512,7 @@ def freeze_plan(
         "parent": parent,
         "post_outcome": post_outcome,
         "amendments": [dict(a) for a in amendments],
-        "slots": slots,
+        "slots": [slot.to_json() for slot in slots],
     }
     if scoped:
         body["scopes"] = scoped
@@ -507,7 +520,7 @@ def freeze_plan(
         body[COMMITTED_FILES] = dict(sorted(committed_files.items()))
     if followup_block is not None:
         body["followups"] = followup_block
-    body[FREEZE_CHECKS] = checks
+    body[FREEZE_CHECKS] = checks.to_json()
     return FrozenPlan(body, plan_id_of(body))
 
 

@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Any
 
 from foreseen.credit.model import Study
 from foreseen.credit.plan.blinding import check_blinding
+from foreseen.credit.plan.check_record import CheckRecord, FreezeCheckRecords
 from foreseen.credit.plan.leak import check_leaks, prospective_record
 from foreseen.credit.plan.outcome_file import read_outcomes
 from foreseen.credit.plan.rendered_prompts import RenderedPrompt
@@ -33,23 +33,23 @@ from foreseen.credit.plan.rendered_prompts import RenderedPrompt
 FIELD = "freeze_checks"
 
 
-def outcome_file_record(outcomes: dict[str, float] | None) -> dict[str, Any]:
+def outcome_file_record(outcomes: dict[str, float] | None) -> CheckRecord:
     """The outcome-file check's record (None: a prospective plan, no file yet)."""
     if outcomes is None:
-        return {"method": "prospective", "passed": True,
-                "detail": "no outcome file at freeze: the outcome-execution code's output is"
-                          " validated when the outcomes are revealed"}
-    return {"method": "read_and_validated", "passed": True, "outcomes": len(outcomes),
-            "detail": f"the sealed outcome file was read at freeze: header, schema and one"
-                      f" finite outcome for each of the {len(outcomes)} states"}
+        return CheckRecord("prospective", True,
+                           "no outcome file at freeze: the outcome-execution code's output is"
+                           " validated when the outcomes are revealed")
+    return CheckRecord("read_and_validated", True, outcomes=len(outcomes),
+                       detail=f"the sealed outcome file was read at freeze: header, schema and"
+                              f" one finite outcome for each of the {len(outcomes)} states")
 
 
 def run_freeze_checks(study: Study, prompts: Sequence[RenderedPrompt],
-                      outcomes_path: str | os.PathLike[str] | None) -> dict[str, Any]:
+                      outcomes_path: str | os.PathLike[str] | None) -> FreezeCheckRecords:
     """Run the three checks (module docstring); their records, or the first refusal."""
     outcomes = None if outcomes_path is None else read_outcomes(outcomes_path, study)
-    records = {"outcome_file": outcome_file_record(outcomes),
-               "blinding": check_blinding(study, prompts)}
-    records["leak"] = (prospective_record() if outcomes is None
-                       else check_leaks(study, prompts, outcomes))
-    return records
+    file_record = outcome_file_record(outcomes)
+    blinding = check_blinding(study, prompts)
+    leak = (prospective_record() if outcomes is None
+            else check_leaks(study, prompts, outcomes))
+    return FreezeCheckRecords(file_record, blinding, leak)

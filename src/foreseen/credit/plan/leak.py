@@ -68,6 +68,7 @@ from typing import Any, Protocol
 
 from foreseen.core.errors import IntegrityError
 from foreseen.credit.model import Study
+from foreseen.credit.plan.check_record import CheckRecord
 from foreseen.credit.plan.numbers import NumberToken, number_tokens
 from foreseen.credit.plan.rendered_prompts import RenderedPrompt, state_leaves
 
@@ -208,7 +209,7 @@ def systematic_threshold(n_states: int) -> int:
 
 
 def check_leaks(study: Study, prompts: Sequence[RenderedPrompt],
-                outcomes: Mapping[str, float]) -> dict[str, Any]:
+                outcomes: Mapping[str, float]) -> CheckRecord:
     """Search every prompt for the outcomes; the check's record, or IntegrityError."""
     matches = search_outcomes(study, prompts, outcomes)
     decisive = [m for m in matches if m.decisive]
@@ -227,23 +228,23 @@ def check_leaks(study: Study, prompts: Sequence[RenderedPrompt],
                 f" {first.describe()}; the freeze is refused")
     short = {source: f"{len(hits)} of {len(states[source])} states"
              for source, hits in sorted(by_source.items())}
-    return {"method": METHOD, "passed": True, "prompts": len(prompts),
-            "outcomes": len(outcomes), "short_matches": short,
-            "detail": (f"{len(prompts)} rendered prompts searched for {len(outcomes)} sealed"
-                       " outcomes (read in memory; the plan commits to the file's digest) as"
-                       " values, percentages and differences from a public baseline: no"
-                       f" match of {DECISIVE_SIGNIFICANT}+ significant digits; short matches"
-                       " (2-4 digits) below the systematic threshold"
-                       + (": " + "; ".join(f"{k}: {v}" for k, v in short.items())
-                          if short else ": none"))}
+    return CheckRecord(
+        METHOD, True, prompts=len(prompts), outcomes=len(outcomes), short_matches=short,
+        detail=(f"{len(prompts)} rendered prompts searched for {len(outcomes)} sealed"
+                " outcomes (read in memory; the plan commits to the file's digest) as"
+                " values, percentages and differences from a public baseline: no"
+                f" match of {DECISIVE_SIGNIFICANT}+ significant digits; short matches"
+                " (2-4 digits) below the systematic threshold"
+                + (": " + "; ".join(f"{k}: {v}" for k, v in short.items())
+                   if short else ": none")))
 
 
-def prospective_record() -> dict[str, Any]:
+def prospective_record() -> CheckRecord:
     """The record of a prospective plan: no outcome existed at freeze (module docstring)."""
-    return {"method": PROSPECTIVE_METHOD, "passed": True,
-            "detail": "no outcome existed when the plan was frozen: it commits to the"
-                      " outcome-execution code, which runs only after every forecast; there"
-                      " was nothing to search the prompts for"}
+    return CheckRecord(PROSPECTIVE_METHOD, True,
+                       "no outcome existed when the plan was frozen: it commits to the"
+                       " outcome-execution code, which runs only after every forecast; there"
+                       " was nothing to search the prompts for")
 
 
 def leak_check(study_dir: str | os.PathLike[str], plan: FrozenPlanView) -> LeakResult:
@@ -256,11 +257,10 @@ def leak_check(study_dir: str | os.PathLike[str], plan: FrozenPlanView) -> LeakR
     del study_dir
     checks = plan.body.get("freeze_checks") or {}
     record = checks.get("leak") if isinstance(checks, Mapping) else None
-    if not isinstance(record, Mapping):
-        if plan.prospective:
-            record = prospective_record()
-        else:
-            return LeakResult(NOT_RECORDED_METHOD, False,
-                              "the plan was frozen before the freeze searched its prompts for"
-                              " the outcomes: no leak check was run")
-    return LeakResult(str(record["method"]), bool(record["passed"]), str(record["detail"]))
+    if isinstance(record, Mapping) or plan.prospective:
+        recorded = (CheckRecord.from_json(record) if isinstance(record, Mapping)
+                    else prospective_record())
+        return LeakResult(recorded.method, recorded.passed, recorded.detail)
+    return LeakResult(NOT_RECORDED_METHOD, False,
+                      "the plan was frozen before the freeze searched its prompts for"
+                      " the outcomes: no leak check was run")

@@ -14,6 +14,7 @@ keep their ids.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -45,6 +46,24 @@ class PlanSlot:
     forecaster_sha256: str
     seed: int
 
+    def to_json(self) -> dict[str, Any]:
+        """The slot's JSON object in ``plan.json`` (part of the bytes the plan id hashes)."""
+        return {"slot_id": self.slot_id, "explainer": self.explainer,
+                "state_id": self.state_id, "context_id": self.context_id,
+                "repeat": self.repeat, "donor_state_id": self.donor_state_id,
+                "delivered": self.delivered, "signal": self.signal,
+                "prompt_sha256": self.prompt_sha256,
+                "forecaster_sha256": self.forecaster_sha256, "seed": self.seed}
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> PlanSlot:
+        """A slot of a plan body (its types were checked when the plan was loaded,
+        :func:`check_plan_types`)."""
+        return cls(str(obj["slot_id"]), obj["explainer"], str(obj["state_id"]),
+                   str(obj["context_id"]), int(obj["repeat"]), obj["donor_state_id"],
+                   obj["delivered"], obj["signal"], str(obj["prompt_sha256"]),
+                   str(obj["forecaster_sha256"]), int(obj["seed"]))
+
 
 @dataclass(frozen=True)
 class PlanForecaster:
@@ -71,6 +90,21 @@ class OutcomeExecutionCommitment:
     modules: list[str]
     inputs: dict[str, Any]
     libraries: dict[str, str] | None = field(default=None, metadata=OPTIONAL)
+
+
+def read_outcome_commitment(obj: Mapping[str, Any]
+                            ) -> SealedFileCommitment | OutcomeExecutionCommitment:
+    """A plan body's ``outcome_commitment`` as its type: kind ``outcome_execution`` is a
+    prospective plan's, anything else a sealed file's (its types were checked when the
+    plan was loaded, :func:`check_plan_types`)."""
+    if obj.get("kind") != "outcome_execution":
+        return SealedFileCommitment(str(obj["sha256"]))
+    libraries = obj.get("libraries")
+    return OutcomeExecutionCommitment(
+        kind="outcome_execution", code_sha256=str(obj["code_sha256"]),
+        modules=[str(module) for module in obj["modules"]], inputs=dict(obj["inputs"]),
+        libraries=None if libraries is None else {
+            str(name): str(version) for name, version in dict(libraries).items()})
 
 
 @dataclass(frozen=True)

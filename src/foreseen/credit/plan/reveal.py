@@ -14,6 +14,7 @@ from foreseen.credit.plan.freeze import (
     check_outcome_code,
 )
 from foreseen.credit.plan.outcome_file import read_outcomes
+from foreseen.credit.plan.plan_file import SealedFileCommitment
 
 
 def reveal(plan: FrozenPlan, outcomes_path: str | os.PathLike[str], *,
@@ -35,11 +36,23 @@ def reveal(plan: FrozenPlan, outcomes_path: str | os.PathLike[str], *,
         check_outcome_code(plan)
     require_file(path, "outcome file")
     observed = sha256_file(path)
-    expected = (executed_sha256 if plan.prospective and executed_sha256 is not None
-                else plan.body["outcome_commitment"]["sha256"])
+    expected = _expected_sha256(plan, executed_sha256)
     if observed != expected:
         raise IntegrityError(
             f"outcome file {path.name} does not match the plan's commitment"
             f" (sha256 {observed[:12]}…, plan expects {expected[:12]}…)"
         )
     return read_outcomes(path, plan.study)
+
+
+def _expected_sha256(plan: FrozenPlan, executed_sha256: str | None) -> str:
+    """The outcome file's expected SHA-256: the executed file's for a prospective plan,
+    else the sealed file's the plan commits to (IntegrityError for a plan that copies an
+    outcome-execution commitment without being prospective: a known-signal child)."""
+    if plan.prospective and executed_sha256 is not None:
+        return executed_sha256
+    commitment = plan.outcome_commitment
+    if not isinstance(commitment, SealedFileCommitment):
+        raise IntegrityError("the plan commits to outcome execution, not to a sealed file:"
+                             " reveal the outcomes of the prospective plan it derives from")
+    return commitment.sha256

@@ -25,6 +25,7 @@ def _is_int(value: object) -> bool:
 
 
 def _object(body: Mapping[str, Any], key: str, name: str) -> Mapping[str, Any]:
+    """The plan body's field ``key`` as a JSON object, or SourceError."""
     value = body.get(key)
     if not isinstance(value, dict):
         raise SourceError(f"plan file {name}: field {key!r} must be an object")

@@ -129,17 +129,17 @@ def _primary_contrasts(report: CreditAnalysis) -> list[str]:
              "the explanation (matched) arm"
              + ("" if report.explainer_roles is None else
                 f"; primary explainer **{report.config.primary_explainer or '—'}** only")
-             + ". Every contrast is in the appendix.", "", *itt_table(by_role["primary"])]
-    if by_role["control"]:
+             + ". Every contrast is in the appendix.", "", *itt_table(by_role.primary)]
+    if by_role.control:
         lines += ["## Controls (reported apart)", "",
                   f"The declared controls ({', '.join(report.config.controls)}), intention to "
                   f"treat, loss {', '.join(primary)}: they check the design, never the "
-                  "primary explainer.", "", *itt_table(by_role["control"])]
-    if by_role["other"]:
+                  "primary explainer.", "", *itt_table(by_role.control)]
+    if by_role.other:
         lines += ["## Other explainers", "",
                   "Neither primary nor a declared control (a stand-in beside a model primary "
                   "checks the machinery); intention to treat, exploratory.", "",
-                  *itt_table(by_role["other"])]
+                  *itt_table(by_role.other)]
     by_task = primary_by_task(report)
     return [*lines, *(["## Primary contrast by task", "", *by_task] if by_task else [])]
 

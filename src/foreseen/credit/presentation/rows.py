@@ -29,6 +29,7 @@ class MergedRow:
 
 
 def _without_variant(row: ContrastRow) -> dict[str, object]:
+    """The row's report JSON object without its ``variant`` (to compare two variants)."""
     data = to_json(row)
     if not isinstance(data, dict):
         raise TypeError("a contrast row is written as a JSON object")
@@ -92,18 +93,31 @@ def arm_variants_identical(itt: ArmMetrics, valid_only: ArmMetrics) -> bool:
     return itt == valid_only
 
 
-def contrasts_by_role(report: CreditAnalysis, rows: Sequence[ContrastRow]
-                      ) -> dict[str, list[ContrastRow]]:
-    """``rows`` split by their explainer's role (``primary``, ``control``, ``other``).
+@dataclass(frozen=True, slots=True)
+class RoleContrasts:
+    """Contrast rows split by their explainer's declared role, each part in input order."""
+
+    primary: tuple[ContrastRow, ...]
+    control: tuple[ContrastRow, ...]
+    other: tuple[ContrastRow, ...]
+
+
+def contrasts_by_role(report: CreditAnalysis, rows: Sequence[ContrastRow]) -> RoleContrasts:
+    """``rows`` split by their explainer's role (``primary``, ``control``, anything else
+    ``other``).
 
     Without declared roles (``explainer_roles`` null) every row is primary, as
     reports always were.
     """
     roles = report.explainer_roles
-    split: dict[str, list[ContrastRow]] = {"primary": [], "control": [], "other": []}
-    for row in rows:
-        split["primary" if roles is None else roles.get(row.explainer, "other")].append(row)
-    return split
+    if roles is None:
+        return RoleContrasts(tuple(rows), (), ())
+    role_of = [roles.get(row.explainer, "other") for row in rows]
+    return RoleContrasts(
+        primary=tuple(row for row, role in zip(rows, role_of, strict=True) if role == "primary"),
+        control=tuple(row for row, role in zip(rows, role_of, strict=True) if role == "control"),
+        other=tuple(row for row, role in zip(rows, role_of, strict=True)
+                    if role not in ("primary", "control")))
 
 
 def primary_losses(report: CreditAnalysis) -> tuple[str, ...]:

@@ -55,6 +55,7 @@ def _reject_constant(name: str) -> float:
 
 
 def _loads(text: str) -> Any:
+    """The JSON value of a model's answer text, not yet validated (NaN/Infinity refused)."""
     return json.loads(text, parse_constant=_reject_constant)
 
 

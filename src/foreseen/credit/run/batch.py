@@ -50,7 +50,6 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from foreseen.core.errors import RequestRejected as RequestRejectedError
 from foreseen.core.errors import UserInputError
@@ -68,6 +67,7 @@ from foreseen.credit.backends.http.batches import (
 from foreseen.credit.backends.http.common import ConnectionLost
 from foreseen.credit.plan.committed_files import check_committed_files
 from foreseen.credit.plan.freeze import FrozenPlan
+from foreseen.credit.plan.plan_file import PlanSlot
 from foreseen.credit.run.answers import ForecastParseError, parse_forecast
 from foreseen.credit.run.batch_ledger import BatchLedger
 from foreseen.credit.run.budget import Budget, call_bound_usd
@@ -114,7 +114,7 @@ class BatchRun:
 
     plan: FrozenPlan
     ledger: Ledger
-    prepared: list[tuple[dict[str, Any], ForecastRequest]]
+    prepared: list[tuple[PlanSlot, ForecastRequest]]
     backend: Backend
     sleep: Sleep
     poll_s: float = DEFAULT_POLL_S
@@ -129,7 +129,7 @@ class BatchRun:
             batch_api(self.backend), self.plan.execution.max_attempts,
             lambda attempt, after: _retry_delay(self.plan, "batch", attempt, after), self.sleep)
         self.writer = LedgerWriter(self.ledger)
-        self.slots = {slot["slot_id"]: slot for slot, _ in self.prepared}
+        self.slots = {slot.slot_id: slot for slot, _ in self.prepared}
         self.requests = {request.slot_id: request for _, request in self.prepared}
         done = terminal_slots(self.ledger.events)
         self.done = set(done)
@@ -408,7 +408,7 @@ async def run_plan_batch_async(plan: FrozenPlan, ledger_path: str | os.PathLike[
     check_committed_files(plan.body, Path(ledger_path).parent, "the ledger")
     prepared = build_requests(plan)
     with open_run_ledger(plan, ledger_path) as ledger:
-        stray = sorted(set(terminal_slots(ledger.events)) - {s["slot_id"] for s, _ in prepared})
+        stray = sorted(set(terminal_slots(ledger.events)) - {s.slot_id for s, _ in prepared})
         if stray:
             raise UserInputError(f"ledger holds slot {stray[0]!r}, which is not in the plan")
         return await BatchRun(plan, ledger, prepared, backend, sleep, poll_s=poll_s,

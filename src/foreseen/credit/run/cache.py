@@ -51,6 +51,7 @@ def slot_cache_key(slot_id: str, state_id: str, context_id: str, repeat: int,
 
 
 def response_to_json(response: BackendResponse) -> dict[str, Any]:
+    """The JSON object the response cache stores for one slot's response."""
     return {"text": response.text, "requested_model": response.requested_model,
             "returned_model": response.returned_model,
             "returned_model_reason": response.returned_model_reason,

@@ -37,14 +37,26 @@ A slot's **terminal** event is ``call_completed`` with ``valid: true`` or
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypedDict
 
 from foreseen.core.ledger import LedgerEvent
 from foreseen.core.schema import OPTIONAL, SchemaError, from_json, to_json
+from foreseen.credit.plan.plan_file import PlanSlot
 
 EVENTS_FORMAT = "foreseen.credit.events/1"
+
+
+class SlotFields(TypedDict):
+    """:class:`SlotIdentity`'s fields as keyword arguments of a slot event."""
+
+    slot_id: str
+    explainer: str | None
+    state_id: str
+    context_id: str
+    repeat: int
+    delivered: bool | None
+    signal: float | None
 
 
 @dataclass(frozen=True)
@@ -60,15 +72,16 @@ class SlotIdentity:
     signal: float | None
 
     @staticmethod
-    def of(slot: Mapping[str, Any]) -> SlotIdentity:
-        return SlotIdentity(str(slot["slot_id"]), slot.get("explainer"), str(slot["state_id"]),
-                            str(slot["context_id"]), int(slot["repeat"]),
-                            slot.get("delivered"), slot.get("signal"))
+    def of(slot: PlanSlot) -> SlotIdentity:
+        """The identity of a plan slot (what every event of the slot repeats)."""
+        return SlotIdentity(slot.slot_id, slot.explainer, slot.state_id, slot.context_id,
+                            slot.repeat, slot.delivered, slot.signal)
 
-    def fields(self) -> dict[str, Any]:
+    def fields(self) -> SlotFields:
         """The identity's fields (to start a slot event: ``CallCompleted(**id.fields(), …)``)."""
-        return {name: getattr(self, name) for name in (
-            "slot_id", "explainer", "state_id", "context_id", "repeat", "delivered", "signal")}
+        return SlotFields(slot_id=self.slot_id, explainer=self.explainer,
+                          state_id=self.state_id, context_id=self.context_id,
+                          repeat=self.repeat, delivered=self.delivered, signal=self.signal)
 
 
 @dataclass(frozen=True)

@@ -39,11 +39,12 @@ from foreseen.credit.plan.followup_slots import render_followup
 from foreseen.credit.plan.followups import (
     CLASSES,
     FollowupDesign,
-    is_followup_slot,
+    is_followup_context,
     plan_followups,
     template_digest,
 )
 from foreseen.credit.plan.outcome_file import read_followup_outcomes
+from foreseen.credit.plan.plan_file import PlanSlot
 from foreseen.credit.plan.renderers import ContextRenderer
 from foreseen.credit.run.answers import ForecastParseError, parse_forecast, read_answer_object
 from foreseen.credit.run.events import FallbackAssigned, is_terminal
@@ -58,6 +59,7 @@ class FollowupAnswer:
     reason: str | None = None
 
     def to_json(self) -> dict[str, Any]:
+        """The JSON object a ledger event records as the slot's answer."""
         return {"effect_change": self.effect_change, "valid": self.valid,
                 "reason": self.reason}
 
@@ -105,20 +107,20 @@ def followup_design(body: Mapping[str, Any]) -> FollowupDesign:
     return design
 
 
-def followup_request(body: Mapping[str, Any], slot: Mapping[str, Any], study: Study,
+def followup_request(body: Mapping[str, Any], slot: PlanSlot, study: Study,
                      explanations: Mapping[str, Mapping[str, Explanation]],
                      donors: Mapping[str, Mapping[str, str]],
                      contexts: ContextRenderer) -> ForecastRequest:
     """A follow-up slot's request, re-rendered; IntegrityError when its digest changed."""
-    explainer = str(slot["explainer"])
-    rendered = render_followup(study, str(slot["state_id"]), followup_design(body),
+    explainer = str(slot.explainer)
+    rendered = render_followup(study, slot.state_id, followup_design(body),
                                explanations.get(explainer, {}), donors, contexts)
-    if sha256_text(rendered.prompt) != slot["prompt_sha256"]:
-        raise IntegrityError(f"slot {slot['slot_id']}: rendered prompt differs from the"
+    if sha256_text(rendered.prompt) != slot.prompt_sha256:
+        raise IntegrityError(f"slot {slot.slot_id}: rendered prompt differs from the"
                              " frozen one")
-    return ForecastRequest(slot_id=str(slot["slot_id"]), state_id=str(slot["state_id"]),
-                           context_kind=str(slot["context_id"]), repeat=int(slot["repeat"]),
-                           prompt=rendered.prompt, seed=int(slot["seed"]),
+    return ForecastRequest(slot_id=slot.slot_id, state_id=slot.state_id,
+                           context_kind=slot.context_id, repeat=slot.repeat,
+                           prompt=rendered.prompt, seed=slot.seed,
                            context=rendered.payload, cache_prefix=rendered.cache_prefix)
 
 
@@ -137,7 +139,7 @@ def followup_records(events: Sequence[LedgerEvent]) -> list[FollowupRecord]:
     """The terminal events of the follow-up slots, one record each, sorted by slot id."""
     records = []
     for event in events:
-        if not is_terminal(event) or not is_followup_slot(event.payload):
+        if not is_terminal(event) or not is_followup_context(event.payload.get("context_id")):
             continue
         answer = event.payload.get("forecast") or {}
         value = answer.get("effect_change") if isinstance(answer, Mapping) else None
@@ -149,10 +151,10 @@ def followup_records(events: Sequence[LedgerEvent]) -> list[FollowupRecord]:
     return records
 
 
-def read_slot_answer(slot: Mapping[str, Any], text: str,
+def read_slot_answer(slot: PlanSlot, text: str,
                      rules: AnswerRules) -> Forecast | FollowupAnswer:
     """A slot's answer: a forecast, or a follow-up's class (ForecastParseError if neither)."""
-    if is_followup_slot(slot):
+    if is_followup_context(slot.context_id):
         return parse_effect_change(text, rules)
     return parse_forecast(text, rules)
 

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from foreseen.core.digest import sha256_file, sha256_text, write_text_atomic
 from foreseen.core.errors import IntegrityError, SourceError, UserInputError
@@ -48,6 +48,7 @@ from foreseen.credit.analysis.report import (
 )
 from foreseen.credit.model import Explanation, SlotRecord, Study
 from foreseen.credit.plan.freeze import ANALYSIS_MODULES, FrozenPlan, analysis_code_sha256
+from foreseen.credit.plan.plan_file import OutcomeExecutionCommitment, SealedFileCommitment
 from foreseen.credit.plan.reveal import reveal
 from foreseen.credit.presentation.markdown import render_markdown
 from foreseen.credit.run.events import (
@@ -212,7 +213,10 @@ def _latency_summary(latencies: Sequence[float]) -> LatencySummary:
                           max_s=max(latencies))
 
 
-def _plan_block(cls: type[Any], value: Any, what: str) -> Any:
+_Block = TypeVar("_Block")
+
+
+def _plan_block(cls: type[_Block], value: object, what: str) -> _Block:
     """A plan body's block read as its report type (free-form parts as plain JSON values)."""
     try:
         return from_json(cls, to_json(value), what)
@@ -222,7 +226,7 @@ def _plan_block(cls: type[Any], value: Any, what: str) -> Any:
 
 def _amendment(value: Mapping[str, Any], index: int, post_hoc: bool) -> Amendment:
     """The report's block of a plan amendment (its ``previous`` values stay in the plan)."""
-    amendment: Amendment = _plan_block(
+    amendment = _plan_block(
         Amendment, {k: v for k, v in value.items() if k in ("parent", "reason", "changed")},
         f"plan.amendments[{index}]")
     return replace(amendment, post_hoc=True) if post_hoc else amendment
@@ -232,7 +236,7 @@ def _header(plan: FrozenPlan, run: RunInputs, child_run: RunInputs | None,
             observed: str | None, leak: LeakCheck | None = None,
             reference: ReferenceReport | None = None,
             post_hoc: Sequence[int] = ()) -> ReportHeader:
-    commitment = plan.body["outcome_commitment"]
+    commitment = plan.outcome_commitment
     code_now = analysis_code_sha256(ANALYSIS_MODULES)
     calibration_plan = None
     if child_run is not None:
@@ -277,7 +281,8 @@ def _spend(events: Sequence[LedgerEvent]) -> SpendSummary | None:
                         output_tokens=total.output_tokens)
 
 
-def outcome_commitment_check(commitment: Mapping[str, Any], executed: OutcomesExecuted | None,
+def outcome_commitment_check(commitment: SealedFileCommitment | OutcomeExecutionCommitment,
+                             executed: OutcomesExecuted | None,
                              observed: str | None) -> OutcomeCommitment:
     """The report's commitment block: ``ok`` only when every committed field holds.
 
@@ -286,13 +291,17 @@ def outcome_commitment_check(commitment: Mapping[str, Any], executed: OutcomesEx
     ledger's ``outcomes_executed`` event recorded, **and** the outcome-execution
     code digest that event recorded equals the plan's committed ``code_sha256``
     (a plan whose committed code digest differs from the code that executed
-    the outcomes fails the check).
+    the outcomes fails the check). A prospective plan whose ledger records no execution
+    is refused (IntegrityError), as its reveal is.
     """
-    if executed is None:
-        expected = str(commitment["sha256"])
+    if isinstance(commitment, SealedFileCommitment):
+        expected = commitment.sha256
         return OutcomeCommitment(expected=expected, observed=observed,
                                  ok=observed is not None and observed == expected)
-    code = str(commitment["code_sha256"])
+    code = commitment.code_sha256
+    if executed is None:
+        raise IntegrityError("prospective plan: the ledger records no execution of its"
+                             " outcomes (outcomes_executed), so no outcome file is committed")
     return OutcomeCommitment(expected=executed.sha256, observed=observed,
                              ok=observed == executed.sha256 and executed.code_sha256 == code,
                              kind="prospective", outcome_code_sha256=code,

@@ -16,7 +16,7 @@ from pathlib import Path
 from foreseen.core.errors import IntegrityError, UserInputError
 from foreseen.core.ledger import Ledger, LedgerEvent, VerifiedLedger
 from foreseen.credit.model import Forecast, SlotRecord
-from foreseen.credit.plan.followups import is_followup_slot
+from foreseen.credit.plan.followups import is_followup_context
 from foreseen.credit.plan.freeze import FrozenPlan
 from foreseen.credit.run.events import (
     CallCompleted,
@@ -178,7 +178,7 @@ def slot_records(events: Sequence[LedgerEvent]) -> list[SlotRecord]:
     records = []
     for sid, event in terminal_slots(events).items():
         payload = event.payload
-        if is_followup_slot(payload):
+        if is_followup_context(payload.get("context_id")):
             continue  # a follow-up's answer is a class (run.followup_answers)
         forecast = Forecast.from_json(payload["forecast"])
         records.append(SlotRecord(

@@ -38,7 +38,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from foreseen.core.digest import canonical_json, sha256_text
 from foreseen.core.errors import ConfigError, IntegrityError, UserInputError
@@ -58,8 +58,9 @@ from foreseen.credit.backends.registry import backend_entry
 from foreseen.credit.backends.registry import build_backend as registry_build_backend
 from foreseen.credit.model import Forecast
 from foreseen.credit.plan.committed_files import check_committed_files
-from foreseen.credit.plan.followups import FOLLOWUP_CONTEXT, is_followup_slot
+from foreseen.credit.plan.followups import FOLLOWUP_CONTEXT, is_followup_context
 from foreseen.credit.plan.freeze import FrozenPlan, load_contexts_module, slot_seed
+from foreseen.credit.plan.plan_file import PlanSlot
 from foreseen.credit.run.answers import ForecastParseError
 from foreseen.credit.run.answers import parse_forecast as parse_forecast
 from foreseen.credit.run.batch_ledger import refuse_open_batches
@@ -154,7 +155,7 @@ def build_backend(plan: FrozenPlan, name: str | None = None) -> Backend:
 
 
 def build_requests(plan: FrozenPlan, only: str | None = None
-                   ) -> list[tuple[dict[str, Any], ForecastRequest]]:
+                   ) -> list[tuple[PlanSlot, ForecastRequest]]:
     """Re-render every slot's prompt from the plan (or slot ``only``); refuse changed digests.
 
     The plan holds everything a prompt is rendered from (study, explanations,
@@ -169,27 +170,28 @@ def build_requests(plan: FrozenPlan, only: str | None = None
     donors = plan.donor_maps()
     states = {s.id: s for s in study.states}
     prepared = []
-    slots = plan.slots if only is None else [s for s in plan.slots if s["slot_id"] == only]
+    planned = plan.slots
+    slots = planned if only is None else [s for s in planned if s.slot_id == only]
     if only is not None and not slots:
-        example = plan.slots[0]["slot_id"] if plan.slots else "none"
+        example = planned[0].slot_id if planned else "none"
         raise ConfigError(f"the plan has no slot {only!r} (slot ids look like {example!r})")
     for slot in slots:
-        if is_followup_slot(slot):
+        if is_followup_context(slot.context_id):
             prepared.append((slot, followup_request(plan.body, slot, study, explanations,
                                                     donors, contexts)))
             continue
-        explainer = slot["explainer"]
+        explainer = slot.explainer
         rendered = contexts.render_context(
-            study, states[slot["state_id"]], slot["context_id"], explainer,
+            study, states[slot.state_id], slot.context_id, explainer,
             explanations.get(explainer, {}) if explainer is not None else {},
-            donors, signal=slot.get("signal"))
-        if sha256_text(rendered.prompt) != slot["prompt_sha256"]:
+            donors, signal=slot.signal)
+        if sha256_text(rendered.prompt) != slot.prompt_sha256:
             raise IntegrityError(
-                f"slot {slot['slot_id']}: rendered prompt differs from the frozen one"
+                f"slot {slot.slot_id}: rendered prompt differs from the frozen one"
             )
         prepared.append((slot, ForecastRequest(
-            slot_id=slot["slot_id"], state_id=slot["state_id"], context_kind=slot["context_id"],
-            repeat=int(slot["repeat"]), prompt=rendered.prompt, seed=int(slot["seed"]),
+            slot_id=slot.slot_id, state_id=slot.state_id, context_kind=slot.context_id,
+            repeat=slot.repeat, prompt=rendered.prompt, seed=slot.seed,
             context=dict(rendered.payload), cache_prefix=rendered.cache_prefix)))
     return prepared
 
@@ -251,7 +253,7 @@ Sleep = Callable[[float], Awaitable[None]]
 SlotOutcome = Literal["answered", "exhausted", "refused", "stopped"]
 
 
-async def _run_slot(plan: FrozenPlan, backend: Backend, slot: Mapping[str, Any],
+async def _run_slot(plan: FrozenPlan, backend: Backend, slot: PlanSlot,
                     request: ForecastRequest, writer: LedgerWriter, summary: RunSummary,
                     sleep: Sleep, budget: Budget | None = None,
                     stopped: Callable[[], bool] = lambda: False) -> SlotOutcome:
@@ -270,7 +272,7 @@ async def _run_slot(plan: FrozenPlan, backend: Backend, slot: Mapping[str, Any],
             bound = call_bound_usd(backend, request)
             if not budget.try_reserve(bound):
                 return "refused"
-        writer.add(entry(CallStarted(request.slot_id, attempt, str(slot["prompt_sha256"]))))
+        writer.add(entry(CallStarted(request.slot_id, attempt, slot.prompt_sha256)))
         began = time.monotonic()
         try:
             response = await backend.complete(request)
@@ -359,19 +361,19 @@ async def run_plan_async(plan: FrozenPlan, ledger_path: str | os.PathLike[str],
 
 
 def _pending(plan: FrozenPlan, ledger: Ledger,
-             prepared: list[tuple[dict[str, Any], ForecastRequest]], writer: LedgerWriter,
-             summary: RunSummary) -> asyncio.Queue[tuple[dict[str, Any], ForecastRequest]]:
+             prepared: list[tuple[PlanSlot, ForecastRequest]], writer: LedgerWriter,
+             summary: RunSummary) -> asyncio.Queue[tuple[PlanSlot, ForecastRequest]]:
     """The slots still to call, in plan order; an answer already recorded as invalid gets
     its fallback now (intention to treat: it is never re-asked)."""
     done = terminal_slots(ledger.events)
     pending_invalid = {str(e.payload["slot_id"]): e for e in ledger.events
                        if e.type == CallCompleted.TYPE and not e.payload.get("valid")}
-    queue: asyncio.Queue[tuple[dict[str, Any], ForecastRequest]] = asyncio.Queue()
+    queue: asyncio.Queue[tuple[PlanSlot, ForecastRequest]] = asyncio.Queue()
     for slot, request in prepared:
-        if slot["slot_id"] in done:
+        if slot.slot_id in done:
             continue
-        if slot["slot_id"] in pending_invalid:
-            reason = str(pending_invalid[slot["slot_id"]].payload.get("reason"))
+        if slot.slot_id in pending_invalid:
+            reason = str(pending_invalid[slot.slot_id].payload.get("reason"))
             writer.add(entry(_fallback(plan, SlotIdentity.of(slot), reason)))
             _count_fallback(summary, reason)
             continue
@@ -401,7 +403,7 @@ class _OnlineRun:
     sleep: Sleep
     budget: Budget | None
     accept_failures: bool
-    queue: asyncio.Queue[tuple[dict[str, Any], ForecastRequest]]
+    queue: asyncio.Queue[tuple[PlanSlot, ForecastRequest]]
     identities: dict[str, SlotIdentity]
     breaker: CircuitBreaker[str]
     unstarted: list[str] = field(default_factory=list)
@@ -483,13 +485,13 @@ class _OnlineRun:
 
 
 async def _run_open_ledger(plan: FrozenPlan, ledger: Ledger,
-                           prepared: list[tuple[dict[str, Any], ForecastRequest]],
+                           prepared: list[tuple[PlanSlot, ForecastRequest]],
                            backend: Backend, *, concurrency: int | None, progress: bool,
                            sleep: Sleep, budget_usd: float | None,
                            accept_failures: bool) -> RunSummary:
     """:func:`run_plan_async` once the ledger is open (and locked)."""
     done = terminal_slots(ledger.events)
-    stray = sorted(set(done) - {slot["slot_id"] for slot, _ in prepared})
+    stray = sorted(set(done) - {slot.slot_id for slot, _ in prepared})
     if stray:
         raise UserInputError(f"ledger holds slot {stray[0]!r}, which is not in the plan")
     summary = RunSummary(plan.plan_id, assigned=len(prepared), skipped=len(done))
@@ -499,7 +501,7 @@ async def _run_open_ledger(plan: FrozenPlan, ledger: Ledger,
         plan, backend, writer, summary, sleep,
         None if budget_usd is None else Budget.from_ledger(budget_usd, ledger.events),
         accept_failures, _pending(plan, ledger, prepared, writer, summary),
-        {slot["slot_id"]: SlotIdentity.of(slot) for slot, _ in prepared},
+        {slot.slot_id: SlotIdentity.of(slot) for slot, _ in prepared},
         CircuitBreaker(execution.breaker_consecutive, execution.breaker_window,
                        execution.breaker_share))
     workers = max(1, concurrency if concurrency is not None else execution.concurrency)

@@ -233,10 +233,10 @@ def estimate_study(definition: StudyDefinition, built: BuiltStudy, settings: Stu
     by_context: dict[str, list[ForecastRequest]] = {}
     descriptions: dict[str, str] = {}
     for slot, request in build_requests(plan):
-        label = f"{slot['explainer'] or '-'}|{slot['context_id']}"
+        label = f"{slot.explainer or '-'}|{slot.context_id}"
         by_context.setdefault(label, []).append(request)
-        if slot["context_id"] == "description":
-            descriptions[slot["state_id"]] = request.prompt
+        if slot.context_id == "description":
+            descriptions[slot.state_id] = request.prompt
     seen: set[str] = set()
     for label, requests in sorted(by_context.items()):
         groups.append(_group("forecaster", label, backend, forecaster, requests, seen))

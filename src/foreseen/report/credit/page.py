@@ -493,15 +493,15 @@ def page(run: RunFolder, figures: Sequence[Figure]) -> Page:
     by_role = contrasts_by_role(report, [r for r in report.contrasts if r.loss in primary])
     role_sections = tuple(
         Section(title, paragraphs=(text,), tables=(_contrast_table(
-            by_role[role], f"intention to treat and valid-only, loss {', '.join(primary)}"),))
-        for role, title, text in (
-            ("control", "Controls (reported apart)",
+            rows, f"intention to treat and valid-only, loss {', '.join(primary)}"),))
+        for rows, title, text in (
+            (by_role.control, "Controls (reported apart)",
              f"The declared controls ({', '.join(report.config.controls)}): they check the "
              "design, never the primary explainer."),
-            ("other", "Other explainers",
+            (by_role.other, "Other explainers",
              "Neither primary nor a declared control (a stand-in beside a model primary "
              "checks the machinery); exploratory."))
-        if by_role[role])
+        if rows)
     provenance = Section("Provenance", facts=(
         ("plan id", report.plan_id), ("parent plan id", report.parent_plan_id or "—"),
         ("analysis code digest", report.analysis_code_sha256),
@@ -526,7 +526,7 @@ def page(run: RunFolder, figures: Sequence[Figure]) -> Page:
         figures=tuple(figures),
         details=(
             Section("Primary contrasts", tables=(_contrast_table(
-                by_role["primary"],
+                by_role.primary,
                 f"intention to treat and valid-only, loss {', '.join(primary)}"
                 + ("" if report.explainer_roles is None else
                    f"; primary explainer {report.config.primary_explainer or '—'} only")),)),

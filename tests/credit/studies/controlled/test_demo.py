@@ -44,18 +44,18 @@ def test_demo_writes_every_artefact_and_a_consistent_report(
         "expected": sha256_file(out / "outcomes.sealed.json"),
         "observed": sha256_file(out / "outcomes.sealed.json"), "ok": True}
     assert report["analysis_code_matches_plan"] is True
-    forecasts = [s for s in plan.slots if s["context_id"] != "followup"]
-    contexts = {s["context_id"] for s in forecasts}
+    forecasts = [s for s in plan.slots if s.context_id != "followup"]
+    contexts = {s.context_id for s in forecasts}
     assert contexts == {"description", "matched_card", "matched_note",
                         "donor_card@other_intervention", "donor_card@seed_swap"}
-    assert {s["explainer"] for s in forecasts} == {None, "mechanism", "plain_note", "placebo"}
-    assert {s["repeat"] for s in forecasts} == {1, 2}
+    assert {s.explainer for s in forecasts} == {None, "mechanism", "plain_note", "placebo"}
+    assert {s.repeat for s in forecasts} == {1, 2}
     overall = report["integrity"]["overall"]
     assert overall["assigned"] == len(forecasts) == overall["valid"]
     # the controlled follow-ups: a quarter of the 192 states, the primary explainer's, scored
-    followups = [s for s in plan.slots if s["context_id"] == "followup"]
+    followups = [s for s in plan.slots if s.context_id == "followup"]
     assert len(followups) == 48 == len(plan.body["followups"]["selected"])
-    assert {s["explainer"] for s in followups} == {"plain_note"}
+    assert {s.explainer for s in followups} == {"plain_note"}
     score = report["followups"]["scores"][0]
     assert (score["explainer"], score["n"], score["fallbacks"]) == ("plain_note", 48, 0)
     assert "## Follow-ups" in (out / "report.md").read_text()
@@ -82,16 +82,16 @@ def test_demo_with_faults_integrity_matches_the_schedule(
     attempts = plan.execution.max_attempts
     expected: dict[str, Counter[str]] = {}
     for slot in plan.slots:  # follow-up slots are their own arm, scored apart
-        label = f"{slot['explainer'] or '-'}|{slot['context_id']}"
+        label = f"{slot.explainer or '-'}|{slot.context_id}"
         outcome = "exhausted"
         for attempt in range(1, attempts + 1):
-            fault = fault_schedule(FAULT_SEED, slot["slot_id"], attempt)
+            fault = fault_schedule(FAULT_SEED, slot.slot_id, attempt)
             if fault.startswith("transport"):
                 continue
             # a follow-up's answer is its class: a fault that drops "upper" or inverts the
             # interval leaves {"effect_change": …} readable
-            harmless = ("none", "missing_field", "inverted_interval") if slot[
-                "context_id"] == "followup" else ("none",)
+            harmless = ("none", "missing_field", "inverted_interval") \
+                if slot.context_id == "followup" else ("none",)
             outcome = "valid" if fault in harmless else "content"
             break
         expected.setdefault(label, Counter())[outcome] += 1

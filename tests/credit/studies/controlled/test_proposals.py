@@ -292,16 +292,16 @@ def _check_scopes(plan: FrozenPlan, base_ids: list[str], proposal_ids: set[str])
     contexts: dict[str | None, set[str]] = {}
     # the follow-ups judge the study's own primary (the proposing explainer has no card for
     # the preselected base states)
-    followups = [s for s in plan.slots if s["context_id"] == "followup"]
-    assert {s["explainer"] for s in followups} == {"plain_note"}
-    assert {s["state_id"] for s in followups} <= set(base_ids)
+    followups = [s for s in plan.slots if s.context_id == "followup"]
+    assert {s.explainer for s in followups} == {"plain_note"}
+    assert {s.state_id for s in followups} <= set(base_ids)
     for slot in plan.slots:
-        if slot["context_id"] == "followup":
+        if slot.context_id == "followup":
             continue
-        by_explainer.setdefault(slot["explainer"], set()).add(slot["state_id"])
-        contexts.setdefault(slot["explainer"], set()).add(slot["context_id"])
-        if slot["donor_state_id"] is not None:
-            assert slot["donor_state_id"] in base_ids
+        by_explainer.setdefault(slot.explainer, set()).add(slot.state_id)
+        contexts.setdefault(slot.explainer, set()).add(slot.context_id)
+        if slot.donor_state_id is not None:
+            assert slot.donor_state_id in base_ids
     assert by_explainer.pop("llm") == proposal_ids
     assert contexts["llm"] == {"matched_card", "matched_note"}
     assert by_explainer.pop(None) == set(base_ids) | proposal_ids
@@ -409,11 +409,11 @@ def test_without_propose_the_plan_has_no_proposal_states(
     expected = {(explainer, state.id, cid, repeat)
                 for explainer, cids in design_contexts.items() for cid in cids
                 for state in plan.study.states for repeat in (1, 2)}
-    assert {(s["explainer"], s["state_id"], s["context_id"], s["repeat"])
-            for s in plan.slots if s["context_id"] != "followup"} == expected
+    assert {(s.explainer, s.state_id, s.context_id, s.repeat)
+            for s in plan.slots if s.context_id != "followup"} == expected
     # the follow-ups judge the primary explainer, the llm (it explains every state)
-    assert {(s["explainer"], s["state_id"]) for s in plan.slots
-            if s["context_id"] == "followup"} == {
+    assert {(s.explainer, s.state_id) for s in plan.slots
+            if s.context_id == "followup"} == {
         ("llm", sid) for sid in plan.body["followups"]["selected"]}
 
 
