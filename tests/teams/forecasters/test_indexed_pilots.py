@@ -7,14 +7,24 @@ import pytest
 
 from foreseen.teams.curves import gram_matrix
 from foreseen.teams.forecasters.base import PilotStats
-from foreseen.teams.forecasters.indexed_pilots import PATTERN_MAX_K, pilot_stats
+from foreseen.teams.forecasters.indexed_pilots import (
+    PATTERN_MAX_K,
+    _whole_gram_is_cheaper,
+    pilot_stats,
+)
 
 
-@pytest.fixture(autouse=True, params=["indexed", "stacked"])
+@pytest.fixture(autouse=True, params=["indexed", "stacked", "whole gram"])
 def route(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Every test runs on the index routes (no stack is small) and on the stack route."""
+    """Every test runs on the index routes (no stack is small), on the stack route (the
+    whole matrix's J only when the caller gives the unweighted one) and on the stack's
+    histograms with the whole matrix's (weighted) J for every small input."""
     if request.param == "indexed":
         monkeypatch.setattr("foreseen.teams.forecasters.indexed_pilots.STACK_CELLS", 0)
+    factor = {"stacked": 0, "whole gram": 10**9}.get(str(request.param))
+    if factor is not None:
+        monkeypatch.setattr("foreseen.teams.forecasters.indexed_pilots.WHOLE_GRAM_FACTOR",
+                            factor)
     return str(request.param)
 
 
@@ -116,3 +126,19 @@ def test_pilots_too_large_for_the_counters_take_the_stack(
     solved = _matrix(2, tasks=600)
     pilots = _pilots(2, solved.shape[0], 5, 4)
     _same(pilot_stats(solved, pilots), PilotStats.from_pilot(solved[pilots]))
+
+
+
+def test_the_whole_matrix_gram_is_chosen_up_to_its_cost_boundary(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """M² ≤ 2·P·k²: at the boundary the whole matrix's J, one agent more the stack's; the
+    unweighted J the caller has is always read (never for weighted pilots)."""
+    monkeypatch.setattr("foreseen.teams.forecasters.indexed_pilots.WHOLE_GRAM_FACTOR", 2)
+    pilots = np.zeros((8, 3), dtype=np.int64)  # P·k² = 72: M² ≤ 144
+    at, past = np.zeros((12, 5), dtype=bool), np.zeros((13, 5), dtype=bool)
+    joint = np.zeros((13, 13))
+    assert _whole_gram_is_cheaper(at, pilots, None, weighted=True)
+    assert not _whole_gram_is_cheaper(past, pilots, None, weighted=True)
+    assert not _whole_gram_is_cheaper(past, pilots, None, weighted=False)
+    assert _whole_gram_is_cheaper(past, pilots, joint, weighted=False)
+    assert not _whole_gram_is_cheaper(past, pilots, joint, weighted=True)

@@ -13,7 +13,8 @@ indices and a list of names):
    ``rng.shuffle(copy of tasks)``.
 
 The draws read the stream in bulk, exactly as ``random``'s own methods do
-(:mod:`foreseen.teams.e046.draws`); the pilots' statistics are computed from
+(:class:`foreseen.teams.e046.draws.RandomStream`), a batch at a time (200
+pilots, one replicate's task weights, 200 re-splits); the pilots' statistics are computed from
 agent indices without building the P × k × N pilot stack
 (:mod:`foreseen.teams.forecasters.indexed_pilots`), with the same values.
 
@@ -48,7 +49,7 @@ from foreseen.teams.curves import (
     mean_phi_from_gram,
     solver_counts,
 )
-from foreseen.teams.e046.draws import draw_pilots, draw_resplit, draw_task_weights
+from foreseen.teams.e046.draws import RandomStream
 from foreseen.teams.e046.results import (
     BlindSpotFloor,
     BootstrapDifference,
@@ -142,10 +143,10 @@ def closed_form_curves(stats: PilotStats, grid: Sequence[int]) -> dict[str, Floa
 
 
 def _primary(
-    solved: BoolArray, rng: random.Random, grid: list[int], truth: FloatArray,
+    solved: BoolArray, stream: RandomStream, grid: list[int], truth: FloatArray,
     joint: FloatArray,
 ) -> PrimaryResult:
-    pilots = draw_pilots(rng, solved.shape[0], PILOT_SIZE, PRIMARY_PILOTS)
+    pilots = stream.samples(solved.shape[0], PILOT_SIZE, PRIMARY_PILOTS)
     curves = closed_form_curves(pilot_stats(solved, pilots, joint=joint), grid)
     curves["rasch"] = get("rasch").fit(solved[pilots[:RASCH_PILOTS]]).curve(grid)
     curve_mae: dict[str, float] = {}
@@ -167,17 +168,17 @@ def _primary(
 
 
 def _h1_bootstrap(
-    solved: BoolArray, rng: random.Random, grid: list[int]
+    solved: BoolArray, stream: RandomStream, grid: list[int]
 ) -> dict[str, BootstrapDifference]:
     n_agents, n_tasks = solved.shape
     counts = solver_counts(solved)
     differences: dict[str, list[float]] = {name: [] for name in H1_COMPARATORS}
     models = closed_forms("preregistered")
     for _ in range(BOOTSTRAP_REPLICATES):
-        weights = draw_task_weights(rng, n_tasks)
+        weights = stream.task_weights(n_tasks)
         histogram = np.bincount(counts, weights=weights, minlength=n_agents + 1)
         truth = curve_from_histogram(histogram, n_agents, grid)
-        pilots = draw_pilots(rng, n_agents, PILOT_SIZE, BOOTSTRAP_PILOTS)
+        pilots = stream.samples(n_agents, PILOT_SIZE, BOOTSTRAP_PILOTS)
         stats = pilot_stats(solved, pilots, weights)
         error = {
             name: mean_in_draw_order(
@@ -196,7 +197,7 @@ def _h1_bootstrap(
 
 
 def _sensitivity(
-    solved: BoolArray, rng: random.Random, grid: list[int], truth: FloatArray,
+    solved: BoolArray, stream: RandomStream, grid: list[int], truth: FloatArray,
     joint: FloatArray,
 ) -> dict[str, dict[str, float]]:
     n_agents = solved.shape[0]
@@ -204,7 +205,7 @@ def _sensitivity(
     for k in SENSITIVITY_SIZES:
         if k >= n_agents:
             continue
-        pilots = draw_pilots(rng, n_agents, k, SENSITIVITY_PILOTS)
+        pilots = stream.samples(n_agents, k, SENSITIVITY_PILOTS)
         curves = closed_form_curves(pilot_stats(solved, pilots, joint=joint), grid)
         result[str(k)] = {
             name: mean_in_draw_order(curve_errors(curve, truth).tolist())
@@ -213,7 +214,7 @@ def _sensitivity(
     return result
 
 
-def _h3(matrix: OutcomeMatrix, rng: random.Random) -> H3Result:
+def _h3(matrix: OutcomeMatrix, stream: RandomStream) -> H3Result:
     solved = matrix.solved
     n_agents, n_tasks = solved.shape
     packed = PackedOutcomes(solved, matrix.agents)
@@ -229,14 +230,13 @@ def _h3(matrix: OutcomeMatrix, rng: random.Random) -> H3Result:
         top_only = int(popcount(top_union & ~greedy_union))
         random_coverage = [
             packed.team_coverage(team, held_out_words) / n_held_out
-            for team in draw_pilots(rng, n_agents, k, RANDOM_TEAMS).tolist()
+            for team in stream.samples(n_agents, k, RANDOM_TEAMS).tolist()
         ]
         held = n_tasks - n_tasks // 2
         differences = []
-        for _ in range(RESPLITS):
-            resplit = draw_resplit(rng, n_tasks)
-            cal_words = pack_rows(resplit)
-            held_words = pack_rows(~resplit)
+        resplits = stream.resplits(n_tasks, RESPLITS)
+        for cal_words, held_words in zip(pack_rows(resplits), pack_rows(~resplits),
+                                         strict=True):
             solves = packed.solves(cal_words)
             greedy_cov = packed.team_coverage(packed.greedy(k, cal_words, solves), held_words)
             top_cov = packed.team_coverage(packed.top_k(k, cal_words, solves), held_words)
@@ -283,12 +283,12 @@ def analyze_split(matrix: OutcomeMatrix, seed: int = SEED) -> SplitReport:
     truth = curve_from_histogram(
         np.bincount(solver_counts(solved), minlength=n_agents + 1), n_agents, grid
     )
-    rng = random.Random(seed)
+    stream = RandomStream(random.Random(seed))
     joint = gram_matrix(solved)
-    primary = _primary(solved, rng, grid, truth, joint)
-    bootstrap = _h1_bootstrap(solved, rng, grid)
-    sensitivity = _sensitivity(solved, rng, grid, truth, joint)
-    h3 = _h3(competent, rng)
+    primary = _primary(solved, stream, grid, truth, joint)
+    bootstrap = _h1_bootstrap(solved, stream, grid)
+    sensitivity = _sensitivity(solved, stream, grid, truth, joint)
+    h3 = _h3(competent, stream)
     return FeasibleSplit(
         tasks=n_tasks,
         agents_with_results=matrix.n_agents,

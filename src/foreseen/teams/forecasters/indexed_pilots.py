@@ -23,11 +23,13 @@ With no weights, or non-negative integer weights totalling less than 2^24
 and the stack's float32 products hold exactly, so each route gives the same
 float64 values as :meth:`PilotStats.from_pilot`, whatever the order of
 summation; φ̄ then comes from the same :func:`mean_phi_from_gram` over the whole
-batch of pilots. Everything else takes the stack route (a few pilots at a
-time, the same arithmetic as there): small inputs (at most :data:`STACK_CELLS`
-cells in the stack), other weights, pilots of more than :data:`MAX_COUNTED_K`
-agents, and weighted φ̄ when 2^k exceeds the number of tasks or k exceeds
-:data:`PATTERN_MAX_K`.
+batch of pilots. Small inputs (at most :data:`STACK_CELLS` cells in the
+stack) take their histograms from the stack, and with such weights their joint
+counts from the whole matrix's J = Y diag(w) Yᵀ when that is the cheaper product
+(:func:`_whole_gram_is_cheaper`). Everything else takes the stack route (a few
+pilots at a time, the same arithmetic as there): other small inputs, other
+weights, pilots of more than :data:`MAX_COUNTED_K` agents, and weighted φ̄ when
+2^k exceeds the number of tasks or k exceeds :data:`PATTERN_MAX_K`.
 """
 
 from __future__ import annotations
@@ -48,6 +50,8 @@ CELLS_PER_CHUNK = 8_000_000
 STACK_CELLS = 4_000_000
 #: pilot sizes whose solver counts fit the 16-bit counters
 MAX_COUNTED_K = 65_535
+#: the whole matrix's weighted J is computed when M² ≤ this × P·k² (one product beats P small)
+WHOLE_GRAM_FACTOR = 2
 
 
 def _pilots_per_chunk(n_tasks: int, per_pilot: int = 1) -> int:
@@ -128,9 +132,13 @@ def pilot_stats(solved: BoolArray, pilots: npt.ArrayLike,
     k = index.shape[1]
     n_tasks = solved.shape[1]
     weighted = task_weights is not None
-    if (index.size * n_tasks <= STACK_CELLS  # small: the stack is cheapest
+    exact = task_weights is None or _exact_in_float32(task_weights)
+    small = index.size * n_tasks <= STACK_CELLS
+    if small and with_phi and exact and _whole_gram_is_cheaper(solved, index, joint, weighted):
+        return _stacked_histograms_whole_gram(solved, index, task_weights, joint)
+    if (small  # small: the stack is cheapest
             or k > MAX_COUNTED_K  # 16-bit counts would wrap
-            or (task_weights is not None and not _exact_in_float32(task_weights))
+            or not exact
             or (weighted and with_phi and (k > PATTERN_MAX_K or (1 << k) > n_tasks))):
         return _stacked(solved, index, task_weights, with_phi)
     rows = solved.view(np.uint8)
@@ -142,6 +150,29 @@ def pilot_stats(solved: BoolArray, pilots: npt.ArrayLike,
             return PilotStats(k=k, histogram=histogram, mean_phi=None)
         whole = gram_matrix(solved) if joint is None else joint
         gram = whole[index[:, :, None], index[:, None, :]]
+    mean_phi = mean_phi_from_gram(gram, histogram.sum(axis=-1))
+    return PilotStats(k=k, histogram=histogram, mean_phi=np.asarray(mean_phi, dtype=np.float64))
+
+
+def _whole_gram_is_cheaper(solved: BoolArray, pilots: IntArray, joint: FloatArray | None,
+                           weighted: bool) -> bool:
+    """Reading the pilots' joint counts from the whole matrix's beats the stack's products:
+    always when the caller has the unweighted J, else when M² ≤ 2·P·k² (M agents, P pilots)."""
+    if joint is not None and not weighted:
+        return True
+    agents = int(solved.shape[0])
+    return agents * agents <= WHOLE_GRAM_FACTOR * int(pilots.size) * int(pilots.shape[1])
+
+
+def _stacked_histograms_whole_gram(solved: BoolArray, pilots: IntArray,
+                                   weights: FloatArray | None,
+                                   joint: FloatArray | None) -> PilotStats:
+    """Histograms from the (small) pilot stack, joint counts J_p from the whole matrix's
+    J = Y diag(w) Yᵀ (exact integers, so equal to the stack's)."""
+    k = pilots.shape[1]
+    histogram = PilotStats.from_pilot(solved[pilots], weights, with_phi=False).histogram
+    whole = joint if joint is not None and weights is None else gram_matrix(solved, weights)
+    gram = whole[pilots[:, :, None], pilots[:, None, :]]
     mean_phi = mean_phi_from_gram(gram, histogram.sum(axis=-1))
     return PilotStats(k=k, histogram=histogram, mean_phi=np.asarray(mean_phi, dtype=np.float64))
 
