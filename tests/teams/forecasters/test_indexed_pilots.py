@@ -142,3 +142,17 @@ def test_the_whole_matrix_gram_is_chosen_up_to_its_cost_boundary(
     assert not _whole_gram_is_cheaper(past, pilots, None, weighted=False)
     assert _whole_gram_is_cheaper(past, pilots, joint, weighted=False)
     assert not _whole_gram_is_cheaper(past, pilots, joint, weighted=True)
+
+
+@pytest.mark.parametrize("cells", [1, 257 * 7])
+def test_the_weighted_joint_counts_in_blocks_of_rows_equal_the_stack(
+        monkeypatch: pytest.MonkeyPatch, cells: int) -> None:
+    """One row per product, and 7 rows per product (30 agents: a shorter last block)."""
+    monkeypatch.setattr("foreseen.teams.forecasters.indexed_pilots.SINGLE_THREAD_PRODUCT",
+                        cells * 30)
+    monkeypatch.setattr("foreseen.teams.forecasters.indexed_pilots.WHOLE_GRAM_FACTOR", 10**9)
+    solved = _matrix(4)
+    pilots = _pilots(4, solved.shape[0], 10, 6)
+    weights = np.bincount(np.random.default_rng(9).integers(0, 257, 257),
+                          minlength=257).astype(np.float64)
+    _same(pilot_stats(solved, pilots, weights), PilotStats.from_pilot(solved[pilots], weights))

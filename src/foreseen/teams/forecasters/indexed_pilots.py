@@ -52,6 +52,10 @@ STACK_CELLS = 4_000_000
 MAX_COUNTED_K = 65_535
 #: the whole matrix's weighted J is computed when M² ≤ this × P·k² (one product beats P small)
 WHOLE_GRAM_FACTOR = 2
+#: products of at most this many multiply-adds run on one thread in OpenBLAS (its threshold
+#: is 2^16 × 4): the whole matrix's weighted J is computed in blocks of rows that small, as
+#: waking the thread pool for each of the bootstrap's products costs more CPU than it saves
+SINGLE_THREAD_PRODUCT = 1 << 18
 
 
 def _pilots_per_chunk(n_tasks: int, per_pilot: int = 1) -> int:
@@ -164,6 +168,21 @@ def _whole_gram_is_cheaper(solved: BoolArray, pilots: IntArray, joint: FloatArra
     return agents * agents <= WHOLE_GRAM_FACTOR * int(pilots.size) * int(pilots.shape[1])
 
 
+def _weighted_joint_counts(solved: BoolArray, weights: FloatArray) -> FloatArray:
+    """J = Y diag(w) Yᵀ of the whole matrix in float32 (exact: integer weights totalling
+    below 2^24), a block of rows at a time so that each product stays within
+    :data:`SINGLE_THREAD_PRODUCT` multiply-adds."""
+    agents, tasks = solved.shape
+    rows = solved.astype(np.float32)
+    weighted = rows * weights.astype(np.float32)
+    joint = np.empty((agents, agents), dtype=np.float32)
+    step = max(1, SINGLE_THREAD_PRODUCT // max(1, agents * tasks))
+    for start in range(0, agents, step):
+        np.matmul(weighted[start:start + step], rows.T, out=joint[start:start + step])
+    counts: FloatArray = joint.astype(np.float64)
+    return counts
+
+
 def _stacked_histograms_whole_gram(solved: BoolArray, pilots: IntArray,
                                    weights: FloatArray | None,
                                    joint: FloatArray | None) -> PilotStats:
@@ -171,7 +190,10 @@ def _stacked_histograms_whole_gram(solved: BoolArray, pilots: IntArray,
     J = Y diag(w) Yᵀ (exact integers, so equal to the stack's)."""
     k = pilots.shape[1]
     histogram = PilotStats.from_pilot(solved[pilots], weights, with_phi=False).histogram
-    whole = joint if joint is not None and weights is None else gram_matrix(solved, weights)
+    if weights is None:
+        whole = gram_matrix(solved) if joint is None else joint
+    else:
+        whole = _weighted_joint_counts(solved, weights)
     gram = whole[pilots[:, :, None], pilots[:, None, :]]
     mean_phi = mean_phi_from_gram(gram, histogram.sum(axis=-1))
     return PilotStats(k=k, histogram=histogram, mean_phi=np.asarray(mean_phi, dtype=np.float64))
