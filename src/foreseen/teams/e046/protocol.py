@@ -233,14 +233,11 @@ def _h3(matrix: OutcomeMatrix, stream: RandomStream) -> H3Result:
             for team in stream.samples(n_agents, k, RANDOM_TEAMS).tolist()
         ]
         held = n_tasks - n_tasks // 2
-        differences = []
         resplits = stream.resplits(n_tasks, RESPLITS)
-        for cal_words, held_words in zip(pack_rows(resplits), pack_rows(~resplits),
-                                         strict=True):
-            solves = packed.solves(cal_words)
-            greedy_cov = packed.team_coverage(packed.greedy(k, cal_words, solves), held_words)
-            top_cov = packed.team_coverage(packed.top_k(k, cal_words, solves), held_words)
-            differences.append((greedy_cov - top_cov) / held)
+        greedy_cover, top_cover = packed.resplit_coverages(k, pack_rows(resplits),
+                                                           pack_rows(~resplits))
+        differences = [(greedy_cov - top_cov) / held for greedy_cov, top_cov
+                       in zip(greedy_cover.tolist(), top_cover.tolist(), strict=True)]
         by_k[str(k)] = SelectionAtK(
             greedy_held_out_coverage=int(popcount(greedy_union)) / n_held_out,
             top_k_held_out_coverage=int(popcount(top_union)) / n_held_out,
