@@ -157,3 +157,14 @@ def test_infeasible_split_stops_with_a_reason(
     assert "competent agents (at least 20 needed)" in report.reason
     assert list(to_json(report)) == ["tasks", "agents_with_results", "competent_agents",
                                      "feasible", "reason", "upstream"]
+
+
+@pytest.mark.parametrize("batch", [1, 3])
+def test_bootstrap_batches_of_replicates_change_nothing(
+    tie_matrices: list[OutcomeMatrix], batch: int, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """One replicate per batch, and batches of 3 (200 = 66 · 3 + 2), against all at once."""
+    matrix = tie_matrices[0]
+    whole = to_json(analyze_split(matrix))
+    monkeypatch.setattr("foreseen.teams.e046.protocol.REPLICATE_CELLS", batch * matrix.n_tasks)
+    assert to_json(analyze_split(matrix)) == whole

@@ -11,6 +11,7 @@ from foreseen.teams.forecasters.indexed_pilots import (
     PATTERN_MAX_K,
     _whole_gram_is_cheaper,
     pilot_stats,
+    resampled_pilot_stats,
 )
 
 
@@ -156,3 +157,51 @@ def test_the_weighted_joint_counts_in_blocks_of_rows_equal_the_stack(
     weights = np.bincount(np.random.default_rng(9).integers(0, 257, 257),
                           minlength=257).astype(np.float64)
     _same(pilot_stats(solved, pilots, weights), PilotStats.from_pilot(solved[pilots], weights))
+
+
+def _resamples(seed: int, tasks: int, count: int) -> np.ndarray:
+    rng = np.random.default_rng(seed + 11)
+    return np.stack([np.bincount(rng.integers(0, tasks, tasks), minlength=tasks)
+                     for _ in range(count)]).astype(np.float64)
+
+
+def _same_per_resample(solved: np.ndarray, pilots: np.ndarray, weights: np.ndarray) -> None:
+    stacked = resampled_pilot_stats(solved, pilots, weights)
+    assert stacked.histogram.shape == (*pilots.shape[:2], pilots.shape[2] + 1)
+    for index, (one, row) in enumerate(zip(pilots, weights, strict=True)):
+        single = pilot_stats(solved, one, row)
+        assert single.mean_phi is not None and stacked.mean_phi is not None
+        _same(PilotStats(k=stacked.k, histogram=stacked.histogram[index],
+                         mean_phi=stacked.mean_phi[index]), single)
+
+
+@pytest.mark.parametrize("stack_cells", [10**9, 30 * 257 * 7, 1])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_resampled_pilot_stats_equal_pilot_stats_resample_by_resample(
+        monkeypatch: pytest.MonkeyPatch, seed: int, stack_cells: int) -> None:
+    """All resamples in one stack, a few per stack, and one at a time (too large a stack);
+    on each route of the joint counts the fixture sets (whole J, the stack's products)."""
+    monkeypatch.setattr("foreseen.teams.forecasters.indexed_pilots.STACK_CELLS", stack_cells)
+    solved = _matrix(seed)
+    pilots = np.stack([_pilots(seed + r, solved.shape[0], 7, 5) for r in range(9)])
+    _same_per_resample(solved, pilots, _resamples(seed, solved.shape[1], 9))
+
+
+def test_resampled_pilot_stats_with_fractional_weights_go_one_by_one() -> None:
+    solved = _matrix(3)
+    pilots = np.stack([_pilots(3 + r, solved.shape[0], 4, 3) for r in range(2)])
+    weights = np.random.default_rng(5).uniform(0.0, 2.0, (2, solved.shape[1]))
+    _same_per_resample(solved, pilots, weights)
+
+
+def test_resampled_pilot_stats_check_their_shapes() -> None:
+    solved = _matrix(1)
+    with pytest.raises(ValueError, match="one row per resample"):
+        resampled_pilot_stats(solved, np.zeros((2, 3, 4), dtype=np.int64),
+                              np.ones((3, solved.shape[1])))
+    with pytest.raises(ValueError, match="one row per resample"):
+        resampled_pilot_stats(solved, np.zeros((3, 4), dtype=np.int64),
+                              np.ones((3, solved.shape[1])))
+    empty = resampled_pilot_stats(solved, np.zeros((0, 3, 4), dtype=np.int64),
+                                  np.ones((0, solved.shape[1])))
+    assert empty.histogram.shape == (0, 3, 5) and empty.phi().shape == (0, 3)

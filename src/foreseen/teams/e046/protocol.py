@@ -70,7 +70,7 @@ from foreseen.teams.e046.verdicts import (
     h3_verdict,
 )
 from foreseen.teams.forecasters.base import PilotStats
-from foreseen.teams.forecasters.indexed_pilots import pilot_stats
+from foreseen.teams.forecasters.indexed_pilots import pilot_stats, resampled_pilot_stats
 from foreseen.teams.forecasters.registry import closed_forms, get, names
 from foreseen.teams.matrix import OutcomeMatrix
 
@@ -86,6 +86,8 @@ PRIMARY_PILOTS = 200
 RASCH_PILOTS = 100
 BOOTSTRAP_REPLICATES = 200
 BOOTSTRAP_PILOTS = 40
+#: bootstrap replicates are drawn and computed in batches of at most this many task weights
+REPLICATE_CELLS = 4_000_000
 SENSITIVITY_SIZES = (5, 20)
 SENSITIVITY_PILOTS = 50
 SELECTION_SIZES = (3, 5, 10)
@@ -170,30 +172,47 @@ def _primary(
 def _h1_bootstrap(
     solved: BoolArray, stream: RandomStream, grid: list[int]
 ) -> dict[str, BootstrapDifference]:
+    """Each replicate draws its task multiplicities, then its 40 pilots; the replicates are
+    drawn and computed a batch at a time (at most :data:`REPLICATE_CELLS` multiplicities)."""
     n_agents, n_tasks = solved.shape
-    counts = solver_counts(solved)
     differences: dict[str, list[float]] = {name: [] for name in H1_COMPARATORS}
-    models = closed_forms("preregistered")
-    for _ in range(BOOTSTRAP_REPLICATES):
-        weights = stream.task_weights(n_tasks)
-        histogram = np.bincount(counts, weights=weights, minlength=n_agents + 1)
-        truth = curve_from_histogram(histogram, n_agents, grid)
-        pilots = stream.samples(n_agents, PILOT_SIZE, BOOTSTRAP_PILOTS)
-        stats = pilot_stats(solved, pilots, weights)
-        error = {
-            name: mean_in_draw_order(
-                curve_errors(models[name].fit_stats(stats).curve(grid), truth).tolist()
-            )
-            for name in (*H1_COMPARATORS, H1_REFERENCE)
-        }
-        for name in H1_COMPARATORS:
-            differences[name].append(error[name] - error[H1_REFERENCE])
+    batch = max(1, REPLICATE_CELLS // n_tasks)
+    for start in range(0, BOOTSTRAP_REPLICATES, batch):
+        weights, pilots = [], []
+        for _ in range(min(batch, BOOTSTRAP_REPLICATES - start)):
+            weights.append(stream.task_weights(n_tasks))
+            pilots.append(stream.samples(n_agents, PILOT_SIZE, BOOTSTRAP_PILOTS))
+        for name, values in _replicate_differences(solved, np.stack(weights),
+                                                   np.stack(pilots), grid).items():
+            differences[name].extend(values)
     return {
         name: BootstrapDifference(
             mean=mean_in_draw_order(values), ci95=percentile_interval(values)
         )
         for name, values in differences.items()
     }
+
+
+def _replicate_differences(solved: BoolArray, weights: FloatArray, pilots: npt.NDArray[np.int64],
+                           grid: list[int]) -> dict[str, list[float]]:
+    """Per replicate (rows of ``weights`` and ``pilots``), in draw order: each comparator's
+    mean curve error over the replicate's pilots minus the reference forecaster's."""
+    n_agents = solved.shape[0]
+    counts = solver_counts(solved)
+    models = closed_forms("preregistered")
+    stats = resampled_pilot_stats(solved, pilots, weights)
+    truth = np.stack([
+        curve_from_histogram(np.bincount(counts, weights=row, minlength=n_agents + 1),
+                             n_agents, grid)
+        for row in weights])
+    errors = {name: curve_errors(models[name].fit_stats(stats).curve(grid), truth[:, None, :])
+              for name in (*H1_COMPARATORS, H1_REFERENCE)}
+    differences: dict[str, list[float]] = {name: [] for name in H1_COMPARATORS}
+    for replicate in range(weights.shape[0]):
+        error = {name: mean_in_draw_order(errors[name][replicate].tolist()) for name in errors}
+        for name in H1_COMPARATORS:
+            differences[name].append(error[name] - error[H1_REFERENCE])
+    return differences
 
 
 def _sensitivity(

@@ -199,6 +199,58 @@ def _stacked_histograms_whole_gram(solved: BoolArray, pilots: IntArray,
     return PilotStats(k=k, histogram=histogram, mean_phi=np.asarray(mean_phi, dtype=np.float64))
 
 
+def resampled_pilot_stats(solved: BoolArray, pilots: npt.ArrayLike,
+                          weights: npt.ArrayLike) -> PilotStats:
+    """``pilot_stats(solved, pilots[r], weights[r])`` for every resample r, stacked
+    (R × P × …): R resamples of task multiplicities (R × N), P pilots of each (R × P × k).
+
+    With non-negative integer multiplicities totalling below 2^24 (a bootstrap's),
+    a few resamples at a time (at most :data:`STACK_CELLS` stack cells): histograms
+    from their pilot stacks, joint counts from each resample's whole-matrix J or
+    from the stack (:func:`_whole_gram_is_cheaper`) — integers either way, so the
+    values are those of :func:`pilot_stats`; φ̄ and every later value computed
+    element by element (or along the last axis) are unchanged by the extra axis.
+    Otherwise resample by resample.
+    """
+    index = np.asarray(pilots, dtype=np.int64)
+    task_weights = np.asarray(weights, dtype=np.float64)
+    if (index.ndim != 3 or task_weights.ndim != 2 or index.shape[0] != task_weights.shape[0]
+            or task_weights.shape[1] != solved.shape[1]):
+        raise ValueError("pilots must be R × P × k and weights R × N, one row per resample")
+    k = index.shape[2]
+    per_resample = index.shape[1] * k * solved.shape[1]
+    if (index.shape[0] == 0 or per_resample == 0 or per_resample > STACK_CELLS
+            or not all(_exact_in_float32(row) for row in task_weights)):
+        singles = [pilot_stats(solved, one, row) for one, row in zip(index, task_weights,
+                                                                       strict=True)]
+        return PilotStats(k=k, histogram=_stacked_field([one.histogram for one in singles],
+                                                        (*index.shape[:2], k + 1)),
+                          mean_phi=_stacked_field([one.phi() for one in singles],
+                                                  index.shape[:2]))
+    step = max(1, STACK_CELLS // per_resample)
+    histograms, phis = [], []
+    for start in range(0, index.shape[0], step):
+        chunk, chunk_weights = index[start:start + step], task_weights[start:start + step]
+        stack = solved[chunk]
+        histogram = PilotStats.from_pilot(stack, chunk_weights[:, None, :],
+                                          with_phi=False).histogram
+        if _whole_gram_is_cheaper(solved, chunk[0], None, weighted=True):
+            gram = np.stack([_weighted_joint_counts(solved, row)[one[:, :, None], one[:, None, :]]
+                             for one, row in zip(chunk, chunk_weights, strict=True)])
+        else:
+            gram = gram_matrix(stack, chunk_weights[:, None, :])
+        histograms.append(histogram)
+        phis.append(np.asarray(mean_phi_from_gram(gram, histogram.sum(axis=-1)),
+                               dtype=np.float64))
+    return PilotStats(k=k, histogram=np.concatenate(histograms),
+                      mean_phi=np.concatenate(phis))
+
+
+def _stacked_field(values: list[FloatArray], shape: tuple[int, ...]) -> FloatArray:
+    stacked: FloatArray = np.stack(values) if values else np.empty(shape, dtype=np.float64)
+    return stacked
+
+
 def _stacked(solved: BoolArray, pilots: IntArray, weights: FloatArray | None,
              with_phi: bool) -> PilotStats:
     """:meth:`PilotStats.from_pilot` on the pilot stack, built a few pilots at a time.
