@@ -159,12 +159,14 @@ def test_infeasible_split_stops_with_a_reason(
                                      "feasible", "reason", "upstream"]
 
 
+@pytest.mark.parametrize("cells", ["REPLICATE_CELLS", "RESPLIT_CELLS"])
 @pytest.mark.parametrize("batch", [1, 3])
-def test_bootstrap_batches_of_replicates_change_nothing(
-    tie_matrices: list[OutcomeMatrix], batch: int, monkeypatch: pytest.MonkeyPatch,
+def test_batches_of_replicates_and_resplits_change_nothing(
+    tie_matrices: list[OutcomeMatrix], batch: int, cells: str, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """One replicate per batch, and batches of 3 (200 = 66 · 3 + 2), against all at once."""
+    """Bootstrap replicates or H3 re-splits one per batch, and in batches of 3
+    (200 = 66 · 3 + 2), against all at once."""
     matrix = tie_matrices[0]
     whole = to_json(analyze_split(matrix))
-    monkeypatch.setattr("foreseen.teams.e046.protocol.REPLICATE_CELLS", batch * matrix.n_tasks)
+    monkeypatch.setattr(f"foreseen.teams.e046.protocol.{cells}", batch * matrix.n_tasks)
     assert to_json(analyze_split(matrix)) == whole

@@ -135,7 +135,8 @@ def _reference_coverages(solved: np.ndarray, names: list[str], k: int,
     return greedy_cover, top_cover
 
 
-@pytest.mark.parametrize("route", ["packed keys", "chunks of one re-split", "row by row"])
+@pytest.mark.parametrize("route", ["packed keys", "chunks of one re-split", "row by row",
+                                   "large matrix"])
 @pytest.mark.parametrize("seed", range(6))
 def test_resplit_coverages_equal_the_reference_team_by_team(
     seed: int, route: str, monkeypatch: pytest.MonkeyPatch
@@ -148,6 +149,8 @@ def test_resplit_coverages_equal_the_reference_team_by_team(
         monkeypatch.setattr("foreseen.teams.e046.selection.BATCH_WORDS", 1)
     if route == "row by row":
         monkeypatch.setattr("foreseen.teams.e046.selection.KEY_LIMIT", 1)
+    if route == "large matrix":
+        monkeypatch.setattr("foreseen.teams.e046.selection.RECOUNT_ALL_WORDS", 0)
     rng = np.random.default_rng(200 + seed)
     base = rng.random((7, 130)) < rng.uniform(0.05, 0.5, size=(7, 1))
     solved = np.vstack([base, base[[1, 4]], rng.random((3, 130)) < 0.02])
@@ -166,3 +169,23 @@ def test_no_resplits_give_no_coverages() -> None:
     empty = pack_rows(np.zeros((0, 10), dtype=bool))
     greedy_cover, top_cover = packed.resplit_coverages(2, empty, empty)
     assert greedy_cover.shape == top_cover.shape == (0,)
+
+
+@pytest.mark.parametrize(("limit", "row_by_row"), [(12, False), (11, True)])
+def test_every_agent_is_recounted_only_in_small_matrices(
+    limit: int, row_by_row: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """4 agents × 3 words (130 tasks) = 12 words: recounted at once up to a limit of 12."""
+    monkeypatch.setattr("foreseen.teams.e046.selection.RECOUNT_ALL_WORDS", limit)
+    calls: list[int] = []
+    original = PackedOutcomes._coverages_row_by_row
+
+    def counted(self: PackedOutcomes, *args: object) -> object:
+        calls.append(1)
+        return original(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(PackedOutcomes, "_coverages_row_by_row", counted)
+    packed = PackedOutcomes(np.eye(4, 130, dtype=bool), ["a", "b", "c", "d"])
+    masks = pack_rows(np.ones((2, 130), dtype=bool))
+    greedy_cover, _ = packed.resplit_coverages(2, masks, masks)
+    assert greedy_cover.tolist() == [2, 2] and bool(calls) is row_by_row

@@ -61,6 +61,8 @@ T = TypeVar("T")
 _WORD_BITS = 32
 #: words read from the generator at a time (at least)
 BLOCK_WORDS = 1 << 16
+#: words converted to Python ints at a time for the word loops (at least)
+LISTED_WORDS = 1 << 14
 #: from this size on a shuffle's draws are settled in blocks of words (cheaper than the loop)
 BLOCK_SHUFFLE_MIN = 4096
 
@@ -147,7 +149,8 @@ class RandomStream:
         self._rng = rng
         self._start = rng.getstate()
         self._buffer: IntArray = np.empty(0, dtype=np.int64)
-        self._listed: list[int] | None = None
+        self._listed: list[int] = []  # some words of the buffer as Python ints
+        self._listed_from = 0  # the buffer index of the first listed word
         self._offset = 0  # index of the first unread word in the buffer
         self.used = 0  # words read so far
 
@@ -165,7 +168,7 @@ class RandomStream:
             fresh = self._block(max(count - unread, BLOCK_WORDS))
             self._buffer = np.concatenate((self._buffer[self._offset:], fresh))
             self._offset = 0
-            self._listed = None
+            self._listed, self._listed_from = [], 0
         return self._buffer[self._offset:]
 
     def _advance(self, count: int) -> None:
@@ -173,18 +176,25 @@ class RandomStream:
         self.used += count
 
     def _read(self, reader: Reader[T], expected_words: int) -> T:
-        """Run a Python-level reader on the words ahead, with more words until it has enough."""
+        """Run a Python-level reader on the words ahead, with more words until it has enough.
+
+        The words are handed over as a list of Python ints covering at least the
+        expected words (at least :data:`LISTED_WORDS`), kept for the next reads.
+        """
         window = expected_words
         while True:
             self._ahead(window)
-            if self._listed is None:
-                self._listed = self._buffer.tolist()
+            start = self._offset - self._listed_from
+            if start < 0 or len(self._listed) - start < window:
+                self._listed = self._buffer[self._offset:self._offset
+                                            + max(window, LISTED_WORDS)].tolist()
+                self._listed_from, start = self._offset, 0
             try:
-                result, end = reader(self._listed, self._offset)
-            except IndexError:
-                window = 2 * (self._buffer.size - self._offset) + 64
+                result, end = reader(self._listed, start)
+            except IndexError:  # the reader ran past the listed words
+                window = 2 * (len(self._listed) - start) + 64
                 continue
-            self._advance(end - self._offset)
+            self._advance(end - start)
             return result
 
     def below(self, bound: int, count: int) -> IntArray:

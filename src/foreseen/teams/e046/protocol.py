@@ -94,6 +94,8 @@ SELECTION_SIZES = (3, 5, 10)
 PRIMARY_SELECTION_SIZE = 5
 RANDOM_TEAMS = 200
 RESPLITS = 200
+#: H3 re-splits are drawn and selected in batches of at most this many task cells
+RESPLIT_CELLS = 1_000_000
 
 
 def mean_in_draw_order(values: Iterable[float]) -> float:
@@ -252,11 +254,14 @@ def _h3(matrix: OutcomeMatrix, stream: RandomStream) -> H3Result:
             for team in stream.samples(n_agents, k, RANDOM_TEAMS).tolist()
         ]
         held = n_tasks - n_tasks // 2
-        resplits = stream.resplits(n_tasks, RESPLITS)
-        greedy_cover, top_cover = packed.resplit_coverages(k, pack_rows(resplits),
-                                                           pack_rows(~resplits))
-        differences = [(greedy_cov - top_cov) / held for greedy_cov, top_cov
-                       in zip(greedy_cover.tolist(), top_cover.tolist(), strict=True)]
+        differences = []
+        batch = max(1, RESPLIT_CELLS // n_tasks)
+        for start in range(0, RESPLITS, batch):  # drawn and selected a batch at a time
+            resplits = stream.resplits(n_tasks, min(batch, RESPLITS - start))
+            greedy_cover, top_cover = packed.resplit_coverages(k, pack_rows(resplits),
+                                                               pack_rows(~resplits))
+            differences += [(greedy_cov - top_cov) / held for greedy_cov, top_cov
+                            in zip(greedy_cover.tolist(), top_cover.tolist(), strict=True)]
         by_k[str(k)] = SelectionAtK(
             greedy_held_out_coverage=int(popcount(greedy_union)) / n_held_out,
             top_k_held_out_coverage=int(popcount(top_union)) / n_held_out,

@@ -28,6 +28,9 @@ WordArray = npt.NDArray[np.uint64]
 RECOUNT_BATCH = 32
 #: re-splits selected at once hold at most this many 64-bit words of agents × tasks
 BATCH_WORDS = 1 << 20
+#: every agent is recounted in each greedy round (all re-splits at once) up to this many
+#: words of agents × tasks; larger matrices take the lazy greedy, re-split by re-split
+RECOUNT_ALL_WORDS = 1 << 16
 #: the packed greedy key must stay below this (int64 with room to spare)
 KEY_LIMIT = 1 << 62
 
@@ -145,10 +148,13 @@ class PackedOutcomes:
         the largest key (newly covered, solves, name rank) packed into one integer,
         ((newly · (N + 1)) + solves) · M + name rank, which orders agents as the tuple
         does while every part stays below its factor; top-k likewise by solves · M +
-        (M − 1 − alphabetical rank). Where that integer could pass 2^62, row by row.
+        (M − 1 − alphabetical rank). Row by row (the lazy :meth:`greedy`, which
+        recounts few agents) when a recount of every agent would read more than
+        :data:`RECOUNT_ALL_WORDS` words, or where that integer could pass 2^62.
         """
         agents = len(self.names)
-        if (self.n_tasks + 1) ** 2 * max(agents, 1) >= KEY_LIMIT:
+        if (agents * self.rows.shape[1] > RECOUNT_ALL_WORDS
+                or (self.n_tasks + 1) ** 2 * max(agents, 1) >= KEY_LIMIT):
             return self._coverages_row_by_row(k, calibration, held_out)
         step = max(1, BATCH_WORDS // max(1, agents * self.rows.shape[1]))
         greedy_cover, top_cover = [], []
