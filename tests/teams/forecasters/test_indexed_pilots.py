@@ -175,13 +175,16 @@ def _same_per_resample(solved: np.ndarray, pilots: np.ndarray, weights: np.ndarr
                          mean_phi=stacked.mean_phi[index]), single)
 
 
-@pytest.mark.parametrize("stack_cells", [10**9, 30 * 257 * 7, 1])
+@pytest.mark.parametrize(("limit", "cells"), [("RESAMPLED_STACK_CELLS", 10**9),
+                                              ("RESAMPLED_STACK_CELLS", 35 * 257 * 2),
+                                              ("STACK_CELLS", 1)])
 @pytest.mark.parametrize("seed", [0, 1])
 def test_resampled_pilot_stats_equal_pilot_stats_resample_by_resample(
-        monkeypatch: pytest.MonkeyPatch, seed: int, stack_cells: int) -> None:
-    """All resamples in one stack, a few per stack, and one at a time (too large a stack);
-    on each route of the joint counts the fixture sets (whole J, the stack's products)."""
-    monkeypatch.setattr("foreseen.teams.forecasters.indexed_pilots.STACK_CELLS", stack_cells)
+        monkeypatch: pytest.MonkeyPatch, seed: int, limit: str, cells: int) -> None:
+    """All 9 resamples in one stack, 2 per stack (the last alone), and one at a time (a
+    resample's stack too large); on each route of the joint counts the fixture sets
+    (whole J, the stack's products)."""
+    monkeypatch.setattr(f"foreseen.teams.forecasters.indexed_pilots.{limit}", cells)
     solved = _matrix(seed)
     pilots = np.stack([_pilots(seed + r, solved.shape[0], 7, 5) for r in range(9)])
     _same_per_resample(solved, pilots, _resamples(seed, solved.shape[1], 9))

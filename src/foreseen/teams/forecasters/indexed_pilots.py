@@ -48,6 +48,9 @@ PATTERN_MAX_K = 12
 CELLS_PER_CHUNK = 8_000_000
 #: a pilot stack of at most this many cells is simply built (cheapest when small)
 STACK_CELLS = 4_000_000
+#: resamples whose pilot stacks are built together hold at most this many cells (the
+#: stack's counts and weights take 16 bytes a cell)
+RESAMPLED_STACK_CELLS = 500_000
 #: pilot sizes whose solver counts fit the 16-bit counters
 MAX_COUNTED_K = 65_535
 #: the whole matrix's weighted J is computed when M² ≤ this × P·k² (one product beats P small)
@@ -205,7 +208,8 @@ def resampled_pilot_stats(solved: BoolArray, pilots: npt.ArrayLike,
     (R × P × …): R resamples of task multiplicities (R × N), P pilots of each (R × P × k).
 
     With non-negative integer multiplicities totalling below 2^24 (a bootstrap's),
-    a few resamples at a time (at most :data:`STACK_CELLS` stack cells): histograms
+    a few resamples at a time (at most :data:`RESAMPLED_STACK_CELLS` stack cells; a
+    resample's stack no larger than :data:`STACK_CELLS`): histograms
     from their pilot stacks, joint counts from each resample's whole-matrix J or
     from the stack (:func:`_whole_gram_is_cheaper`) — integers either way, so the
     values are those of :func:`pilot_stats`; φ̄ and every later value computed
@@ -227,7 +231,7 @@ def resampled_pilot_stats(solved: BoolArray, pilots: npt.ArrayLike,
                                                         (*index.shape[:2], k + 1)),
                           mean_phi=_stacked_field([one.phi() for one in singles],
                                                   index.shape[:2]))
-    step = max(1, STACK_CELLS // per_resample)
+    step = max(1, RESAMPLED_STACK_CELLS // per_resample)
     histograms, phis = [], []
     for start in range(0, index.shape[0], step):
         chunk, chunk_weights = index[start:start + step], task_weights[start:start + step]
