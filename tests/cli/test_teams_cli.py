@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -225,6 +226,27 @@ def test_the_help_imports_no_command_module_and_no_numpy() -> None:
     assert (credit, teams, numpy) == ("[]", "[]", "False")
     credit, teams, numpy = _loaded(["teams", "--help"])
     assert (credit, teams, numpy) == ("[]", "[]", "False")
+
+
+BLAS_THREADS = ("import os, sys\nfrom foreseen.cli.app import main\ntry:\n    main({argv!r})\n"
+                "except SystemExit:\n    pass\n"
+                "print(os.environ.get('OPENBLAS_NUM_THREADS'))\n")
+
+
+@pytest.mark.parametrize(("given", "argv", "expected"), [
+    (None, ["teams", "--help"], "1"),
+    ("3", ["teams", "--help"], "3"),  # the user's value is kept
+    (None, ["--help"], "None"),  # other commands leave it alone
+])
+def test_teams_commands_run_blas_on_one_thread_unless_told(
+        given: str | None, argv: list[str], expected: str) -> None:
+    environment = {key: value for key, value in os.environ.items()
+                   if key != "OPENBLAS_NUM_THREADS"}
+    if given is not None:
+        environment["OPENBLAS_NUM_THREADS"] = given
+    result = subprocess.run([sys.executable, "-c", BLAS_THREADS.format(argv=argv)],
+                            capture_output=True, text=True, check=True, env=environment)
+    assert result.stdout.strip().splitlines()[-1] == expected
 
 
 def test_a_credit_command_is_registered_when_it_runs() -> None:

@@ -24,6 +24,7 @@ here too, never a traceback.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -54,7 +55,14 @@ def command_words(argv: Sequence[str]) -> list[str]:
     return [word for word in argv if not word.startswith("-")]
 
 
+#: the teams commands multiply small matrices, where OpenBLAS's thread pool (started when
+#: numpy is imported) costs more CPU than it saves; a value the user has set is kept
+TEAMS_BLAS_ENVIRONMENT = {"OPENBLAS_NUM_THREADS": "1"}
+
+
 def _teams_app(words: Sequence[str]) -> typer.Typer:
+    for name, value in TEAMS_BLAS_ENVIRONMENT.items():
+        os.environ.setdefault(name, value)  # before the command imports numpy
     from foreseen.cli.teams.commands import build_app as build_teams
 
     return build_teams(set(words[1:2]))

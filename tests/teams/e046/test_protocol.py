@@ -19,13 +19,8 @@ import numpy as np
 import pytest
 
 from foreseen.core.schema import to_json
-from foreseen.teams.e046.protocol import (
-    analyze_split,
-    draw_pilots,
-    draw_resplit,
-    draw_task_weights,
-    mean_in_draw_order,
-)
+from foreseen.teams.e046.draws import RandomStream
+from foreseen.teams.e046.protocol import analyze_split, mean_in_draw_order
 from foreseen.teams.e046.record import build_record
 from foreseen.teams.e046.results import FeasibleSplit, InfeasibleSplit
 from foreseen.teams.matrix import OutcomeMatrix
@@ -99,17 +94,19 @@ def test_draw_helpers_consume_the_stream_like_the_plain_calls() -> None:
     names = [f"agent-{i}" for i in range(30)]
     tasks = [f"task-{i}" for i in range(500)]
     fast, plain = random.Random(5), random.Random(5)
-    pilots = draw_pilots(fast, 30, 10, 7)
+    stream = RandomStream(fast)
+    pilots = stream.samples(30, 10, 7)
     assert [[names[i] for i in row] for row in pilots.tolist()] == [
         plain.sample(names, 10) for _ in range(7)
     ]
-    weights = draw_task_weights(fast, 500)
+    weights = stream.task_weights(500)
     drawn = [plain.choice(tasks) for _ in range(500)]
     assert weights.tolist() == [float(drawn.count(t)) for t in tasks]
-    calibration = draw_resplit(fast, 500)
+    calibration = stream.resplits(500, 1)[0]
     order = list(tasks)
     plain.shuffle(order)
     assert {tasks[i] for i in np.flatnonzero(calibration)} == set(order[:250])
+    stream.sync()
     assert fast.getstate() == plain.getstate()
 
 
@@ -160,3 +157,16 @@ def test_infeasible_split_stops_with_a_reason(
     assert "competent agents (at least 20 needed)" in report.reason
     assert list(to_json(report)) == ["tasks", "agents_with_results", "competent_agents",
                                      "feasible", "reason", "upstream"]
+
+
+@pytest.mark.parametrize("cells", ["REPLICATE_CELLS", "RESPLIT_CELLS"])
+@pytest.mark.parametrize("batch", [1, 3])
+def test_batches_of_replicates_and_resplits_change_nothing(
+    tie_matrices: list[OutcomeMatrix], batch: int, cells: str, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Bootstrap replicates or H3 re-splits one per batch, and in batches of 3
+    (200 = 66 · 3 + 2), against all at once."""
+    matrix = tie_matrices[0]
+    whole = to_json(analyze_split(matrix))
+    monkeypatch.setattr(f"foreseen.teams.e046.protocol.{cells}", batch * matrix.n_tasks)
+    assert to_json(analyze_split(matrix)) == whole

@@ -7,7 +7,7 @@ import hashlib
 import numpy as np
 import pytest
 
-from foreseen.teams.e046.selection import greedy, hash_split, top_k
+from foreseen.teams.e046.selection import PackedOutcomes, greedy, hash_split, pack_rows, top_k
 from foreseen.teams.matrix import OutcomeMatrix
 
 
@@ -119,3 +119,73 @@ def test_lazy_greedy_matches_reference_with_ties_and_exhausted_gains(
     tasks = [int(t) for t in np.flatnonzero(mask)]
     for k in (1, 2, 6, 9, solved.shape[0]):
         assert greedy(solved, names, k, mask) == reference_greedy(solved, names, k, tasks)
+
+
+def _reference_coverages(solved: np.ndarray, names: list[str], k: int,
+                         resplits: np.ndarray) -> tuple[list[int], list[int]]:
+    """Held-out coverage of the reference greedy and top-k teams, re-split by re-split."""
+    greedy_cover, top_cover = [], []
+    for calibration in resplits:
+        tasks = [int(t) for t in np.flatnonzero(calibration)]
+        held = ~calibration
+        rounds = min(k, len(names))  # the greedy stops when every agent is chosen
+        for team, out in ((reference_greedy(solved, names, rounds, tasks), greedy_cover),
+                          (reference_top_k(solved, names, k, tasks), top_cover)):
+            out.append(int(np.count_nonzero(solved[team].any(axis=0) & held)))
+    return greedy_cover, top_cover
+
+
+@pytest.mark.parametrize("route", ["packed keys", "chunks of one re-split", "row by row",
+                                   "large matrix"])
+@pytest.mark.parametrize("seed", range(6))
+def test_resplit_coverages_equal_the_reference_team_by_team(
+    seed: int, route: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """All re-splits at once (one chunk, or one re-split per chunk), and the row-by-row
+    route taken where the packed key could overflow; with duplicated agents (ties on
+    every key part but the name), names ordered by the negated-character-code rule, and
+    k beyond the number of agents."""
+    if route == "chunks of one re-split":
+        monkeypatch.setattr("foreseen.teams.e046.selection.BATCH_WORDS", 1)
+    if route == "row by row":
+        monkeypatch.setattr("foreseen.teams.e046.selection.KEY_LIMIT", 1)
+    if route == "large matrix":
+        monkeypatch.setattr("foreseen.teams.e046.selection.RECOUNT_ALL_WORDS", 0)
+    rng = np.random.default_rng(200 + seed)
+    base = rng.random((7, 130)) < rng.uniform(0.05, 0.5, size=(7, 1))
+    solved = np.vstack([base, base[[1, 4]], rng.random((3, 130)) < 0.02])
+    names = sorted(["b", "ba", "B", "a", "ab", "abc", "a0", "a1", "Z", "zz", "c", "ca"])
+    resplits = rng.random((9, 130)) < 0.5
+    packed = PackedOutcomes(solved, names)
+    for k in (1, 3, 5, solved.shape[0] + 2):
+        greedy_cover, top_cover = packed.resplit_coverages(k, pack_rows(resplits),
+                                                           pack_rows(~resplits))
+        assert (greedy_cover.tolist(), top_cover.tolist()) == _reference_coverages(
+            solved, names, k, resplits)
+
+
+def test_no_resplits_give_no_coverages() -> None:
+    packed = PackedOutcomes(np.ones((3, 10), dtype=bool), ["a", "b", "c"])
+    empty = pack_rows(np.zeros((0, 10), dtype=bool))
+    greedy_cover, top_cover = packed.resplit_coverages(2, empty, empty)
+    assert greedy_cover.shape == top_cover.shape == (0,)
+
+
+@pytest.mark.parametrize(("limit", "row_by_row"), [(12, False), (11, True)])
+def test_every_agent_is_recounted_only_in_small_matrices(
+    limit: int, row_by_row: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """4 agents × 3 words (130 tasks) = 12 words: recounted at once up to a limit of 12."""
+    monkeypatch.setattr("foreseen.teams.e046.selection.RECOUNT_ALL_WORDS", limit)
+    calls: list[int] = []
+    original = PackedOutcomes._coverages_row_by_row
+
+    def counted(self: PackedOutcomes, *args: object) -> object:
+        calls.append(1)
+        return original(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(PackedOutcomes, "_coverages_row_by_row", counted)
+    packed = PackedOutcomes(np.eye(4, 130, dtype=bool), ["a", "b", "c", "d"])
+    masks = pack_rows(np.ones((2, 130), dtype=bool))
+    greedy_cover, _ = packed.resplit_coverages(2, masks, masks)
+    assert greedy_cover.tolist() == [2, 2] and bool(calls) is row_by_row

@@ -1,4 +1,4 @@
-"""The E046 protocol's random draws, read from a ``random.Random`` stream in bulk.
+"""The E046 protocol's random draws: one ``random.Random`` stream read ahead in bulk.
 
 The preregistered script draws with ``random.Random`` (teams §5): pilots
 with ``sample``, bootstrap tasks with ``choice`` and H3 re-splits with
@@ -8,20 +8,29 @@ here consumes the stream exactly as those methods do — only faster:
 * ``random.Random`` is a Mersenne Twister whose ``_randbelow(n)`` takes 32-bit
   words ``w`` from the stream and returns the first ``w >> (32 − n.bit_length())``
   that is below ``n`` (a rejected word is consumed too); ``choice(seq)`` is
-  ``seq[_randbelow(len(seq))]`` and ``shuffle`` swaps ``x[i]`` with
-  ``x[_randbelow(i + 1)]`` for i = n − 1 … 1.
-* :class:`WordStream` reads the words ahead from numpy's MT19937 started from
-  the generator's state; afterwards the generator is set to the state after
-  exactly the words used, so every later draw (``sample`` included) sees the
-  stream the script sees.
-* :func:`randbelow_descending` (the draws of ``shuffle``) accepts or rejects a
-  block of words at once: while the bound falls from ``b`` over a block of L
-  words, word i (0-based) is surely accepted when its value is below b − i and
-  surely rejected when it is at least b; only values in [b − i, b) depend on
-  how many words before it were accepted, and those few are settled in order.
-* :func:`draw_resplit` needs only which tasks a shuffle leaves in its first
-  ⌊N/2⌋ positions. Position p < ⌊N/2⌋ ends with the element carried there by
-  the last swap into it, i.e. by the smallest step i ≥ ⌊N/2⌋ with j_i = p
+  ``seq[_randbelow(len(seq))]``; ``shuffle`` swaps ``x[i]`` with
+  ``x[_randbelow(i + 1)]`` for i = n − 1 … 1; ``sample(population, k)`` keeps a
+  pool when n ≤ 21 (+ 4^⌈log₄ 3k⌉ when k > 5) — draw i is ``_randbelow(n − i)``,
+  the pick replaced by the pool's last unpicked element — and otherwise draws
+  ``_randbelow(n)`` until it has k distinct values.
+* :class:`RandomStream` reads the words ahead in large blocks
+  (``getrandbits(32·n)``) and emulates those methods on them:
+  runs of one bound (``choice``) and large shuffles are settled with array
+  operations, short varying bounds (pools, small shuffles, distinct draws) in
+  one tight loop over the words. Nothing is data-dependent but the words, so a
+  whole batch of draws (200 pilots, 200 re-splits) is read in one call.
+  :meth:`RandomStream.sync` sets the ``random.Random`` to the state after exactly
+  the words used, so later draws by ``random``'s own methods see the stream the
+  script sees.
+* :func:`_descending_from_words` (the draws of a large ``shuffle``) accepts or
+  rejects a block of words at once: while the bound falls from ``b`` over a
+  block of L words, word i (0-based) is surely accepted when its value is below
+  b − i and surely rejected when it is at least b; only values in [b − i, b)
+  depend on how many words before it were accepted, and those few are settled
+  in order.
+* :func:`calibration_of_shuffles` needs only which tasks a shuffle leaves in its
+  first ⌊N/2⌋ positions. Position p < ⌊N/2⌋ ends with the element carried there
+  by the last swap into it, i.e. by the smallest step i ≥ ⌊N/2⌋ with j_i = p
   (steps run downwards); the element a step i carries is whatever sat at
   position i just before it: the original element i, or the one the last
   earlier swap (smallest step i' > i with j_i' = i) carried there. Following
@@ -36,8 +45,10 @@ Tests compare every draw and the generator's state after it with
 
 from __future__ import annotations
 
+import math
 import random
-import threading
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -45,88 +56,208 @@ import numpy.typing as npt
 BoolArray = npt.NDArray[np.bool_]
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
-
-
-def draw_pilots(rng: random.Random, n_agents: int, k: int, count: int) -> npt.NDArray[np.int64]:
-    """``count`` pilots, each ``rng.sample(agents, k)``, as agent indices (count × k)."""
-    agents = range(n_agents)
-    return np.array([rng.sample(agents, k) for _ in range(count)], dtype=np.int64).reshape(
-        count, k
-    )
-
+T = TypeVar("T")
 
 _WORD_BITS = 32
-_MT_STATE_WORDS = 624
+#: words read from the generator at a time (at least)
+BLOCK_WORDS = 1 << 16
+#: words converted to Python ints at a time for the word loops (at least)
+LISTED_WORDS = 1 << 14
+#: from this size on a shuffle's draws are settled in blocks of words (cheaper than the loop)
+BLOCK_SHUFFLE_MIN = 4096
+
+#: a Python-level reader: (words, index of the first unread word) → (result, next index);
+#: raises IndexError when the words run out
+Reader = Callable[[list[int], int], tuple[T, int]]
 
 
-_MIRRORS = threading.local()
+def _shift(bound: int) -> int:
+    """How far ``_randbelow(bound)`` shifts a 32-bit word: 32 − bit length of the bound."""
+    if bound < 1 or bound.bit_length() > _WORD_BITS:
+        raise ValueError("bound must lie in [1, 2^32) (one 32-bit word per attempt)")
+    return _WORD_BITS - bound.bit_length()
 
 
-def _mirror_generator() -> np.random.MT19937:
-    """This thread's one MT19937 object whose state is overwritten before each use.
-
-    Building an ``MT19937`` seeds it from the operating system (~0.1 ms); the
-    protocol reads the stream ~2,000 times per split, so one object is reused.
-    """
-    generator: np.random.MT19937 | None = getattr(_MIRRORS, "generator", None)
-    if generator is None:
-        generator = np.random.MT19937(0)
-        _MIRRORS.generator = generator
-    return generator
+def pool_limit(k: int) -> int:
+    """The largest population ``random.sample`` draws k from with a pool (larger: a set)."""
+    setsize = 21
+    if k > 5:
+        setsize += 4 ** math.ceil(math.log(k * 3, 4))
+    return setsize
 
 
-class WordStream:
-    """The 32-bit words ahead in a ``random.Random`` stream, read in bulk (module docstring).
+def _read_bounded(bounds: Sequence[tuple[int, int]]) -> Reader[list[int]]:
+    """A reader of one ``_randbelow(bound)`` per (bound, shift), in order."""
+    def read(words: list[int], position: int) -> tuple[list[int], int]:
+        draws: list[int] = []
+        append = draws.append
+        for bound, shift in bounds:
+            value = words[position] >> shift
+            position += 1
+            while value >= bound:
+                value = words[position] >> shift
+                position += 1
+            append(value)
+        return draws, position
 
-    :meth:`words` returns words from the current position on without moving
-    the generator; :meth:`consume` moves it past exactly ``count`` words.
+    return read
+
+
+def _read_distinct(n: int, k: int, count: int) -> Reader[list[int]]:
+    """A reader of ``count`` set-route samples: ``_randbelow(n)`` until k distinct values."""
+    shift = _shift(n)
+
+    def read(words: list[int], position: int) -> tuple[list[int], int]:
+        picks: list[int] = []
+        for _ in range(count):
+            selected: set[int] = set()
+            while len(selected) < k:
+                value = words[position] >> shift
+                position += 1
+                if value < n and value not in selected:
+                    selected.add(value)
+                    picks.append(value)
+        return picks, position
+
+    return read
+
+
+def _pool_picks(draws: IntArray, n: int) -> IntArray:
+    """The elements a pool-route ``sample`` of range(n) picks with these draws (rows: samples)."""
+    count, k = draws.shape
+    pool = np.tile(np.arange(n, dtype=np.int64), (count, 1))
+    rows = np.arange(count, dtype=np.int64)
+    picks = np.empty_like(draws)
+    for i in range(k):
+        chosen = draws[:, i]
+        picks[:, i] = pool[rows, chosen]
+        pool[rows, chosen] = pool[:, n - i - 1]
+    return picks
+
+
+class RandomStream:
+    """The 32-bit words ahead in a ``random.Random`` stream, and draws read from them.
+
+    Words are taken from the generator a block at a time with
+    ``getrandbits(32·n)`` (word i of the block is bits 32i … 32i + 31 of the
+    result, in the order n calls of ``getrandbits(32)`` return them), so the
+    generator runs ahead of the draws until :meth:`sync`; draws from this object
+    and from the generator must not be interleaved without it.
     """
 
     def __init__(self, rng: random.Random) -> None:
-        self.rng = rng
+        self._rng = rng
+        self._start = rng.getstate()
+        self._buffer: IntArray = np.empty(0, dtype=np.int64)
+        self._listed: list[int] = []  # some words of the buffer as Python ints
+        self._listed_from = 0  # the buffer index of the first listed word
+        self._offset = 0  # index of the first unread word in the buffer
+        self.used = 0  # words read so far
 
-    def _generator(self) -> np.random.MT19937:
-        version, internal, gauss_next = self.rng.getstate()
-        if version != 3 or gauss_next is not None:
-            raise ValueError("random.Random state of an unexpected version")
-        generator = _mirror_generator()
-        generator.state = {
-            "bit_generator": "MT19937",
-            "state": {"key": np.asarray(internal[:_MT_STATE_WORDS], dtype=np.uint32),
-                      "pos": int(internal[_MT_STATE_WORDS])},
-        }
-        return generator
+    def _block(self, count: int) -> IntArray:
+        """The next ``count`` words of the generator."""
+        bits = self._rng.getrandbits(_WORD_BITS * count)
+        words: IntArray = np.frombuffer(bits.to_bytes(4 * count, "little"),
+                                        dtype="<u4").astype(np.int64)
+        return words
 
-    def words(self, count: int) -> npt.NDArray[np.int64]:
-        """The next ``count`` words (the generator does not move)."""
-        raw: npt.NDArray[np.int64] = self._generator().random_raw(count).astype(np.int64)
-        return raw
+    def _ahead(self, count: int) -> IntArray:
+        """At least ``count`` unread words, from the first unread one on."""
+        unread = self._buffer.size - self._offset
+        if unread < count:
+            fresh = self._block(max(count - unread, BLOCK_WORDS))
+            self._buffer = np.concatenate((self._buffer[self._offset:], fresh))
+            self._offset = 0
+            self._listed, self._listed_from = [], 0
+        return self._buffer[self._offset:]
 
-    def consume(self, count: int) -> None:
-        """Move the generator past ``count`` words, exactly as ``count`` getrandbits(≤32) do."""
-        generator = self._generator()
-        generator.random_raw(count)
-        state = generator.state["state"]
-        self.rng.setstate((3, (*state["key"].tolist(), int(state["pos"])), None))
+    def _advance(self, count: int) -> None:
+        self._offset += count
+        self.used += count
 
+    def _read(self, reader: Reader[T], expected_words: int) -> T:
+        """Run a Python-level reader on the words ahead, with more words until it has enough.
 
-def randbelow_many(rng: random.Random, bound: int, count: int) -> npt.NDArray[np.int64]:
-    """``[rng._randbelow(bound) for _ in range(count)]`` from bulk words (module docstring)."""
-    if bound < 1 or bound.bit_length() > _WORD_BITS:
-        raise ValueError("bound must lie in [1, 2^32) (one 32-bit word per attempt)")
-    stream = WordStream(rng)
-    shift = _WORD_BITS - bound.bit_length()
-    values = np.empty(0, dtype=np.int64)
-    window = count + count // 2 + 64
-    while True:
-        candidates = stream.words(window) >> shift
-        accepted = np.flatnonzero(candidates < bound)
-        if accepted.size >= count:
-            used = int(accepted[count - 1]) + 1 if count else 0
-            values = candidates[accepted[:count]]
-            stream.consume(used)
-            return values
-        window *= 2
+        The words are handed over as a list of Python ints covering at least the
+        expected words (at least :data:`LISTED_WORDS`), kept for the next reads.
+        """
+        window = expected_words
+        while True:
+            self._ahead(window)
+            start = self._offset - self._listed_from
+            if start < 0 or len(self._listed) - start < window:
+                self._listed = self._buffer[self._offset:self._offset
+                                            + max(window, LISTED_WORDS)].tolist()
+                self._listed_from, start = self._offset, 0
+            try:
+                result, end = reader(self._listed, start)
+            except IndexError:  # the reader ran past the listed words
+                window = 2 * (len(self._listed) - start) + 64
+                continue
+            self._advance(end - start)
+            return result
+
+    def below(self, bound: int, count: int) -> IntArray:
+        """``[rng._randbelow(bound) for _ in range(count)]``, settled as arrays."""
+        shift = _shift(bound)
+        window = 2 * count + 64
+        while True:
+            candidates = self._ahead(window)[:window] >> shift
+            accepted = np.flatnonzero(candidates < bound)
+            if accepted.size >= count:
+                if count:
+                    self._advance(int(accepted[count - 1]) + 1)
+                values: IntArray = candidates[accepted[:count]]
+                return values
+            window *= 2
+
+    def task_weights(self, n_tasks: int) -> FloatArray:
+        """N × ``rng.choice(tasks)``; returns how often each task was drawn."""
+        draws = self.below(n_tasks, n_tasks)
+        return np.bincount(draws, minlength=n_tasks).astype(np.float64)
+
+    def samples(self, n: int, k: int, count: int) -> IntArray:
+        """``count`` × ``rng.sample(range(n), k)`` (count × k), by the route ``sample`` takes."""
+        if not 0 <= k <= n:
+            raise ValueError("a sample needs 0 ≤ k ≤ n")
+        if n <= pool_limit(k):
+            period = [(bound, _shift(bound)) for bound in range(n, n - k, -1)]
+            draws = self._read(_read_bounded(period * count), 2 * k * count + 64)
+            return _pool_picks(np.asarray(draws, dtype=np.int64).reshape(count, k), n)
+        picks = self._read(_read_distinct(n, k, count), 3 * k * count + 64)
+        return np.asarray(picks, dtype=np.int64).reshape(count, k)
+
+    def shuffle_draws(self, n: int, count: int) -> IntArray:
+        """The draws of ``count`` × ``rng.shuffle`` of n elements: row r, column q is
+        ``_randbelow(i + 1)`` of step i = n − 1 − q of shuffle r."""
+        if n < BLOCK_SHUFFLE_MIN:
+            period = [(bound, _shift(bound)) for bound in range(n, 1, -1)]
+            draws = self._read(_read_bounded(period * count), 2 * n * count + 64)
+            return np.asarray(draws, dtype=np.int64).reshape(count, max(n - 1, 0))
+        rows = [self._descending(n) for _ in range(count)]
+        return np.stack(rows) if rows else np.empty((0, n - 1), dtype=np.int64)
+
+    def _descending(self, n: int) -> IntArray:
+        """One shuffle's draws for bounds n … 2, settled in blocks of words."""
+        _shift(n)
+        window = 2 * n + 64
+        while True:
+            settled = _descending_from_words(self._ahead(window)[:window], n)
+            if settled is not None:
+                draws, used = settled
+                self._advance(used)
+                return draws
+            window *= 2
+
+    def resplits(self, n_tasks: int, count: int) -> BoolArray:
+        """``count`` × ``rng.shuffle`` of a fresh task list; row r: its first ⌊N/2⌋ tasks."""
+        return calibration_of_shuffles(self.shuffle_draws(n_tasks, count), n_tasks)
+
+    def sync(self) -> None:
+        """Set the ``random.Random`` to the state after exactly the words read."""
+        self._rng.setstate(self._start)
+        if self.used:
+            self._rng.getrandbits(_WORD_BITS * self.used)
 
 
 def _settle_block(values: IntArray, bound: int) -> BoolArray:
@@ -195,69 +326,34 @@ def _descending_from_words(words: IntArray, n: int) -> tuple[IntArray, int] | No
     return draws, rest[1]
 
 
-def randbelow_descending(rng: random.Random, n: int) -> IntArray:
-    """``[rng._randbelow(i + 1) for i in range(n − 1, 0, −1)]`` — the draws of ``shuffle``."""
-    if n.bit_length() > _WORD_BITS:
-        raise ValueError("n must be below 2^32 (one 32-bit word per attempt)")
-    stream = WordStream(rng)
-    window = 2 * n + 64
-    while True:
-        settled = _descending_from_words(stream.words(window), n)
-        if settled is not None:
-            draws, used = settled
-            stream.consume(used)
-            return draws
-        window *= 2
+def calibration_of_shuffles(draws: IntArray, n: int) -> BoolArray:
+    """Which of 0…n−1 end in the first ⌊n/2⌋ positions of each shuffle with these draws.
 
-
-def calibration_of_shuffle(draws: IntArray, n: int) -> BoolArray:
-    """Which of 0…n−1 end in the first ⌊n/2⌋ positions of ``shuffle`` with these draws.
-
-    ``draws[q]`` is the swap partner j_i of step i = n − 1 − q (module docstring).
+    Row r holds the draws of shuffle r: ``draws[r, q]`` is the swap partner j_i of
+    step i = n − 1 − q (module docstring). All rows are followed at once, each
+    row's positions offset by r·n.
     """
+    count = draws.shape[0]
     half = n // 2
-    calibration = np.zeros(n, dtype=np.bool_)
-    if half == 0:
+    calibration = np.zeros((count, n), dtype=np.bool_)
+    if half == 0 or count == 0:
         return calibration
     steps = np.arange(n - 1, half - 1, -1, dtype=np.int64)  # the steps i ≥ ⌊n/2⌋, run first
-    partners = draws[: steps.size]
+    partners = draws[:, : steps.size]
     moved = partners < steps  # a step with j_i = i swaps nothing
-    last_write = np.full(n, n, dtype=np.int64)
-    np.minimum.at(last_write, partners[moved], steps[moved])  # the smallest step writing q
-    carrier = np.arange(n, dtype=np.int64)  # position q holds what step carrier[q] brought
+    offsets = np.arange(count, dtype=np.int64)[:, None] * n
+    last_write = np.full(count * n, n, dtype=np.int64)
+    writers = np.broadcast_to(steps, partners.shape)
+    np.minimum.at(last_write, (partners + offsets)[moved], writers[moved])  # smallest step
+    carrier = np.tile(np.arange(n, dtype=np.int64), count)  # what step carrier[q] brought
     written = last_write < n
     carrier[written] = last_write[written]
+    flat_offsets = np.repeat(offsets[:, 0], n)
     while True:  # follow carrier → carrier until every pointer is at an original element
-        following = carrier[carrier]
+        following = carrier[carrier + flat_offsets]
         if np.array_equal(following, carrier):
             break
         carrier = following
-    calibration[carrier[:half]] = True
-    return calibration
-
-
-#: up to these sizes ``random``'s own ``choice`` / ``shuffle`` are faster than reading
-#: the stream in bulk (measured; either way the draws are the same)
-DIRECT_CHOICE_MAX = 512
-DIRECT_SHUFFLE_MAX = 4096
-
-
-def draw_task_weights(rng: random.Random, n_tasks: int) -> FloatArray:
-    """N × ``rng.choice(tasks)``; returns how often each task was drawn."""
-    if n_tasks <= DIRECT_CHOICE_MAX:
-        tasks = range(n_tasks)
-        draws = np.asarray([rng.choice(tasks) for _ in range(n_tasks)], dtype=np.int64)
-    else:
-        draws = randbelow_many(rng, n_tasks, n_tasks)
-    return np.bincount(draws, minlength=n_tasks).astype(np.float64)
-
-
-def draw_resplit(rng: random.Random, n_tasks: int) -> BoolArray:
-    """``rng.shuffle`` of a fresh task list; calibration mask = its first ⌊N/2⌋ tasks."""
-    if n_tasks > DIRECT_SHUFFLE_MAX:
-        return calibration_of_shuffle(randbelow_descending(rng, n_tasks), n_tasks)
-    order = list(range(n_tasks))
-    rng.shuffle(order)
-    calibration = np.zeros(n_tasks, dtype=np.bool_)
-    calibration[np.asarray(order[: n_tasks // 2], dtype=np.int64)] = True
+    rows = np.repeat(np.arange(count, dtype=np.int64), half)
+    calibration[rows, carrier.reshape(count, n)[:, :half].ravel()] = True
     return calibration

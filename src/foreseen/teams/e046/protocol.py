@@ -13,7 +13,8 @@ indices and a list of names):
    ``rng.shuffle(copy of tasks)``.
 
 The draws read the stream in bulk, exactly as ``random``'s own methods do
-(:mod:`foreseen.teams.e046.draws`); the pilots' statistics are computed from
+(:class:`foreseen.teams.e046.draws.RandomStream`), a batch at a time (200
+pilots, one replicate's task weights, 200 re-splits); the pilots' statistics are computed from
 agent indices without building the P × k × N pilot stack
 (:mod:`foreseen.teams.forecasters.indexed_pilots`), with the same values.
 
@@ -48,7 +49,7 @@ from foreseen.teams.curves import (
     mean_phi_from_gram,
     solver_counts,
 )
-from foreseen.teams.e046.draws import draw_pilots, draw_resplit, draw_task_weights
+from foreseen.teams.e046.draws import RandomStream
 from foreseen.teams.e046.results import (
     BlindSpotFloor,
     BootstrapDifference,
@@ -69,7 +70,7 @@ from foreseen.teams.e046.verdicts import (
     h3_verdict,
 )
 from foreseen.teams.forecasters.base import PilotStats
-from foreseen.teams.forecasters.indexed_pilots import pilot_stats
+from foreseen.teams.forecasters.indexed_pilots import pilot_stats, resampled_pilot_stats
 from foreseen.teams.forecasters.registry import closed_forms, get, names
 from foreseen.teams.matrix import OutcomeMatrix
 
@@ -85,12 +86,16 @@ PRIMARY_PILOTS = 200
 RASCH_PILOTS = 100
 BOOTSTRAP_REPLICATES = 200
 BOOTSTRAP_PILOTS = 40
+#: bootstrap replicates are drawn and computed in batches of at most this many task weights
+REPLICATE_CELLS = 4_000_000
 SENSITIVITY_SIZES = (5, 20)
 SENSITIVITY_PILOTS = 50
 SELECTION_SIZES = (3, 5, 10)
 PRIMARY_SELECTION_SIZE = 5
 RANDOM_TEAMS = 200
 RESPLITS = 200
+#: H3 re-splits are drawn and selected in batches of at most this many task cells
+RESPLIT_CELLS = 1_000_000
 
 
 def mean_in_draw_order(values: Iterable[float]) -> float:
@@ -142,10 +147,10 @@ def closed_form_curves(stats: PilotStats, grid: Sequence[int]) -> dict[str, Floa
 
 
 def _primary(
-    solved: BoolArray, rng: random.Random, grid: list[int], truth: FloatArray,
+    solved: BoolArray, stream: RandomStream, grid: list[int], truth: FloatArray,
     joint: FloatArray,
 ) -> PrimaryResult:
-    pilots = draw_pilots(rng, solved.shape[0], PILOT_SIZE, PRIMARY_PILOTS)
+    pilots = stream.samples(solved.shape[0], PILOT_SIZE, PRIMARY_PILOTS)
     curves = closed_form_curves(pilot_stats(solved, pilots, joint=joint), grid)
     curves["rasch"] = get("rasch").fit(solved[pilots[:RASCH_PILOTS]]).curve(grid)
     curve_mae: dict[str, float] = {}
@@ -167,26 +172,21 @@ def _primary(
 
 
 def _h1_bootstrap(
-    solved: BoolArray, rng: random.Random, grid: list[int]
+    solved: BoolArray, stream: RandomStream, grid: list[int]
 ) -> dict[str, BootstrapDifference]:
+    """Each replicate draws its task multiplicities, then its 40 pilots; the replicates are
+    drawn and computed a batch at a time (at most :data:`REPLICATE_CELLS` multiplicities)."""
     n_agents, n_tasks = solved.shape
-    counts = solver_counts(solved)
     differences: dict[str, list[float]] = {name: [] for name in H1_COMPARATORS}
-    models = closed_forms("preregistered")
-    for _ in range(BOOTSTRAP_REPLICATES):
-        weights = draw_task_weights(rng, n_tasks)
-        histogram = np.bincount(counts, weights=weights, minlength=n_agents + 1)
-        truth = curve_from_histogram(histogram, n_agents, grid)
-        pilots = draw_pilots(rng, n_agents, PILOT_SIZE, BOOTSTRAP_PILOTS)
-        stats = pilot_stats(solved, pilots, weights)
-        error = {
-            name: mean_in_draw_order(
-                curve_errors(models[name].fit_stats(stats).curve(grid), truth).tolist()
-            )
-            for name in (*H1_COMPARATORS, H1_REFERENCE)
-        }
-        for name in H1_COMPARATORS:
-            differences[name].append(error[name] - error[H1_REFERENCE])
+    batch = max(1, REPLICATE_CELLS // n_tasks)
+    for start in range(0, BOOTSTRAP_REPLICATES, batch):
+        weights, pilots = [], []
+        for _ in range(min(batch, BOOTSTRAP_REPLICATES - start)):
+            weights.append(stream.task_weights(n_tasks))
+            pilots.append(stream.samples(n_agents, PILOT_SIZE, BOOTSTRAP_PILOTS))
+        for name, values in _replicate_differences(solved, np.stack(weights),
+                                                   np.stack(pilots), grid).items():
+            differences[name].extend(values)
     return {
         name: BootstrapDifference(
             mean=mean_in_draw_order(values), ci95=percentile_interval(values)
@@ -195,8 +195,30 @@ def _h1_bootstrap(
     }
 
 
+def _replicate_differences(solved: BoolArray, weights: FloatArray, pilots: npt.NDArray[np.int64],
+                           grid: list[int]) -> dict[str, list[float]]:
+    """Per replicate (rows of ``weights`` and ``pilots``), in draw order: each comparator's
+    mean curve error over the replicate's pilots minus the reference forecaster's."""
+    n_agents = solved.shape[0]
+    counts = solver_counts(solved)
+    models = closed_forms("preregistered")
+    stats = resampled_pilot_stats(solved, pilots, weights)
+    truth = np.stack([
+        curve_from_histogram(np.bincount(counts, weights=row, minlength=n_agents + 1),
+                             n_agents, grid)
+        for row in weights])
+    errors = {name: curve_errors(models[name].fit_stats(stats).curve(grid), truth[:, None, :])
+              for name in (*H1_COMPARATORS, H1_REFERENCE)}
+    differences: dict[str, list[float]] = {name: [] for name in H1_COMPARATORS}
+    for replicate in range(weights.shape[0]):
+        error = {name: mean_in_draw_order(errors[name][replicate].tolist()) for name in errors}
+        for name in H1_COMPARATORS:
+            differences[name].append(error[name] - error[H1_REFERENCE])
+    return differences
+
+
 def _sensitivity(
-    solved: BoolArray, rng: random.Random, grid: list[int], truth: FloatArray,
+    solved: BoolArray, stream: RandomStream, grid: list[int], truth: FloatArray,
     joint: FloatArray,
 ) -> dict[str, dict[str, float]]:
     n_agents = solved.shape[0]
@@ -204,7 +226,7 @@ def _sensitivity(
     for k in SENSITIVITY_SIZES:
         if k >= n_agents:
             continue
-        pilots = draw_pilots(rng, n_agents, k, SENSITIVITY_PILOTS)
+        pilots = stream.samples(n_agents, k, SENSITIVITY_PILOTS)
         curves = closed_form_curves(pilot_stats(solved, pilots, joint=joint), grid)
         result[str(k)] = {
             name: mean_in_draw_order(curve_errors(curve, truth).tolist())
@@ -213,7 +235,7 @@ def _sensitivity(
     return result
 
 
-def _h3(matrix: OutcomeMatrix, rng: random.Random) -> H3Result:
+def _h3(matrix: OutcomeMatrix, stream: RandomStream) -> H3Result:
     solved = matrix.solved
     n_agents, n_tasks = solved.shape
     packed = PackedOutcomes(solved, matrix.agents)
@@ -229,18 +251,17 @@ def _h3(matrix: OutcomeMatrix, rng: random.Random) -> H3Result:
         top_only = int(popcount(top_union & ~greedy_union))
         random_coverage = [
             packed.team_coverage(team, held_out_words) / n_held_out
-            for team in draw_pilots(rng, n_agents, k, RANDOM_TEAMS).tolist()
+            for team in stream.samples(n_agents, k, RANDOM_TEAMS).tolist()
         ]
         held = n_tasks - n_tasks // 2
         differences = []
-        for _ in range(RESPLITS):
-            resplit = draw_resplit(rng, n_tasks)
-            cal_words = pack_rows(resplit)
-            held_words = pack_rows(~resplit)
-            solves = packed.solves(cal_words)
-            greedy_cov = packed.team_coverage(packed.greedy(k, cal_words, solves), held_words)
-            top_cov = packed.team_coverage(packed.top_k(k, cal_words, solves), held_words)
-            differences.append((greedy_cov - top_cov) / held)
+        batch = max(1, RESPLIT_CELLS // n_tasks)
+        for start in range(0, RESPLITS, batch):  # drawn and selected a batch at a time
+            resplits = stream.resplits(n_tasks, min(batch, RESPLITS - start))
+            greedy_cover, top_cover = packed.resplit_coverages(k, pack_rows(resplits),
+                                                               pack_rows(~resplits))
+            differences += [(greedy_cov - top_cov) / held for greedy_cov, top_cov
+                            in zip(greedy_cover.tolist(), top_cover.tolist(), strict=True)]
         by_k[str(k)] = SelectionAtK(
             greedy_held_out_coverage=int(popcount(greedy_union)) / n_held_out,
             top_k_held_out_coverage=int(popcount(top_union)) / n_held_out,
@@ -283,12 +304,12 @@ def analyze_split(matrix: OutcomeMatrix, seed: int = SEED) -> SplitReport:
     truth = curve_from_histogram(
         np.bincount(solver_counts(solved), minlength=n_agents + 1), n_agents, grid
     )
-    rng = random.Random(seed)
+    stream = RandomStream(random.Random(seed))
     joint = gram_matrix(solved)
-    primary = _primary(solved, rng, grid, truth, joint)
-    bootstrap = _h1_bootstrap(solved, rng, grid)
-    sensitivity = _sensitivity(solved, rng, grid, truth, joint)
-    h3 = _h3(competent, rng)
+    primary = _primary(solved, stream, grid, truth, joint)
+    bootstrap = _h1_bootstrap(solved, stream, grid)
+    sensitivity = _sensitivity(solved, stream, grid, truth, joint)
+    h3 = _h3(competent, stream)
     return FeasibleSplit(
         tasks=n_tasks,
         agents_with_results=matrix.n_agents,

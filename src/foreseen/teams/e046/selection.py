@@ -26,6 +26,13 @@ IntArray = npt.NDArray[np.int64]
 WordArray = npt.NDArray[np.uint64]
 
 RECOUNT_BATCH = 32
+#: re-splits selected at once hold at most this many 64-bit words of agents × tasks
+BATCH_WORDS = 1 << 20
+#: every agent is recounted in each greedy round (all re-splits at once) up to this many
+#: words of agents × tasks; larger matrices take the lazy greedy, re-split by re-split
+RECOUNT_ALL_WORDS = 1 << 16
+#: the packed greedy key must stay below this (int64 with room to spare)
+KEY_LIMIT = 1 << 62
 
 
 def is_calibration_task(task_id: str) -> bool:
@@ -130,6 +137,77 @@ class PackedOutcomes:
             available[pick] = False
             uncovered &= ~self.rows[pick]
         return chosen
+
+    def resplit_coverages(self, k: int, calibration: WordArray,
+                          held_out: WordArray) -> tuple[IntArray, IntArray]:
+        """Held-out coverage of the greedy and of the top-k team chosen on each row's
+        calibration tasks (rows: re-splits, as packed task masks), all rows at once.
+
+        Equal to :meth:`greedy`, :meth:`top_k` and :meth:`team_coverage` one row at a
+        time: each greedy round recounts every agent's newly covered tasks and takes
+        the largest key (newly covered, solves, name rank) packed into one integer,
+        ((newly · (N + 1)) + solves) · M + name rank, which orders agents as the tuple
+        does while every part stays below its factor; top-k likewise by solves · M +
+        (M − 1 − alphabetical rank). Row by row (the lazy :meth:`greedy`, which
+        recounts few agents) when a recount of every agent would read more than
+        :data:`RECOUNT_ALL_WORDS` words, or where that integer could pass 2^62.
+        """
+        agents = len(self.names)
+        if (agents * self.rows.shape[1] > RECOUNT_ALL_WORDS
+                or (self.n_tasks + 1) ** 2 * max(agents, 1) >= KEY_LIMIT):
+            return self._coverages_row_by_row(k, calibration, held_out)
+        step = max(1, BATCH_WORDS // max(1, agents * self.rows.shape[1]))
+        greedy_cover, top_cover = [], []
+        for start in range(0, calibration.shape[0], step):
+            masks, held = calibration[start:start + step], held_out[start:start + step]
+            solves = popcount(self.rows[None, :, :] & masks[:, None, :])
+            greedy_cover.append(self._covered(self._greedy_rows(k, masks, solves), held))
+            top_cover.append(self._covered(self._top_k_rows(k, solves), held))
+        empty = np.empty(0, dtype=np.int64)
+        return (np.concatenate(greedy_cover) if greedy_cover else empty,
+                np.concatenate(top_cover) if top_cover else empty)
+
+    def _coverages_row_by_row(self, k: int, calibration: WordArray,
+                              held_out: WordArray) -> tuple[IntArray, IntArray]:
+        greedy_cover, top_cover = [], []
+        for masks, held in zip(calibration, held_out, strict=True):
+            solves = self.solves(masks)
+            greedy_cover.append(self.team_coverage(self.greedy(k, masks, solves), held))
+            top_cover.append(self.team_coverage(self.top_k(k, masks, solves), held))
+        return np.asarray(greedy_cover, dtype=np.int64), np.asarray(top_cover, dtype=np.int64)
+
+    def _greedy_rows(self, k: int, masks: WordArray, solves: IntArray) -> IntArray:
+        """The greedy team (R × min(k, M) agent indices) of each row's task mask."""
+        agents = len(self.names)
+        count = masks.shape[0]
+        rounds = min(k, agents)
+        scale = (self.n_tasks + 1) * agents  # above every solves · M + name rank
+        tie_break = solves * agents + self.preference
+        uncovered = masks.copy()
+        available = np.ones((count, agents), dtype=np.bool_)
+        chosen = np.empty((count, rounds), dtype=np.int64)
+        rows = np.arange(count, dtype=np.int64)
+        for round_index in range(rounds):
+            newly = popcount(self.rows[None, :, :] & uncovered[:, None, :])
+            key = newly * scale + tie_break
+            key[~available] = -1
+            pick = key.argmax(axis=1)
+            chosen[:, round_index] = pick
+            available[rows, pick] = False
+            uncovered &= ~self.rows[pick]
+        return chosen
+
+    def _top_k_rows(self, k: int, solves: IntArray) -> IntArray:
+        """The top-k team (R × min(k, M) agent indices) of each row's solves."""
+        agents = len(self.names)
+        key = solves * agents + (agents - 1 - self.alphabetical)
+        order: IntArray = np.argsort(-key, axis=1, kind="stable")[:, :k]
+        return order
+
+    def _covered(self, teams: IntArray, held: WordArray) -> IntArray:
+        """Tasks inside each row's ``held`` mask solved by a member of that row's team."""
+        union = np.bitwise_or.reduce(self.rows[teams], axis=1)
+        return popcount(union & held)
 
 
 def top_k(solved: BoolArray, names: Sequence[str], k: int, tasks: BoolArray) -> list[int]:

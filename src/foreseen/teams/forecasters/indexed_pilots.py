@@ -23,11 +23,13 @@ With no weights, or non-negative integer weights totalling less than 2^24
 and the stack's float32 products hold exactly, so each route gives the same
 float64 values as :meth:`PilotStats.from_pilot`, whatever the order of
 summation; φ̄ then comes from the same :func:`mean_phi_from_gram` over the whole
-batch of pilots. Everything else takes the stack route (a few pilots at a
-time, the same arithmetic as there): small inputs (at most :data:`STACK_CELLS`
-cells in the stack), other weights, pilots of more than :data:`MAX_COUNTED_K`
-agents, and weighted φ̄ when 2^k exceeds the number of tasks or k exceeds
-:data:`PATTERN_MAX_K`.
+batch of pilots. Small inputs (at most :data:`STACK_CELLS` cells in the
+stack) take their histograms from the stack, and with such weights their joint
+counts from the whole matrix's J = Y diag(w) Yᵀ when that is the cheaper product
+(:func:`_whole_gram_is_cheaper`). Everything else takes the stack route (a few
+pilots at a time, the same arithmetic as there): other small inputs, other
+weights, pilots of more than :data:`MAX_COUNTED_K` agents, and weighted φ̄ when
+2^k exceeds the number of tasks or k exceeds :data:`PATTERN_MAX_K`.
 """
 
 from __future__ import annotations
@@ -46,8 +48,17 @@ PATTERN_MAX_K = 12
 CELLS_PER_CHUNK = 8_000_000
 #: a pilot stack of at most this many cells is simply built (cheapest when small)
 STACK_CELLS = 4_000_000
+#: resamples whose pilot stacks are built together hold at most this many cells (the
+#: stack's counts and weights take 16 bytes a cell)
+RESAMPLED_STACK_CELLS = 500_000
 #: pilot sizes whose solver counts fit the 16-bit counters
 MAX_COUNTED_K = 65_535
+#: the whole matrix's weighted J is computed when M² ≤ this × P·k² (one product beats P small)
+WHOLE_GRAM_FACTOR = 2
+#: products of at most this many multiply-adds run on one thread in OpenBLAS (its threshold
+#: is 2^16 × 4): the whole matrix's weighted J is computed in blocks of rows that small, as
+#: waking the thread pool for each of the bootstrap's products costs more CPU than it saves
+SINGLE_THREAD_PRODUCT = 1 << 18
 
 
 def _pilots_per_chunk(n_tasks: int, per_pilot: int = 1) -> int:
@@ -128,9 +139,13 @@ def pilot_stats(solved: BoolArray, pilots: npt.ArrayLike,
     k = index.shape[1]
     n_tasks = solved.shape[1]
     weighted = task_weights is not None
-    if (index.size * n_tasks <= STACK_CELLS  # small: the stack is cheapest
+    exact = task_weights is None or _exact_in_float32(task_weights)
+    small = index.size * n_tasks <= STACK_CELLS
+    if small and with_phi and exact and _whole_gram_is_cheaper(solved, index, joint, weighted):
+        return _stacked_histograms_whole_gram(solved, index, task_weights, joint)
+    if (small  # small: the stack is cheapest
             or k > MAX_COUNTED_K  # 16-bit counts would wrap
-            or (task_weights is not None and not _exact_in_float32(task_weights))
+            or not exact
             or (weighted and with_phi and (k > PATTERN_MAX_K or (1 << k) > n_tasks))):
         return _stacked(solved, index, task_weights, with_phi)
     rows = solved.view(np.uint8)
@@ -144,6 +159,100 @@ def pilot_stats(solved: BoolArray, pilots: npt.ArrayLike,
         gram = whole[index[:, :, None], index[:, None, :]]
     mean_phi = mean_phi_from_gram(gram, histogram.sum(axis=-1))
     return PilotStats(k=k, histogram=histogram, mean_phi=np.asarray(mean_phi, dtype=np.float64))
+
+
+def _whole_gram_is_cheaper(solved: BoolArray, pilots: IntArray, joint: FloatArray | None,
+                           weighted: bool) -> bool:
+    """Reading the pilots' joint counts from the whole matrix's beats the stack's products:
+    always when the caller has the unweighted J, else when M² ≤ 2·P·k² (M agents, P pilots)."""
+    if joint is not None and not weighted:
+        return True
+    agents = int(solved.shape[0])
+    return agents * agents <= WHOLE_GRAM_FACTOR * int(pilots.size) * int(pilots.shape[1])
+
+
+def _weighted_joint_counts(solved: BoolArray, weights: FloatArray) -> FloatArray:
+    """J = Y diag(w) Yᵀ of the whole matrix in float32 (exact: integer weights totalling
+    below 2^24), a block of rows at a time so that each product stays within
+    :data:`SINGLE_THREAD_PRODUCT` multiply-adds."""
+    agents, tasks = solved.shape
+    rows = solved.astype(np.float32)
+    weighted = rows * weights.astype(np.float32)
+    joint = np.empty((agents, agents), dtype=np.float32)
+    step = max(1, SINGLE_THREAD_PRODUCT // max(1, agents * tasks))
+    for start in range(0, agents, step):
+        np.matmul(weighted[start:start + step], rows.T, out=joint[start:start + step])
+    counts: FloatArray = joint.astype(np.float64)
+    return counts
+
+
+def _stacked_histograms_whole_gram(solved: BoolArray, pilots: IntArray,
+                                   weights: FloatArray | None,
+                                   joint: FloatArray | None) -> PilotStats:
+    """Histograms from the (small) pilot stack, joint counts J_p from the whole matrix's
+    J = Y diag(w) Yᵀ (exact integers, so equal to the stack's)."""
+    k = pilots.shape[1]
+    histogram = PilotStats.from_pilot(solved[pilots], weights, with_phi=False).histogram
+    if weights is None:
+        whole = gram_matrix(solved) if joint is None else joint
+    else:
+        whole = _weighted_joint_counts(solved, weights)
+    gram = whole[pilots[:, :, None], pilots[:, None, :]]
+    mean_phi = mean_phi_from_gram(gram, histogram.sum(axis=-1))
+    return PilotStats(k=k, histogram=histogram, mean_phi=np.asarray(mean_phi, dtype=np.float64))
+
+
+def resampled_pilot_stats(solved: BoolArray, pilots: npt.ArrayLike,
+                          weights: npt.ArrayLike) -> PilotStats:
+    """``pilot_stats(solved, pilots[r], weights[r])`` for every resample r, stacked
+    (R × P × …): R resamples of task multiplicities (R × N), P pilots of each (R × P × k).
+
+    With non-negative integer multiplicities totalling below 2^24 (a bootstrap's),
+    a few resamples at a time (at most :data:`RESAMPLED_STACK_CELLS` stack cells; a
+    resample's stack no larger than :data:`STACK_CELLS`): histograms
+    from their pilot stacks, joint counts from each resample's whole-matrix J or
+    from the stack (:func:`_whole_gram_is_cheaper`) — integers either way, so the
+    values are those of :func:`pilot_stats`; φ̄ and every later value computed
+    element by element (or along the last axis) are unchanged by the extra axis.
+    Otherwise resample by resample.
+    """
+    index = np.asarray(pilots, dtype=np.int64)
+    task_weights = np.asarray(weights, dtype=np.float64)
+    if (index.ndim != 3 or task_weights.ndim != 2 or index.shape[0] != task_weights.shape[0]
+            or task_weights.shape[1] != solved.shape[1]):
+        raise ValueError("pilots must be R × P × k and weights R × N, one row per resample")
+    k = index.shape[2]
+    per_resample = index.shape[1] * k * solved.shape[1]
+    if (index.shape[0] == 0 or per_resample == 0 or per_resample > STACK_CELLS
+            or not all(_exact_in_float32(row) for row in task_weights)):
+        singles = [pilot_stats(solved, one, row) for one, row in zip(index, task_weights,
+                                                                       strict=True)]
+        return PilotStats(k=k, histogram=_stacked_field([one.histogram for one in singles],
+                                                        (*index.shape[:2], k + 1)),
+                          mean_phi=_stacked_field([one.phi() for one in singles],
+                                                  index.shape[:2]))
+    step = max(1, RESAMPLED_STACK_CELLS // per_resample)
+    histograms, phis = [], []
+    for start in range(0, index.shape[0], step):
+        chunk, chunk_weights = index[start:start + step], task_weights[start:start + step]
+        stack = solved[chunk]
+        histogram = PilotStats.from_pilot(stack, chunk_weights[:, None, :],
+                                          with_phi=False).histogram
+        if _whole_gram_is_cheaper(solved, chunk[0], None, weighted=True):
+            gram = np.stack([_weighted_joint_counts(solved, row)[one[:, :, None], one[:, None, :]]
+                             for one, row in zip(chunk, chunk_weights, strict=True)])
+        else:
+            gram = gram_matrix(stack, chunk_weights[:, None, :])
+        histograms.append(histogram)
+        phis.append(np.asarray(mean_phi_from_gram(gram, histogram.sum(axis=-1)),
+                               dtype=np.float64))
+    return PilotStats(k=k, histogram=np.concatenate(histograms),
+                      mean_phi=np.concatenate(phis))
+
+
+def _stacked_field(values: list[FloatArray], shape: tuple[int, ...]) -> FloatArray:
+    stacked: FloatArray = np.stack(values) if values else np.empty(shape, dtype=np.float64)
+    return stacked
 
 
 def _stacked(solved: BoolArray, pilots: IntArray, weights: FloatArray | None,

@@ -34,9 +34,22 @@ SIGMOID_CUTOFF = -35.0
 
 def sigmoid(x: FloatArray) -> FloatArray:
     """σ(x) = 1/(1 + e^(−x)), exactly 0 for x ≤ −35 (teams §4)."""
-    safe = np.maximum(x, SIGMOID_CUTOFF)
-    result: FloatArray = np.where(x <= SIGMOID_CUTOFF, 0.0, 1.0 / (1.0 + np.exp(-safe)))
-    return result
+    values = np.asarray(x)
+    return sigmoid_in_place(values.astype(np.result_type(values, SIGMOID_CUTOFF), copy=True))
+
+
+def sigmoid_in_place(x: FloatArray) -> FloatArray:
+    """:func:`sigmoid` written over ``x`` (a floating array) and returned: the same
+    operations element by element (max with −35, negate, exp, 1 + ·, 1/·, 0 at the
+    cut-off), so the same values, without a temporary array per operation."""
+    cut = x <= SIGMOID_CUTOFF
+    np.maximum(x, SIGMOID_CUTOFF, out=x)
+    np.negative(x, out=x)
+    np.exp(x, out=x)
+    np.add(1.0, x, out=x)
+    np.divide(1.0, x, out=x)
+    x[cut] = 0.0
+    return x
 
 
 def column_patterns(pilot: BoolArray) -> tuple[FloatArray, FloatArray]:
@@ -91,14 +104,24 @@ def rasch_sweeps(
     abilities = np.zeros(outcomes.shape[:-1], dtype=np.float64)
     difficulties = np.zeros(outcomes.shape[:-2] + outcomes.shape[-1:], dtype=np.float64)
     task_weights = weights[..., None, :]
+    prob = np.empty(outcomes.shape, dtype=np.float64)  # σ(a_j − b_t), rewritten in place
+    term = np.empty(outcomes.shape, dtype=np.float64)  # the summands, rewritten in place
     for _ in range(sweeps):
-        prob = sigmoid(abilities[..., :, None] - difficulties[..., None, :])
-        gradient = -RASCH_PRECISION * difficulties + (prob - outcomes).sum(axis=-2)
-        curvature = RASCH_PRECISION + (prob * (1.0 - prob)).sum(axis=-2)
+        sigmoid_in_place(np.subtract(abilities[..., :, None], difficulties[..., None, :],
+                                     out=prob))
+        gradient = -RASCH_PRECISION * difficulties + np.subtract(prob, outcomes,
+                                                                 out=term).sum(axis=-2)
+        np.subtract(1.0, prob, out=term)
+        curvature = RASCH_PRECISION + np.multiply(prob, term, out=term).sum(axis=-2)
         difficulties = difficulties + gradient / curvature
-        prob = sigmoid(abilities[..., :, None] - difficulties[..., None, :])
-        gradient = -RASCH_PRECISION * abilities + (task_weights * (outcomes - prob)).sum(axis=-1)
-        curvature = RASCH_PRECISION + (task_weights * prob * (1.0 - prob)).sum(axis=-1)
+        sigmoid_in_place(np.subtract(abilities[..., :, None], difficulties[..., None, :],
+                                     out=prob))
+        np.subtract(outcomes, prob, out=term)
+        gradient = -RASCH_PRECISION * abilities + np.multiply(task_weights, term,
+                                                              out=term).sum(axis=-1)
+        np.multiply(task_weights, prob, out=term)  # (w·σ)·(1 − σ), in this order
+        curvature = RASCH_PRECISION + np.multiply(term, np.subtract(1.0, prob, out=prob),
+                                                  out=term).sum(axis=-1)
         abilities = abilities + gradient / curvature
     return abilities, difficulties
 
