@@ -309,15 +309,23 @@ def compare_at_k(solved: npt.NDArray[np.bool_], k: int, settings: CompareSetting
     )
 
 
-#: the key of the populations and settings in an executor session's shared context
+#: the key of the :class:`CompareContext` in an executor session's shared context
 CONTEXT_KEY = "teams_compare"
+
+
+@dataclass(frozen=True, slots=True)
+class CompareContext:
+    """What a comparison's executor session shares with its jobs (picklable)."""
+
+    populations: tuple[npt.NDArray[np.bool_], ...]
+    settings: CompareSettings
 
 
 def compare_job(job: tuple[int, int]) -> ComparisonAtK | SkippedPilotSize:
     """Executor job ``(split index, k)`` over the session's populations and settings."""
-    shared = shared_context()[CONTEXT_KEY]
+    shared: CompareContext = shared_context()[CONTEXT_KEY]
     index, k = job
-    return compare_at_k(shared["populations"][index], k, shared["settings"])
+    return compare_at_k(shared.populations[index], k, shared.settings)
 
 
 def _split_comparison(matrix: OutcomeMatrix, ks: Sequence[int], settings: CompareSettings,
@@ -393,7 +401,7 @@ def compare_splits(
                 f"split {matrix.provenance.split}: no competent agent (every agent solves"
                 f" fewer than {COMPETENCE_THRESHOLD:.0%} of the tasks); nothing to compare")
     jobs = [(index, k) for index in range(len(matrices)) for k in ks]
-    context = {CONTEXT_KEY: {"populations": populations, "settings": settings}}
+    context = {CONTEXT_KEY: CompareContext(tuple(populations), settings)}
     runner = executor or SerialExecutor()
     with runner.session(context) as pool:
         results = map_with_progress(pool, compare_job, jobs, "compare: splits × pilot sizes",

@@ -205,21 +205,18 @@ def _forecast_pair(
     except (ValueError, ArithmeticError) as exc:
         failed = _failed(f"forecaster failed: {exc}")
         return ForecastPair(unconditional=failed, conditional=failed)
-    values = {
-        "unconditional": at_population,
-        "conditional": conditional_from_curve(at_pilot, at_population, earlier),
-    }
-    result: dict[str, ForecastValue] = {}
-    for kind, value in values.items():
-        if not math.isfinite(value):
-            result[kind] = _failed("the forecast is not a finite number")
-        else:
-            result[kind] = ForecastValue(
-                coverage=value, added_coverage=value - earlier, error=value - observed,
-                reason=None,
-            )
-    return ForecastPair(unconditional=result["unconditional"],
-                        conditional=result["conditional"])
+    conditional = conditional_from_curve(at_pilot, at_population, earlier)
+    return ForecastPair(unconditional=_forecast_value(at_population, earlier, observed),
+                        conditional=_forecast_value(conditional, earlier, observed))
+
+
+def _forecast_value(value: float, earlier: float, observed: float) -> ForecastValue:
+    """One forecast of C(M) at a cutoff: its added coverage over the earlier agents' and its
+    error against the observed coverage; a non-finite forecast is a failure with a reason."""
+    if not math.isfinite(value):
+        return _failed("the forecast is not a finite number")
+    return ForecastValue(coverage=value, added_coverage=value - earlier, error=value - observed,
+                         reason=None)
 
 
 def _one_cutoff(
