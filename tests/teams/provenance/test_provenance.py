@@ -25,7 +25,12 @@ from foreseen.teams.provenance.populations import (
     select_single_attempt,
     single_attempt_only,
 )
-from foreseen.teams.provenance.submissions import SubmissionInfo, load_provenance, parse_attempts
+from foreseen.teams.provenance.submissions import (
+    Candidate,
+    SubmissionInfo,
+    load_provenance,
+    parse_attempts,
+)
 from foreseen.teams.sources.dispatch import builtin_splits
 
 from support.paths import FIXTURES
@@ -164,6 +169,35 @@ def test_metadata_yaml_and_name_fill_what_the_leaderboard_lacks(tmp_path: Path) 
     assert info["q"].fields_from == {} and info["q"].date is None
     blob = to_json(a.record())
     assert blob["date"] == "2024-03-01" and blob["models"] == ["gpt-4o"]
+
+
+def test_a_zero_cost_is_known_and_an_attempts_label_travels_with_its_count(
+    tmp_path: Path,
+) -> None:
+    board = _leaderboard(tmp_path, [
+        "lite,20250101_run,R,,40,0,,,,,,o3,,0,",
+        "verified,20250101_run,R,,45,7.5,,,,,,gpt-5,Org V,2+,",
+    ])
+    entry = load_provenance(["20250101_run"], leaderboard=board)["20250101_run"]
+    assert entry.cost_usd == 0.0 and entry.leaderboard_rows["cost_usd"] == "lite"
+    assert entry.attempts == 2 and entry.attempts_label == "2+"  # 0 attempts is unknown
+    assert entry.leaderboard_rows == {"models": "lite", "orgs": "verified",
+                                      "attempts": "verified", "cost_usd": "lite"}
+    # per source in order, each source's fields in FIELDS order
+    assert list(entry.fields_from) == ["models", "orgs", "attempts", "cost_usd", "scaffold",
+                                       "date"]
+
+
+def test_a_candidate_falls_back_field_by_field() -> None:
+    first = Candidate(models=("o3",), cost_usd=0.0)
+    second = Candidate(models=("gpt-5",), orgs=("Org",), attempts=2, attempts_label="2+",
+                       cost_usd=3.0, scaffold="tool")
+    merged = first.or_else(second)
+    assert merged == Candidate(models=("o3",), orgs=("Org",), attempts=2,
+                               attempts_label="2+", cost_usd=0.0, scaffold="tool")
+    assert first.known() == ("models", "cost_usd")
+    assert Candidate(scaffold="", attempts=1).known() == ("scaffold", "attempts")
+    assert Candidate().known() == ()
 
 
 def test_leaderboard_wins_over_metadata(tmp_path: Path) -> None:

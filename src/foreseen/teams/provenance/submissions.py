@@ -162,31 +162,77 @@ def _strings(value: object) -> tuple[str, ...]:
 # --------------------------------------------------------------------------- per source
 
 
-Candidate = dict[str, object]  # field → parsed value (only fields the source knows)
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """The provenance fields one source knows; an empty tuple or ``None`` = not known there.
+
+    ``attempts_label`` travels with ``attempts`` (``"2+"`` is read as 2, the label is kept).
+    """
+
+    models: tuple[str, ...] = ()
+    orgs: tuple[str, ...] = ()
+    scaffold: str | None = None
+    attempts: int | None = None
+    attempts_label: str | None = None
+    date: datetime.date | None = None
+    cost_usd: float | None = None
+
+    def known(self) -> tuple[str, ...]:
+        """The names of the fields this source knows, in :data:`FIELDS` order."""
+        present = {
+            "models": bool(self.models), "orgs": bool(self.orgs),
+            "scaffold": self.scaffold is not None, "attempts": self.attempts is not None,
+            "date": self.date is not None, "cost_usd": self.cost_usd is not None,
+        }
+        return tuple(name for name in FIELDS if present[name])
+
+    def or_else(self, fallback: Candidate) -> Candidate:
+        """Field by field, this source's value when it knows the field, else ``fallback``'s."""
+        has_attempts = self.attempts is not None
+        return Candidate(
+            models=self.models or fallback.models,
+            orgs=self.orgs or fallback.orgs,
+            scaffold=self.scaffold if self.scaffold is not None else fallback.scaffold,
+            attempts=self.attempts if has_attempts else fallback.attempts,
+            attempts_label=self.attempts_label if has_attempts else fallback.attempts_label,
+            date=self.date if self.date is not None else fallback.date,
+            cost_usd=self.cost_usd if self.cost_usd is not None else fallback.cost_usd,
+        )
+
+
+def _attempts_fields(value: object) -> tuple[int | None, str | None]:
+    """:func:`parse_attempts`, with the label dropped when the count is unknown."""
+    attempts, label = parse_attempts(value)
+    return (attempts, label) if attempts is not None else (None, None)
+
+
+def _leaderboard_row(row: LeaderboardRow, split: str | None) -> Candidate:
+    """The fields of one leaderboard row; its cost only when it ran the split's tasks."""
+    attempts, label = _attempts_fields(row.get("attempts"))
+    same_tasks = split is None or split in (row.leaderboard, SAME_TASKS.get(row.leaderboard))
+    return Candidate(
+        models=split_list(row.get("models")),
+        orgs=split_list(row.get("orgs")),
+        attempts=attempts,
+        attempts_label=label,
+        date=_parse_date(row.get("date")),
+        cost_usd=_parse_cost(row.get("cost_usd")) if same_tasks else None,
+    )
 
 
 def _from_leaderboard(
     rows: Sequence[LeaderboardRow], split: str | None
 ) -> tuple[Candidate, dict[str, str]]:
+    """The first value of each field over the rows (the split's own rows first), and the
+    leaderboard each field came from."""
     ordered = sorted(rows, key=lambda row: row.leaderboard != split) if split else list(rows)
-    found: Candidate = {}
+    found = Candidate()
     board: dict[str, str] = {}
-
-    def take(name: str, value: object, row: LeaderboardRow) -> None:
-        if name not in found and value not in (None, ()):
-            found[name] = value
-            board[name] = row.leaderboard
-
     for row in ordered:
-        models = split_list(row.get("models"))
-        take("models", models, row)
-        take("orgs", split_list(row.get("orgs")), row)
-        attempts = parse_attempts(row.get("attempts"))
-        take("attempts", attempts if attempts[0] is not None else None, row)
-        take("date", _parse_date(row.get("date")), row)
-        same_tasks = split is None or split in (row.leaderboard, SAME_TASKS.get(row.leaderboard))
-        if same_tasks:
-            take("cost_usd", _parse_cost(row.get("cost_usd")), row)
+        from_row = _leaderboard_row(row, split)
+        for name in from_row.known():
+            board.setdefault(name, row.leaderboard)
+        found = found.or_else(from_row)
     return found, board
 
 
@@ -211,47 +257,40 @@ def read_metadata(path: Path) -> Candidate:
     except (UnicodeDecodeError, yaml.YAMLError) as exc:
         raise SourceError(f"{path} is not valid YAML: {str(exc).splitlines()[0]}") from exc
     if not isinstance(document, Mapping):
-        return {}
-    found: Candidate = {}
-    models = _strings(_lookup(document, "tags.model", "tags.models", "model", "models",
-                              "info.model"))
-    if models:
-        found["models"] = models
-    orgs = _strings(_lookup(document, "tags.org", "tags.orgs", "tags.organization", "org",
-                            "orgs", "info.org"))
-    if orgs:
-        found["orgs"] = orgs
-    attempts = parse_attempts(_lookup(document, "attempts", "tags.attempts",
-                                      "tags.system.attempts", "system.attempts", "info.attempts"))
-    if attempts[0] is not None:
-        found["attempts"] = attempts
-    date = _parse_date(_lookup(document, "info.date", "date", "submission_date"))
-    if date is not None:
-        found["date"] = date
+        return Candidate()
     scaffold = _lookup(document, "info.scaffold", "tags.scaffold", "tags.system.scaffold",
                        "scaffold")
-    if isinstance(scaffold, str) and scaffold.strip():
-        found["scaffold"] = scaffold.strip()
-    cost = _parse_cost(_lookup(document, "cost_usd", "info.cost_usd", "info.cost", "cost"))
-    if cost is not None:
-        found["cost_usd"] = cost
-    return found
+    attempts, label = _attempts_fields(_lookup(
+        document, "attempts", "tags.attempts", "tags.system.attempts", "system.attempts",
+        "info.attempts"))
+    return Candidate(
+        models=_strings(_lookup(document, "tags.model", "tags.models", "model", "models",
+                                "info.model")),
+        orgs=_strings(_lookup(document, "tags.org", "tags.orgs", "tags.organization", "org",
+                              "orgs", "info.org")),
+        scaffold=scaffold.strip() if isinstance(scaffold, str) and scaffold.strip() else None,
+        attempts=attempts,
+        attempts_label=label,
+        date=_parse_date(_lookup(document, "info.date", "date", "submission_date")),
+        cost_usd=_parse_cost(_lookup(document, "cost_usd", "info.cost_usd", "info.cost",
+                                     "cost")),
+    )
 
 
 def from_name(name: str) -> Candidate:
     """Date prefix and scaffold heuristic of a ``YYYYMMDD_<scaffold>_…`` folder name."""
     match = _NAME_DATE.match(name)
     if match is None:
-        return {}
-    found: Candidate = {}
+        return Candidate()
     try:
-        found["date"] = datetime.datetime.strptime(match.group(1), "%Y%m%d").date()
+        date = datetime.datetime.strptime(match.group(1), "%Y%m%d").date()
     except ValueError:
-        return {}
+        return Candidate()
     tokens = name.split("_")
+    scaffold = None
     if len(tokens) > 1 and tokens[1].strip():
-        found["scaffold"] = _VERSION_TAIL.sub("", tokens[1].strip().lower()) or None
-    return {key: value for key, value in found.items() if value is not None}
+        scaffold = _VERSION_TAIL.sub("", tokens[1].strip().lower()) or None
+    return Candidate(date=date, scaffold=scaffold)
 
 
 # --------------------------------------------------------------------------- assembly
@@ -259,30 +298,24 @@ def from_name(name: str) -> Candidate:
 
 def _merge(name: str, sources: Sequence[tuple[str, Candidate]],
            boards: dict[str, str]) -> SubmissionInfo:
-    chosen: Candidate = {}
+    """Per field, the first source that knows it wins (module docstring)."""
+    chosen = Candidate()
     fields_from: dict[str, str] = {}
     for label, candidate in sources:
-        for key in FIELDS:
-            if key not in chosen and key in candidate:
-                chosen[key] = candidate[key]
-                fields_from[key] = label
-    raw_models = _strings(chosen.get("models"))
-    attempts_pair = chosen.get("attempts")
-    attempts, label = attempts_pair if isinstance(attempts_pair, tuple) else (None, None)
-    date = chosen.get("date")
-    cost = chosen.get("cost_usd")
-    scaffold = chosen.get("scaffold")
+        for key in candidate.known():
+            fields_from.setdefault(key, label)
+        chosen = chosen.or_else(candidate)
     return SubmissionInfo(
         name=name,
-        models=canonical_models(raw_models),
-        raw_models=raw_models,
-        orgs=_strings(chosen.get("orgs")),
-        scaffold=scaffold if isinstance(scaffold, str) else None,
-        attempts=attempts if isinstance(attempts, int) else None,
-        date=date if isinstance(date, datetime.date) else None,
-        cost_usd=float(cost) if isinstance(cost, float) else None,
+        models=canonical_models(chosen.models),
+        raw_models=chosen.models,
+        orgs=chosen.orgs,
+        scaffold=chosen.scaffold,
+        attempts=chosen.attempts,
+        date=chosen.date,
+        cost_usd=chosen.cost_usd,
         fields_from=fields_from,
-        attempts_label=label if isinstance(label, str) else None,
+        attempts_label=chosen.attempts_label,
         leaderboard_rows={k: v for k, v in boards.items()
                           if fields_from.get(k) == "leaderboard"},
     )
