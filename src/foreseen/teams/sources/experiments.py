@@ -32,8 +32,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -54,7 +55,8 @@ class _NonFinite(Exception):
     """A NaN or Infinity constant met while parsing (Python's json accepts them; JSON does not)."""
 
 
-def _refuse_non_finite(name: str) -> Any:
+def _refuse_non_finite(name: str) -> NoReturn:
+    """``json.loads``'s ``parse_constant`` hook: every NaN/Infinity constant is refused."""
     raise _NonFinite(name)
 
 
@@ -91,10 +93,21 @@ def _strings_in_lists(record: Mapping[str, Any]) -> Iterable[str]:
             yield from (item for item in value if isinstance(item, str))
 
 
-def parse_split_directory(
-    split_dir: Path,
-) -> tuple[dict[str, set[str]], set[str], dict[str, str]]:
-    """Apply rules 1–3: return ``(solved set per agent, task universe, file SHA-256 map)``."""
+@dataclass(frozen=True, slots=True)
+class ParsedSplit:
+    """What rules 1–3 read from one split directory."""
+
+    #: submission → the task ids it solved
+    solved: dict[str, set[str]]
+    #: every task id met in any file read (the task universe)
+    tasks: set[str]
+    #: ``r/<submission>.json`` or ``p/<submission>.json`` → SHA-256 of the file that
+    #: supplied the submission's row
+    file_sha256: dict[str, str]
+
+
+def parse_split_directory(split_dir: Path) -> ParsedSplit:
+    """Apply rules 1–3: the solved set per agent, the task universe and the file SHA-256 map."""
     names = submission_names(split_dir)
     solved: dict[str, set[str]] = {}
     # task id -> one shared string object, so that solved sets of many agents do not each
@@ -135,7 +148,7 @@ def parse_split_directory(
             solved[name] = passed
             file_sha256[f"p/{name}.json"] = digest
 
-    return solved, set(universe), file_sha256
+    return ParsedSplit(solved=solved, tasks=set(universe), file_sha256=file_sha256)
 
 
 def load_experiments_split(
@@ -149,14 +162,15 @@ def load_experiments_split(
     split_dir = Path(split_dir)
     if not split_dir.is_dir():
         raise SourceError(f"split directory {split_dir} does not exist")
-    solved, universe, file_sha256 = parse_split_directory(split_dir)
+    parsed = parse_split_directory(split_dir)
+    solved, file_sha256 = parsed.solved, parsed.file_sha256
     if not solved:
         raise SourceError(
             f"split {split!r}: no submission in {split_dir} has a usable result "
             f"(expected <submission>/{RESULTS_FILE.as_posix()} or "
             f"<submission>/{PER_INSTANCE_FILE.as_posix()})"
         )
-    tasks = sorted(universe)
+    tasks = sorted(parsed.tasks)
     index = {task: column for column, task in enumerate(tasks)}
     agents = sorted(solved)
     outcomes = np.zeros((len(agents), len(tasks)), dtype=np.bool_)
