@@ -152,6 +152,18 @@ def test_invalid_json_is_a_user_error_naming_the_file(tmp_path: Path) -> None:
         load_experiments_split(split, "mini")
 
 
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_a_non_finite_json_constant_is_refused_naming_it(tmp_path: Path, constant: str) -> None:
+    (tmp_path / "s" / "results").mkdir(parents=True)
+    (tmp_path / "s" / "results" / "results.json").write_text(
+        f'{{"resolved": ["t1"], "score": {constant}}}')
+    with pytest.raises(SourceError, match=rf"holds {constant} \(JSON has no NaN"):
+        load_experiments_split(tmp_path, "x")
+    (tmp_path / "s" / "results" / "results.json").write_text(
+        '{"resolved": ["t1"], "score": 1e308}')  # the largest finite magnitude is read
+    assert load_experiments_split(tmp_path, "x").agents == ("s",)
+
+
 def test_split_without_usable_results_is_a_user_error(tmp_path: Path) -> None:
     (tmp_path / "only" / "results").mkdir(parents=True)
     (tmp_path / "only" / "results" / "results.json").write_text('{"applied": ["t1"]}')
