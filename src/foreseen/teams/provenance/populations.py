@@ -28,7 +28,7 @@ import datetime
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -127,7 +127,7 @@ def select_one_per_model(
             continue
         groups.setdefault(entry.models, []).append(agent)
 
-    def order(agent: str) -> tuple[Any, ...]:
+    def order(agent: str) -> tuple[int, datetime.date, str] | tuple[datetime.date, int, str]:
         entry = info[agent]
         date = entry.date or _LATE
         if rule == "most_solved":
