@@ -56,7 +56,10 @@ def test_captions_give_the_pilots_and_their_monte_carlo_error() -> None:
     assert "0.0283 at 80%" in pilots_caption(matrix, sampled)
     exact = replace(block, pilots=66, exhaustive=True,
                     coverage_se={"50%": 0.0, "80%": 0.0, "95%": 0.0})
-    assert pilots_caption(matrix, exact).startswith("all 66 possible pilots")
+    caption = pilots_caption(matrix, exact)
+    assert caption.startswith("all 66 possible pilots (no pilot-sampling error")
+    # the forecasts' own seeded draws still move an exhaustive share: never "exact"
+    assert "exact" not in caption and "no Monte Carlo error" not in caption
 
 
 def test_a_calibration_file_from_before_the_monte_carlo_fields_still_loads() -> None:

@@ -138,3 +138,20 @@ def test_monte_carlo_error_is_that_of_a_calibrated_share() -> None:
     assert errors["80%"] == pytest.approx(0.028284, abs=1e-6)  # the 2.8 points at P = 200
     assert errors["50%"] == pytest.approx(0.035355, abs=1e-6)
     assert coverage_standard_errors((0.8,), 200, exhaustive=True) == {"80%": 0.0}
+
+
+def test_exhaustive_pilots_remove_pilot_sampling_error_not_the_forecasts_own_draws() -> None:
+    # C(12, 10) = 66 pilots, every one once; the default draws 20 of the C(10, 5) = 252
+    # sub-pilots of each pilot from the seed, so another seed moves its intervals.
+    from foreseen.cli.teams.calibrate import pilots_note
+
+    solved = small_synthetic(12, 60, seed=3).competent().solved
+    blocks = [calibrate_matrix("twelve", solved, [10], pilots=66, replicates=2, seed=seed,
+                               references=[]).by_k["10"] for seed in (1, 2)]
+    assert all(isinstance(b, PilotSizeCalibration) and b.exhaustive for b in blocks)
+    widths = [b.forecasters["pilot_calibrated"]["12"].width["80%"] for b in blocks
+              if isinstance(b, PilotSizeCalibration)]
+    assert widths[0] != widths[1]
+    assert isinstance(blocks[0], PilotSizeCalibration)
+    note = pilots_note(blocks[0])
+    assert note == "all 66 pilots (no pilot-sampling error)" and "exact" not in note

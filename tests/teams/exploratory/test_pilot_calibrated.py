@@ -63,10 +63,29 @@ def test_the_jackknife_over_every_subset_is_the_variance_of_a_mean() -> None:
 
 
 def test_the_finite_population_correction_vanishes_when_the_pilot_is_everyone() -> None:
-    assert finite_population_correction(10, 12) == pytest.approx(2 / 11)
+    assert finite_population_correction(10, 12) == pytest.approx(2 / 12)
     assert finite_population_correction(12, 12) == 0.0
-    assert finite_population_correction(1, 100) == 1.0
-    assert finite_population_correction(1, 1) == 1.0
+    assert finite_population_correction(1, 100) == pytest.approx(0.99)
+    with pytest.raises(ValueError, match="population"):
+        finite_population_correction(5, 4)
+
+
+def test_the_corrected_jackknife_is_unbiased_for_the_variance_of_a_pilot_mean() -> None:
+    # Independent reference: a finite population of M agents' values, every pilot of k drawn
+    # without replacement. The exact variance of the pilot mean over all C(M, k) pilots is
+    # (1 - k/M) S²/k (Cochran 1977, Thm 2.2); the delete-d jackknife of a pilot estimates
+    # s²/k, so the corrected estimate must average to that variance over the pilots.
+    population, k, j = 8, 4, 2
+    values = np.random.default_rng(1).normal(size=population)
+    pilot_means, estimates = [], []
+    for pilot in combinations(range(population), k):
+        sample = values[list(pilot)]
+        pilot_means.append(sample.mean())
+        means = np.array([sample[list(s)].mean() for s in combinations(range(k), j)])
+        estimates.append(float(jackknife_variance(means[:, None], k, j)[0]))
+    exact = float(np.var(pilot_means))  # every pilot once: the variance itself
+    corrected = float(np.mean(estimates)) * finite_population_correction(k, population)
+    assert corrected == pytest.approx(exact, rel=1e-9)
 
 
 def _brute_force(pilot: np.ndarray, population: int, sizes: list[int], level: float
@@ -86,7 +105,7 @@ def _brute_force(pilot: np.ndarray, population: int, sizes: list[int], level: fl
         sub_observed = sub.any(axis=0).mean()
         subsets.append([max(c, sub_observed) if m == population else c
                         for c, m in zip(curve, sizes, strict=True)])
-    spread = np.array(subsets).var(axis=0) * 2 / (4 - 2) * (population - 4) / (population - 1)
+    spread = np.array(subsets).var(axis=0) * 2 / (4 - 2) * (1 - 4 / population)
     disagreement = (members_array.max(axis=0) - members_array.min(axis=0)) / 2
     half = NormalDist().inv_cdf(0.5 + level / 2) * np.sqrt(spread + disagreement ** 2)
     point = members_array.mean(axis=0)

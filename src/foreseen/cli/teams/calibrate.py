@@ -81,7 +81,7 @@ def pilots_note(block: PilotSizeCalibration) -> str:
     """How many held-out pilots the row above rests on (and whether they are all of them)."""
     if block.pilots is None:
         return ""
-    return (f"all {block.pilots} pilots (exact)" if block.exhaustive
+    return (f"all {block.pilots} pilots (no pilot-sampling error)" if block.exhaustive
             else f"{block.pilots} pilots; ± = Monte Carlo SE")
 
 

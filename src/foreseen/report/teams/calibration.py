@@ -112,7 +112,8 @@ def pilots_caption(matrix: MatrixCalibration, block: PilotSizeCalibration) -> st
     if block.pilots is None or block.coverage_se is None:
         return f"{matrix.pilots} held-out pilots"
     if block.exhaustive:
-        return f"all {block.pilots} possible pilots (coverages exact, no Monte Carlo error)"
+        return (f"all {block.pilots} possible pilots (no pilot-sampling error; the"
+                " forecasts' own seeded draws remain)")
     errors = ", ".join(f"{num(block.coverage_se[level])} at {level}" for level in matrix.levels)
     return f"{block.pilots} held-out pilots; Monte Carlo SE of a coverage: {errors}"
 

@@ -5,7 +5,9 @@ pilot size k with 3 ≤ k ≤ M − 2 (a pilot leaves at least two agents out;
 other sizes are skipped with the reason), P held-out pilots of k agents are
 drawn (:func:`foreseen.teams.exploratory.calibration.draw_pilot_indices`,
 seeded by (seed, k)); when C(M, k) ≤ P, every one of the C(M, k) pilots is
-used once instead (``exhaustive``), so the shares are exact for the matrix.
+used once instead (``exhaustive``), so the shares carry no pilot-sampling error
+(the forecasts' own seeded draws, sub-pilots and bootstrap replicates, still
+move them: another ``--seed`` gives slightly different shares).
 The extrapolation points are m = 2k and m = 4k when below M, and
 m = M (sizes at or below k are not extrapolation and are not scored). For
 each forecaster and each point m separately:
@@ -15,8 +17,9 @@ each forecaster and each point m separately:
   (ends included), for L in 50 / 80 / 95 %;
 * width = mean over pilots of upper − lower;
 * Monte Carlo standard error of a coverage at level L = √(L(1 − L)/P), the
-  sampling error of the share over P independent pilots if the interval
-  were calibrated (0 when the pilots are exhaustive).
+  pilot-sampling error of the share over P independent pilots if the interval
+  were calibrated (0 when the pilots are exhaustive; the forecasts' own
+  random draws are not counted in it).
 
 C(m) is the exact population curve (teams §3). The forecasters are
 the default :mod:`pilot-calibrated forecast <foreseen.teams.exploratory.pilot_calibrated>`
@@ -152,7 +155,8 @@ def held_out_pilots(population: int, k: int, pilots: int, seed: int) -> IntArray
 
 def coverage_standard_errors(levels: Sequence[float], pilots: int, exhaustive: bool
                              ) -> dict[str, float]:
-    """Level → √(L(1 − L)/P), or 0 for exhaustive pilots (module docstring)."""
+    """Level → √(L(1 − L)/P), the pilot-sampling error, or 0 for exhaustive pilots (module
+    docstring)."""
     return {level_key(level): 0.0 if exhaustive else math.sqrt(level * (1.0 - level) / pilots)
             for level in levels}
 

@@ -22,13 +22,15 @@ d = k − j, v_J(m) = (j/d) · (1/S) Σ_s (f_s(m) − f̄(m))² (Shao & Wu 1989,
 general theory for jackknife variance estimation", Ann. Statist. 17(3); Efron
 & Tibshirani 1993, *An Introduction to the Bootstrap*, §11.7). The pilot is
 drawn without replacement from M agents, so v_J is multiplied by the finite
-population correction (M − k)/(M − 1) (Cochran 1977, *Sampling Techniques*,
-§2.6). Tasks are not resampled: C(m) is defined over the matrix's own N tasks.
+population correction 1 − k/M = (M − k)/M (Cochran 1977, *Sampling Techniques*,
+§2.6, Theorem 2.2: V(ȳ) = (1 − k/M) S²/k with S² on the divisor M − 1; for a
+mean, v_J is s²/k, and s² is unbiased for that S²). Tasks are not resampled:
+C(m) is defined over the matrix's own N tasks.
 
 **Model error.** s_M(m) = |f_BB(m) − f_ZI(m)| / 2: half the members'
 disagreement is taken as one standard deviation of the error of the model.
 
-**Interval.** c(m) ± z_(1+L)/2 · √(v_J(m) · (M − k)/(M − 1) + s_M(m)²), cut to
+**Interval.** c(m) ± z_(1+L)/2 · √(v_J(m) · (M − k)/M + s_M(m)²), cut to
 [0, 1] (and raised at M as above).
 
 The members and the factor 1/2 were chosen on held-out pilots of a
@@ -106,11 +108,12 @@ def jackknife_variance(subpilot_curves: FloatArray, k: int, j: int) -> FloatArra
 
 
 def finite_population_correction(k: int, population_size: int) -> float:
-    """(M − k)/(M − 1): the variance share left when k of M agents are drawn without
-    replacement (1 for a population of one)."""
-    if population_size <= 1:
-        return 1.0
-    return (population_size - k) / (population_size - 1)
+    """1 − k/M = (M − k)/M: the share of a jackknife variance (an estimate of S²/k) left
+    when the k pilot agents are drawn without replacement from the M (Cochran §2.6)."""
+    if not 1 <= k <= population_size:
+        raise ValueError(f"a pilot of {k} agents must lie within the population of "
+                         f"{population_size}")
+    return (population_size - k) / population_size
 
 
 def normal_quantile(level: float) -> float:
