@@ -24,14 +24,14 @@ SPLITS = ("lite", "verified")
 
 def run_case(split: str) -> dict[str, object]:
     """Run the advisor on one built-in split in this process."""
-    from foreseen.cli.teams.advise import provenance_maps
+    from foreseen.cli.teams.advise import agent_provenance
     from foreseen.teams.exploratory.advisor import advise
     from foreseen.teams.sources.dispatch import builtin_splits
 
     matrix = {m.provenance.split: m for m in builtin_splits()}[split]
     start = time.perf_counter()
-    orgs, clusters, _ = provenance_maps(matrix, None, None)
-    report = advise(matrix, orgs=orgs, agent_clusters=clusters)
+    provenance = agent_provenance(matrix, None, None)
+    report = advise(matrix, orgs=provenance.orgs, agent_clusters=provenance.clusters)
     seconds = time.perf_counter() - start
     check = report.held_out_check
     strategies = check.strategies
