@@ -11,7 +11,12 @@ import pytest
 
 from foreseen.core.errors import IntegrityError, UserInputError
 from foreseen.core.ledger import read_ledger
-from foreseen.credit.backends.base import BackendResponse, ForecastRequest, WrappingBackend
+from foreseen.credit.backends.base import (
+    Backend,
+    BackendResponse,
+    ForecastRequest,
+    WrappingBackend,
+)
 from foreseen.credit.backends.http.common import (
     ANSWER_MARGIN_TOKENS,
     answer_token_cap,
@@ -167,3 +172,27 @@ def test_a_cap_below_the_answer_cuts_it_and_the_slot_falls_back(api: str,
         summary = asyncio.run(run_plan_async(plan, tmp_path / "ledger.jsonl",
                                              build_backend(plan)))
     assert summary.completed_valid == 0 and summary.fallbacks == len(plan.slots)
+
+
+class _PluginBackend(Backend):
+    """A backend written before ``answer_token_limit`` existed: it only declares
+    ``max_tokens`` in its configuration."""
+
+    name = "plugin"
+
+    def __init__(self, declared: object) -> None:
+        self.declared = declared
+
+    def configuration(self) -> dict[str, Any]:
+        return {"backend": "plugin", "max_tokens": self.declared}
+
+    async def complete(self, request: ForecastRequest) -> BackendResponse:
+        raise AssertionError("never called")
+
+
+@pytest.mark.parametrize(("declared", "limit"), [
+    (300, 300), (1, 1), (0, None), (-5, None), (True, None), ("300", None), (None, None),
+])
+def test_a_plugin_backend_keeps_the_limit_it_declares_in_its_configuration(
+        declared: object, limit: int | None) -> None:
+    assert _PluginBackend(declared).answer_token_limit() == limit

@@ -95,8 +95,8 @@ class Backend(ABC):
     Subclasses implement :meth:`configuration` and :meth:`complete` and set
     ``name``. Capabilities have default bodies, so callers never probe with
     ``getattr`` or read a field of the configuration: :meth:`cost_bound_usd`
-    (0 — costs nothing), :meth:`answer_token_limit` (None — no declared limit),
-    :meth:`aclose` and :meth:`close` (nothing to release), :attr:`stand_in`
+    (0 — costs nothing), :meth:`answer_token_limit` (the configuration's
+    ``max_tokens``, if any), :meth:`aclose` and :meth:`close` (nothing to release), :attr:`stand_in`
     (False: a real model; offline stand-ins set True so every report can say so).
     """
 
@@ -124,7 +124,15 @@ class Backend(ABC):
     def answer_token_limit(self) -> int | None:
         """The most tokens a free-text answer may have (the ``max_tokens`` it is sent);
         None when the backend declares no limit. An answer of this many output tokens
-        was likely cut off (an LLM explainer flags such a note)."""
+        was likely cut off (an LLM explainer flags such a note).
+
+        Default: the frozen configuration's ``max_tokens`` when it is a positive
+        integer (a backend written before this method existed declared its limit
+        there, and keeps its truncation check), else None.
+        """
+        declared = self.configuration().get("max_tokens")
+        if isinstance(declared, int) and not isinstance(declared, bool) and declared > 0:
+            return declared
         return None
 
     def cached_cost_bound_usd(self, request: ForecastRequest, *, read: bool) -> float | None:
