@@ -66,7 +66,7 @@ def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     log = log_path.open("wb")
     process = subprocess.Popen(
         [sys.executable, "-m", "foreseen.credit.backends.local_server", "--port", str(port),
-         "--n-ctx", "2048"], stdout=log, stderr=subprocess.STDOUT)
+         "--n-ctx", "2048", "--n-threads", "1"], stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/v1"
     deadline = time.monotonic() + STARTUP_S
     try:

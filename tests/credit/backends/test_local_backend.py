@@ -38,7 +38,8 @@ PROMPT = ("You are forecasting the change in held-out log-loss (y > 0 is an impr
 
 @pytest.fixture(scope="module")
 def backend() -> Iterator[LocalLlamaBackend]:
-    made = LocalLlamaBackend(model_sha256=SHA, max_tokens=64, n_ctx=1024, seed=3)
+    made = LocalLlamaBackend(model_sha256=SHA, max_tokens=64, n_ctx=1024, seed=3,
+                             n_threads=1)
     yield made
     made.close()
 

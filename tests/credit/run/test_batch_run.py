@@ -432,6 +432,7 @@ def test_a_failed_item_written_before_a_kill_is_still_resubmitted(tmp_path: Path
                 plan, ledger, build_backend(plan), sleep=_no_wait, poll_s=0.0), timeout=1.0))
         for batch in server.batch_api.batches.values():
             batch.ends = 0.0
+        server.batch_api.processing_s = 0.0  # the retry's batch, submitted on resume, ends at once
 
         async def write_the_failure() -> None:  # then "killed": no batch_closed
             with open_run_ledger(plan, ledger) as opened:
