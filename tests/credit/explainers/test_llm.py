@@ -488,6 +488,10 @@ def test_a_rejected_request_stops_the_explainer_with_the_servers_words(
 
     monkeypatch.setenv(KEY_ENV, KEY)
     study = _study()
+    # garbage of earlier tests on this worker is collected (and its warnings dropped) first,
+    # so the check below sees only a session this test leaves open
+    gc.collect()
+    recwarn.clear()
     with FakeLLMServer(key=KEY) as server:
         server.scripted["explain:note|s0"] = "fault:http_400_error_body"
         backend = make_backend({"backend": API_NAMES[api],
