@@ -9,12 +9,11 @@ from foreseen.credit.model import State, Study
 from foreseen.credit.studies.tox21.build import (
     FitRecord,
     HeldOutAucs,
-    SeedPairSummary,
     StateJob,
     StateResult,
-    seed_pair_summary,
 )
 from foreseen.credit.studies.tox21.probe import ProbeResult
+from foreseen.credit.studies.tox21.seed_noise import SeedPairSummary, seed_pair_summary
 
 from support.cards_study import make_study
 

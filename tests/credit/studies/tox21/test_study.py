@@ -23,12 +23,12 @@ from foreseen.credit.studies.tox21.build import (
     Tox21Build,
     build_tox21,
     execute_state,
-    seed_pair_summary,
     study_jobs,
     verify_outcomes,
 )
 from foreseen.credit.studies.tox21.data import EndpointSplit
 from foreseen.credit.studies.tox21.probe import PROBE_FOLDS, ProbeResult, probe_target
+from foreseen.credit.studies.tox21.seed_noise import seed_pair_summary
 from foreseen.credit.studies.tox21.study import Tox21Study
 from foreseen.credit.studies.verification import zero_outcome_share
 

@@ -180,7 +180,7 @@ class Tox21Study(StudyDefinition):
 
     def section(self, built: BuiltStudy, outcomes: Mapping[str, float],
                 verification: Verification | None) -> StudySection:
-        from foreseen.credit.studies.tox21.build import seed_pair_summary
+        from foreseen.credit.studies.tox21.seed_noise import seed_pair_summary
 
         study = built.build.study
         noise = seed_pair_summary(study, outcomes)
