@@ -135,7 +135,8 @@ def test_reliability_diagram_is_the_default_forecasters_coverage(
     from foreseen.report.teams import calibration as teams_calibration
 
     raw = _json(artefacts["teams-calibration"])
-    (chart,) = teams_calibration.charts(load_artefact(artefacts["teams-calibration"]).value)  # type: ignore[arg-type]
+    chart, identification = teams_calibration.charts(
+        load_artefact(artefacts["teams-calibration"]).value)  # type: ignore[arg-type]
     assert len(chart.panels) == len(raw["matrices"])
     for panel, matrix in zip(chart.panels, raw["matrices"].values(), strict=True):
         assert panel.named("perfect calibration").y == (0.0, 1.0)
@@ -146,6 +147,18 @@ def test_reliability_diagram_is_the_default_forecasters_coverage(
             assert line.x == (0.5, 0.8, 0.95)
             coverage = block["forecasters"]["pilot_calibrated"][str(m)]["coverage"]
             assert close(line.y, [coverage["50%"], coverage["80%"], coverage["95%"]])
+    # the identification chart: each (k, m) at the width of its identified range
+    assert len(identification.panels) == len(raw["matrices"])
+    for panel, matrix in zip(identification.panels, raw["matrices"].values(), strict=True):
+        block = matrix["by_k"]["5"]
+        ranges = [block["identified"][str(m)] for m in block["sizes"]]
+        widths = [bounds["upper"] - bounds["lower"] for bounds in ranges]
+        for level in ("80%", "95%"):
+            points = panel.named(f"{level} interval")
+            assert close(points.x, widths)
+            assert close(points.y, [block["forecasters"]["pilot_calibrated"][str(m)]
+                                    ["coverage"][level] for m in block["sizes"]])
+            assert panel.named(f"nominal {level}").y == (float(level.rstrip("%")) / 100,)
 
 
 def test_history_observed_and_forecast_gains(artefacts: dict[str, Path]) -> None:

@@ -58,7 +58,9 @@ def test_settings_that_cannot_work_exit_2_before_writing(
 
 
 def test_without_sources_the_three_builtin_matrices_are_calibrated_and_k_too_big_is_said(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "160")  # a terminal wide enough for the table's cells
     out = tmp_path / "cal.json"
     assert run(["teams", "calibrate", "--k", "10", "--k", "11", "--pilots", "2",
                 "--replicates", "1", "--reference", "kish", "--no-synthetic", "--out", str(out),
@@ -72,3 +74,17 @@ def test_without_sources_the_three_builtin_matrices_are_calibrated_and_k_too_big
     assert "leave at least 2 of the M = 12 agents out" in multimodal["by_k"]["11"]["skipped"]
     assert "pilots" in report["matrices"]["lite"]["by_k"]["11"]  # M = 78: k = 11 is scored
     assert "skipped" in printed and "±." in printed and "Carlo" in printed
+    # each point carries its identified range (printed beside C(m)); at m = M on Multimodal
+    # k = 10 (of 12 agents) and at m = 2k on Lite k = 10 the pilots' expected counts nearly
+    # pin C(m) down, at m = M on Lite k = 10 they leave it open (see docs/teams.md)
+    assert "identified" in printed
+    for name, k, m in (("multimodal", "10", "12"), ("lite", "10", "20"), ("lite", "10", "78")):
+        block = report["matrices"][name]["by_k"][k]
+        bounds = block["identified"][m]
+        assert bounds["lower"] <= block["truth"][m] <= bounds["upper"]
+        assert f"{bounds['lower']:.3f}–{bounds['upper']:.3f}" in printed
+    assert report["matrices"]["multimodal"]["by_k"]["10"]["identified"]["12"]["upper"] - \
+        report["matrices"]["multimodal"]["by_k"]["10"]["identified"]["12"]["lower"] < 0.005
+    lite = report["matrices"]["lite"]["by_k"]["10"]["identified"]
+    assert lite["20"]["upper"] - lite["20"]["lower"] < 0.005
+    assert lite["78"]["upper"] - lite["78"]["lower"] > 0.15

@@ -45,27 +45,39 @@ SYNTHETIC_PREFIX = "synthetic_"
 
 
 def calibration_table(matrix: MatrixCalibration) -> Table:
-    """One row per (k, forecaster, extrapolation point): error, bias, coverage, width."""
+    """One row per (k, forecaster, extrapolation point): the true C(m), its identified range,
+    error, bias, coverage and width."""
     table = Table(title=f"{matrix.name} (M = {matrix.competent_agents}, N = {matrix.tasks}, "
                   f"{matrix.pilots} pilots per k) — exploratory")
     levels = "/".join(level.rstrip("%") for level in matrix.levels)
     table.add_column("k", justify="right")
     table.add_column("forecaster", no_wrap=True)
-    for column in ("m", "MAE", "bias", f"coverage {levels} %", f"width {levels} %"):
-        table.add_column(column, justify="right")
+    # on a narrow terminal a cell wraps onto the next line rather than losing its end
+    for column in ("m", "C(m)", "identified", "MAE", "bias", f"coverage {levels} %",
+                   f"width {levels} %"):
+        table.add_column(column, justify="right", overflow="fold")
     for k, block in matrix.by_k.items():
         if not isinstance(block, PilotSizeCalibration):
-            table.add_row(k, "skipped", "", "", "", block.skipped, "")
+            table.add_row(k, "skipped", "", "", "", "", "", block.skipped, "")
             continue
         for name, by_size in block.forecasters.items():
             for m, metrics in by_size.items():
-                table.add_row(k, name, m, f"{metrics.mae:.3f}", f"{metrics.bias:+.3f}",
+                table.add_row(k, name, m, f"{block.truth[m]:.3f}", identified_cell(block, m),
+                              f"{metrics.mae:.3f}", f"{metrics.bias:+.3f}",
                               coverage_cell(metrics.coverage, block.coverage_se,
                                             matrix.levels),
                               " ".join(f"{metrics.width[level]:.3f}"
                                        for level in matrix.levels))
-        table.add_row(k, "", "", "", "", pilots_note(block), "")
+        table.add_row(k, "", "", "", "", "", "", pilots_note(block), "")
     return table
+
+
+def identified_cell(block: PilotSizeCalibration, m: str) -> str:
+    """"0.700–1.000": the smallest and largest C(m) the pilots' expected counts allow."""
+    if block.identified is None:
+        return ""
+    bounds = block.identified[m]
+    return f"{bounds.lower:.3f}–{bounds.upper:.3f}"
 
 
 def coverage_cell(coverage: dict[str, float], standard_errors: dict[str, float] | None,

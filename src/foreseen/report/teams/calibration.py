@@ -1,9 +1,13 @@
-"""``teams calibrate`` as a page: a reliability diagram, then error, coverage and width tables.
+"""``teams calibrate`` as a page: a reliability diagram, what the pilots can tell, then tables.
 
 The reliability diagram (one panel per matrix) plots, for the default
 forecaster, the empirical coverage of its 50 / 80 / 95 % intervals against the
 nominal level, one line per (pilot size k, extrapolation point m); a perfectly
-calibrated forecast lies on the diagonal. The headline per matrix is the largest
+calibrated forecast lies on the diagonal. The identification chart plots the
+same coverages at 80 % and 95 % against the width of the identified range of
+C(m) at each (k, m) (:mod:`foreseen.teams.exploratory.identification`): where
+that width is large against the sampling error, no interval read from the
+pilots' counts can be both narrow and calibrated. The headline per matrix is the largest
 |empirical − nominal| at 80 % and 95 % over its k and m, against the 3-point goal.
 """
 
@@ -65,9 +69,46 @@ def reliability_chart(study: CalibrationStudy) -> Chart:
                  tuple(panels), columns=2, panel_height=3.6)
 
 
+def identification_chart(study: CalibrationStudy) -> Chart | None:
+    """Coverage of the default forecaster's 80 % and 95 % intervals against the identified
+    width at each (k, m), one panel per matrix; None when no block recorded the ranges."""
+    panels = []
+    for name, matrix in study.matrices.items():
+        points = [(block.identified[str(m)].width, metrics[str(m)].coverage)
+                  for _, block in _blocks(matrix) if block.identified is not None
+                  for metrics in (block.forecasters[matrix.default_forecaster],)
+                  for m in block.sizes]
+        if not points:
+            continue
+        widths = tuple(width for width, _ in points)
+        series = []
+        for level in HEADLINE_LEVELS:
+            if level not in matrix.levels:
+                continue
+            series.append(Series(f"nominal {level}", "hline", y=(level_value(level),),
+                                 style="dashed", legend=False))
+            series.append(Series(f"{level} interval", "points", widths,
+                                 tuple(coverage[level] for _, coverage in points),
+                                 colour_key=level))
+        panels.append(Panel(f"{name} (M = {matrix.competent_agents})",
+                            "identified width W", "empirical coverage",
+                            tuple(series)))
+    if not panels:
+        return None
+    return Chart("identification", "What the pilots can tell",
+                 "Each point is one pilot size k and extrapolation point m: across, the width W "
+                 "of the range of C(m) over every population whose pilots have the same "
+                 "expected counts (0 when the pilots pin C(m) down); up, how often the default "
+                 "forecaster's 80 % or 95 % interval held C(m). Dashed lines: the nominal "
+                 "levels.",
+                 tuple(panels), columns=2, panel_height=3.2)
+
+
 def charts(study: CalibrationStudy) -> tuple[Chart, ...]:
     """Every figure of the page."""
-    return (reliability_chart(study),)
+    identification = identification_chart(study)
+    return (reliability_chart(study),
+            *((identification,) if identification is not None else ()))
 
 
 def worst_gap(matrix: MatrixCalibration, level: str) -> float | None:
@@ -97,14 +138,23 @@ def _table(name: str, matrix: MatrixCalibration, k: int, block: PilotSizeCalibra
         for m in block.sizes:
             metrics = by_size[str(m)]
             rows.append((forecaster, point_label(k, m, matrix.competent_agents), str(m),
-                         num(block.truth[str(m)]), num(metrics.mae), num(metrics.bias),
+                         num(block.truth[str(m)]), identified_cell(block, m),
+                         num(metrics.mae), num(metrics.bias),
                          *(num(metrics.coverage[level]) for level in matrix.levels),
                          *(num(metrics.width[level]) for level in matrix.levels)))
-    header = ("forecaster", "point", "m", "C(m)", "MAE", "bias",
+    header = ("forecaster", "point", "m", "C(m)", "identified range", "MAE", "bias",
               *(f"cov. {level}" for level in matrix.levels),
               *(f"width {level}" for level in matrix.levels))
     return Table(header, tuple(rows), numeric=tuple(range(2, len(header))),
                  caption=f"{name}, k = {k}: {pilots_caption(matrix, block)}")
+
+
+def identified_cell(block: PilotSizeCalibration, m: int) -> str:
+    """"0.700–1.000": the smallest and largest C(m) the pilots' expected counts allow."""
+    if block.identified is None:
+        return "—"
+    bounds = block.identified[str(m)]
+    return f"{num(bounds.lower)}–{num(bounds.upper)}"
 
 
 def pilots_caption(matrix: MatrixCalibration, block: PilotSizeCalibration) -> str:

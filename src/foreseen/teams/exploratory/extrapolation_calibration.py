@@ -21,7 +21,11 @@ each forecaster and each point m separately:
   were calibrated (0 when the pilots are exhaustive; the forecasts' own
   random draws are not counted in it).
 
-C(m) is the exact population curve (teams §3). The forecasters are
+C(m) is the exact population curve (teams §3). Beside it each point records
+its identified range (:mod:`foreseen.teams.exploratory.identification`): the
+smallest and largest C(m) of every population whose pilots of k have the same
+expected counts, the part of the extrapolation the pilots cannot tell.
+The forecasters are
 the default :mod:`pilot-calibrated forecast <foreseen.teams.exploratory.pilot_calibrated>`
 and, for reference, registered forecasters with their task × agent bootstrap
 percentile intervals (:mod:`foreseen.teams.exploratory.intervals`).
@@ -50,6 +54,10 @@ from foreseen.teams.exploratory.calibration import (
     SkippedPilotSize,
     draw_pilot_indices,
     level_key,
+)
+from foreseen.teams.exploratory.identification import (
+    IdentifiedRange,
+    population_identified_ranges,
 )
 from foreseen.teams.exploratory.intervals import IntervalForecast, batched_intervals
 from foreseen.teams.exploratory.pilot_calibrated import (
@@ -88,8 +96,9 @@ class PilotSizeCalibration:
 
     ``pilots``: pilots scored; ``exhaustive``: every k-subset of the M agents
     once; ``coverage_se``: level → Monte Carlo standard error of a coverage
-    share. All three are absent (None) in files written before they were
-    recorded, whose pilots are the matrix's ``pilots``.
+    share; ``identified``: team size → the identified range of C(m). All four
+    are absent (None) in files written before they were recorded, whose pilots
+    are the matrix's ``pilots``.
     """
 
     sizes: tuple[int, ...]
@@ -98,6 +107,7 @@ class PilotSizeCalibration:
     pilots: int | None = field(default=None, metadata=OPTIONAL)
     exhaustive: bool | None = field(default=None, metadata=OPTIONAL)
     coverage_se: dict[str, float] | None = field(default=None, metadata=OPTIONAL)
+    identified: dict[str, IdentifiedRange] | None = field(default=None, metadata=OPTIONAL)
 
 
 @dataclass(frozen=True)
@@ -202,6 +212,8 @@ def calibrate_at_k(solved: BoolArray, k: int, *, pilots: int, replicates: int, s
         pilots=int(indices.shape[0]),
         exhaustive=exhaustive,
         coverage_se=coverage_standard_errors(levels, int(indices.shape[0]), exhaustive),
+        identified={str(m): bounds
+                    for m, bounds in population_identified_ranges(solved, k, sizes).items()},
     )
 
 
