@@ -16,7 +16,9 @@ import pytest
 
 from foreseen.teams.curves import population_curve
 from foreseen.teams.exploratory.identification import (
+    SOLVER_TOLERANCE,
     IdentifiedRange,
+    checked_range,
     hypergeometric_kernel,
     identified_ranges,
     population_identified_ranges,
@@ -68,15 +70,18 @@ def test_the_range_is_the_optimum_over_every_vertex(seed: int) -> None:
     rng = np.random.default_rng(seed)
     population, k = 7, 2
     shares = rng.dirichlet(np.ones(population + 1))
-    sizes = [4, 7]
+    sizes = [1, 2, 4, 7]
     ranges = identified_ranges(shares, k, sizes)
     for m in sizes:
         lower, upper = _range_by_vertices(shares, k, m)
         assert ranges[m].lower == pytest.approx(lower, abs=1e-8)
         assert ranges[m].upper == pytest.approx(upper, abs=1e-8)
-        assert ranges[m].width > 0.01  # beyond k the pilots leave the answer open
-        truth = float(shares @ _coverage_by_hand(population, m))
-        assert ranges[m].lower <= truth <= ranges[m].upper
+        truth = float(shares @ _coverage_by_hand(population, m))  # to rounding (1e-15)
+        assert ranges[m].lower - 1e-12 <= truth <= ranges[m].upper + 1e-12
+        if m > k:  # beyond k the pilots leave the answer open; at or below it they do not
+            assert ranges[m].width > 0.01
+        else:
+            assert upper - lower < 1e-9
 
 
 def test_two_populations_with_the_same_expected_pilot_counts() -> None:
@@ -98,7 +103,7 @@ def test_two_populations_with_the_same_expected_pilot_counts() -> None:
 
 def test_at_or_below_the_pilot_size_the_pilots_pin_the_curve_down() -> None:
     # Σ_j H(j; M, c, k)·[1 − C(k − j, m)/C(k, m)] = f_m(c) for m ≤ k: the identity that
-    # makes the pilot's own rarefaction unbiased, checked with exact integers.
+    # makes the pilot's own rarefaction unbiased, with every coefficient from math.comb.
     population, k = 9, 4
     kernel = _kernel_by_hand(population, k)
     for m in range(1, k + 1):
@@ -131,3 +136,29 @@ def test_shares_are_the_solver_count_law_and_ends_stay_in_the_unit_interval() ->
     (bounds,) = population_identified_ranges(solved, 1, [3]).values()
     assert 0.0 <= bounds.lower <= bounds.upper <= 1.0
     assert IdentifiedRange(0.2, 0.5).width == pytest.approx(0.3)
+
+
+def test_an_optimum_that_misses_the_populations_own_value_is_a_fault() -> None:
+    # the population's own law is feasible, so each end must lie on its side of the truth;
+    # within the solver's tolerance an end is moved onto it, beyond it the range is refused
+    truth = 0.6
+    assert checked_range(truth + SOLVER_TOLERANCE, 0.9, truth, 10).lower == truth
+    assert checked_range(0.2, truth - SOLVER_TOLERANCE, truth, 10).upper == truth
+    with pytest.raises(RuntimeError, match="misses the population's own C"):
+        checked_range(truth + 2 * SOLVER_TOLERANCE, 0.9, truth, 10)
+    with pytest.raises(RuntimeError, match="misses the population's own C"):
+        checked_range(0.2, truth - 2 * SOLVER_TOLERANCE, truth, 10)
+    assert checked_range(-1e-10, 1.0 + 1e-10, 0.5, 10) == IdentifiedRange(0.0, 1.0)
+
+
+def test_a_programme_without_a_solution_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    import scipy.optimize
+
+    class Failed:
+        status = 2
+        message = "infeasible"
+        fun = 0.0
+
+    monkeypatch.setattr(scipy.optimize, "linprog", lambda *args, **kwargs: Failed())
+    with pytest.raises(RuntimeError, match="no solution"):
+        identified_ranges(np.array([0.5, 0.5, 0.0]), 1, [2])

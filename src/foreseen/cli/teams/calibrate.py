@@ -62,7 +62,7 @@ def calibration_table(matrix: MatrixCalibration) -> Table:
             continue
         for name, by_size in block.forecasters.items():
             for m, metrics in by_size.items():
-                table.add_row(k, name, m, f"{block.truth[m]:.3f}", identified_cell(block, m),
+                table.add_row(k, name, m, f"{block.truth[m]:.3f}", identified_text(block, m),
                               f"{metrics.mae:.3f}", f"{metrics.bias:+.3f}",
                               coverage_cell(metrics.coverage, block.coverage_se,
                                             matrix.levels),
@@ -72,7 +72,7 @@ def calibration_table(matrix: MatrixCalibration) -> Table:
     return table
 
 
-def identified_cell(block: PilotSizeCalibration, m: str) -> str:
+def identified_text(block: PilotSizeCalibration, m: str) -> str:
     """"0.700–1.000": the smallest and largest C(m) the pilots' expected counts allow."""
     if block.identified is None:
         return ""

@@ -6,8 +6,9 @@ nominal level, one line per (pilot size k, extrapolation point m); a perfectly
 calibrated forecast lies on the diagonal. The identification chart plots the
 same coverages at 80 % and 95 % against the width of the identified range of
 C(m) at each (k, m) (:mod:`foreseen.teams.exploratory.identification`): where
-that width is large against the sampling error, no interval read from the
-pilots' counts can be both narrow and calibrated. The headline per matrix is the largest
+that width is large against the sampling error, the pilots' expected counts
+alone cannot tell the populations apart, so an interval read from them must be
+wide to be calibrated. The headline per matrix is the largest
 |empirical − nominal| at 80 % and 95 % over its k and m, against the 3-point goal.
 """
 
@@ -74,10 +75,13 @@ def identification_chart(study: CalibrationStudy) -> Chart | None:
     width at each (k, m), one panel per matrix; None when no block recorded the ranges."""
     panels = []
     for name, matrix in study.matrices.items():
-        points = [(block.identified[str(m)].width, metrics[str(m)].coverage)
-                  for _, block in _blocks(matrix) if block.identified is not None
-                  for metrics in (block.forecasters[matrix.default_forecaster],)
-                  for m in block.sizes]
+        points = []
+        for _, block in _blocks(matrix):
+            if block.identified is None:
+                continue
+            metrics = block.forecasters[matrix.default_forecaster]
+            points += [(block.identified[str(m)].width, metrics[str(m)].coverage)
+                       for m in block.sizes]
         if not points:
             continue
         widths = tuple(width for width, _ in points)

@@ -28,15 +28,19 @@ agree exactly.
   of the other M − k agents or by none, and the expected counts weigh those two
   cases almost alike when k is small against M.
 
-Why it matters for calibration (Pratt 1961, "Length of confidence intervals",
-JASA 56(295): the expected length of an interval is the integral over values t
-of its probability of covering t): an interval method whose coverage at level L
-is at least L − δ for every law in the identified set — laws its pilots cannot
-tell apart — has expected width at least (L − δ)·W on each of them, since the
-identified values of C(m) fill [lower, upper] (the set of laws is convex and
-C(m) is linear). For one matrix inside that range, an interval that wide holds
-its C(m) more often than L unless it misses on purpose. The range is computed
-from the population (the calibration harness knows it), not from a pilot.
+Why it matters for calibration: Pratt's identity (1961, "Length of confidence
+intervals", JASA 56(295)) says the expected length of an interval is the
+integral over values t of its probability of covering t. If a pilot's data
+depended on the population only through its expected counts (as when each
+task's solvers are a uniformly random c of the M agents, independently across
+tasks), every law in the identified set would give pilots the same data, and an
+interval whose coverage is at least L − δ for all of them would be on average
+at least (L − δ)·W wide: the identified values of C(m) fill [lower, upper] (the
+set of laws is convex and C(m) is linear). On a real matrix a pilot's counts
+carry more than their expectation (which agents were drawn moves them all at
+once), so W is a guide to what the counts can settle, not a proven bound. The
+range is computed from the population (the calibration harness knows it), not
+from a pilot.
 """
 
 from __future__ import annotations
@@ -52,6 +56,10 @@ from foreseen.teams.curves import miss_probabilities, solver_counts
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 
+#: how far (in coverage) a linear-programme optimum may stray past the feasible law's own C(m)
+#: before it is a fault rather than the solver's rounding (observed: about 1e-9)
+SOLVER_TOLERANCE = 1e-6
+
 
 @dataclass(frozen=True)
 class IdentifiedRange:
@@ -66,46 +74,51 @@ class IdentifiedRange:
         return self.upper - self.lower
 
 
-def hypergeometric_kernel(population: int, k: int) -> FloatArray:
-    """H[j, c] = binom(c, j) binom(M − c, k − j)/binom(M, k): the chance that a task solved by
-    c of the M agents is solved by exactly j of k agents drawn without replacement."""
-    if not 1 <= k <= population:
+def hypergeometric_kernel(n_agents: int, k: int) -> FloatArray:
+    """H[j, c] = binom(c, j) binom(M − c, k − j)/binom(M, k) (M = ``n_agents``): the chance
+    that a task solved by c of the M agents is solved by exactly j of k agents drawn without
+    replacement."""
+    if not 1 <= k <= n_agents:
         raise ValueError(f"a pilot of {k} agents must lie within the population of "
-                         f"{population}")
+                         f"{n_agents}")
     from scipy.stats import hypergeom
 
-    solvers = np.arange(population + 1)
-    kernel: FloatArray = np.stack([hypergeom.pmf(j, population, solvers, k)
+    solvers = np.arange(n_agents + 1)
+    kernel: FloatArray = np.stack([hypergeom.pmf(j, n_agents, solvers, k)
                                    for j in range(k + 1)])
     return kernel
 
 
 def solver_count_shares(solved: BoolArray) -> FloatArray:
     """G(c), c = 0..M: the share of tasks solved by exactly c of the M agents."""
-    population = solved.shape[0]
-    counts = np.bincount(solver_counts(solved), minlength=population + 1)
+    n_agents = solved.shape[0]
+    counts = np.bincount(solver_counts(solved), minlength=n_agents + 1)
     shares: FloatArray = counts / counts.sum()
     return shares
 
 
-def coverage_weights(population: int, sizes: Sequence[int]) -> FloatArray:
-    """f_m(c) = 1 − binom(M − c, m)/binom(M, m) as a (M + 1) × sizes array."""
-    weights: FloatArray = 1.0 - miss_probabilities(population, np.asarray(sizes))
+def coverage_weights(n_agents: int, sizes: Sequence[int]) -> FloatArray:
+    """f_m(c) = 1 − binom(M − c, m)/binom(M, m) (M = ``n_agents``) as a (M + 1) × sizes
+    array."""
+    weights: FloatArray = 1.0 - miss_probabilities(n_agents, np.asarray(sizes))
     return weights
 
 
 def identified_ranges(shares: FloatArray, k: int, sizes: Sequence[int]
                       ) -> dict[int, IdentifiedRange]:
     """Team size → the identified range of C(m) for pilots of k drawn from a population whose
-    solver-count law is ``shares`` (G(c), c = 0..M; module docstring)."""
+    solver-count law is ``shares`` (G(c), c = 0..M; module docstring). A RuntimeError if a
+    programme fails or its optimum misses the law's own C(m) (:func:`checked_range`)."""
     from scipy.optimize import linprog
 
-    population = shares.shape[0] - 1
-    kernel = hypergeometric_kernel(population, k)
+    n_agents = shares.shape[0] - 1
+    kernel = hypergeometric_kernel(n_agents, k)
     expected = kernel @ shares
-    constraints = np.vstack([kernel, np.ones(population + 1)])
+    # Σ_c G'(c) = 1 follows from H G' = h (each column of H sums to 1); it is stated anyway
+    # so that the programme reads as written in the module docstring
+    constraints = np.vstack([kernel, np.ones(n_agents + 1)])
     bounds = np.append(expected, 1.0)
-    weights = coverage_weights(population, sizes)
+    weights = coverage_weights(n_agents, sizes)
     ranges: dict[int, IdentifiedRange] = {}
     for column, m in enumerate(sizes):
         ends = []
@@ -113,15 +126,24 @@ def identified_ranges(shares: FloatArray, k: int, sizes: Sequence[int]
             result = linprog(sign * weights[:, column], A_eq=constraints, b_eq=bounds,
                              bounds=(0, None), method="highs")
             if result.status != 0:
-                raise ArithmeticError(f"the identified range at m = {m} has no solution "
-                                      f"({result.message})")
+                raise RuntimeError(f"the identified range at m = {m} has no solution "
+                                   f"({result.message})")
             ends.append(sign * float(result.fun))
-        truth = float(shares @ weights[:, column])
-        # the law itself is feasible, and every C(m) lies in [0, 1]: the solver's tolerance
-        # (about 1e-9) must put neither end on the wrong side of them
-        ranges[int(m)] = IdentifiedRange(max(min(ends[0], truth), 0.0),
-                                         min(max(ends[1], truth), 1.0))
+        ranges[int(m)] = checked_range(ends[0], ends[1], float(shares @ weights[:, column]), m)
     return ranges
+
+
+def checked_range(lower: float, upper: float, truth: float, m: int) -> IdentifiedRange:
+    """The range from the two optima, which must hold the law's own C(m) (it is feasible).
+
+    An optimum beyond the truth by more than :data:`SOLVER_TOLERANCE` is a fault (a
+    RuntimeError), not rounding; within it, each end is moved onto the truth, and both are
+    kept in [0, 1], where every C(m) lies.
+    """
+    if lower > truth + SOLVER_TOLERANCE or upper < truth - SOLVER_TOLERANCE:
+        raise RuntimeError(f"the identified range at m = {m}, [{lower:.9f}, {upper:.9f}], "
+                           f"misses the population's own C(m) = {truth:.9f}")
+    return IdentifiedRange(max(min(lower, truth), 0.0), min(max(upper, truth), 1.0))
 
 
 def population_identified_ranges(solved: BoolArray, k: int, sizes: Sequence[int]
